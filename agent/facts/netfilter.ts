@@ -1,0 +1,90 @@
+import { z } from "zod";
+
+// Who put a KUBE-* chain there. kubelet keeps its chains after a clean migration; they are never leftovers.
+export const ChainOwner = z.enum([
+  "kubelet",
+  "kube-proxy-ipvs", // only ipvs mode creates it
+  "kube-proxy-iptables", // only iptables mode creates it
+  "kube-proxy", // both iptables-family modes create it
+  "unknown", // KUBE-* but in no list we know
+]);
+export type ChainOwner = z.infer<typeof ChainOwner>;
+
+export const IptablesBackendFacts = z.object({
+  backend: z.enum(["legacy", "nft"]),
+  family: z.enum(["ipv4", "ipv6"]),
+  /** The tool ran and the kernel answered; false with `error` when it could not. */
+  available: z.boolean(),
+  error: z.string().optional(),
+  totalRules: z.number().int(),
+  /** KUBE-* chains listed one by one, except the per-Service families counted in `patternCounts`. */
+  kubeChains: z.array(
+    z.object({ table: z.string(), name: z.string(), rules: z.number().int(), owner: ChainOwner }),
+  ),
+  /** Per-Service chain families, e.g. { "KUBE-SVC-*": 10000, "KUBE-SEP-*": 100000 }. */
+  patternCounts: z.record(z.string(), z.number().int()),
+  /** Rules that jump into a KUBE-* chain but were not written by kube-proxy or kubelet. */
+  foreignJumps: z.array(
+    z.object({ table: z.string(), chain: z.string(), rule: z.string(), target: z.string() }),
+  ),
+  /** Built-in chain policies, e.g. { "filter/INPUT": "DROP" }. */
+  policies: z.record(z.string(), z.string()),
+  /** ACCEPT rules kube-proxy adds for NodePorts/health checks today, with their counters. */
+  nodePortAccepts: z.array(
+    z.object({
+      table: z.string(),
+      chain: z.string(),
+      rule: z.string(),
+      packets: z.number(),
+      bytes: z.number(),
+    }),
+  ),
+  /** Non-KUBE user chains that look like a host firewall (ufw-*, f2b-*, ...): name -> rules. */
+  firewallChains: z.record(z.string(), z.number().int()),
+});
+export type IptablesBackendFacts = z.infer<typeof IptablesBackendFacts>;
+
+export const IptablesFacts = z.object({ backends: z.array(IptablesBackendFacts) });
+export type IptablesFacts = z.infer<typeof IptablesFacts>;
+
+export const NftFamily = z.enum(["ip", "ip6", "inet", "arp", "bridge", "netdev"]);
+
+export const NftKubeProxyTable = z.object({
+  family: NftFamily,
+  name: z.string(),
+  sets: z.array(
+    z.object({
+      name: z.string(),
+      kind: z.enum(["set", "map"]),
+      type: z.string(),
+      elements: z.number().int(),
+    }),
+  ),
+  chains: z.object({
+    total: z.number().int(),
+    /** "service-*" chains (one per Service port) and "endpoint-*" chains (one per endpoint). */
+    service: z.number().int(),
+    endpoint: z.number().int(),
+    external: z.number().int(),
+    base: z.array(z.string()),
+  }),
+});
+export type NftKubeProxyTable = z.infer<typeof NftKubeProxyTable>;
+
+export const NftablesFacts = z.object({
+  tables: z.array(z.object({ family: NftFamily, name: z.string(), owner: z.string() })),
+  /** The name kube-proxy uses (from /configz nftables.tableName when set, else "kube-proxy"). */
+  kubeProxyTableName: z.string(),
+  kubeProxy: z.array(NftKubeProxyTable),
+  /** Tables that filter input/forward traffic: firewalld, a hand-written inet filter, ... */
+  firewalls: z.array(
+    z.object({
+      family: NftFamily,
+      name: z.string(),
+      kind: z.string(),
+      /** Base chains hooked on input/forward with their policy, e.g. ["input:drop"]. */
+      hooks: z.array(z.string()),
+    }),
+  ),
+});
+export type NftablesFacts = z.infer<typeof NftablesFacts>;

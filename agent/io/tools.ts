@@ -1,0 +1,18 @@
+// The one list of external programs the probes run. The Dockerfile installs exactly the Debian
+// packages named here (a test checks it), and nothing is ever run by a name found on PATH.
+export const TOOLS = {
+  ip: { debianPackage: "iproute2", purpose: "kube-ipvs0 and local addresses" },
+  nft: { debianPackage: "nftables", purpose: "nftables tables, sets, maps and chains; nft version" },
+  ipset: { debianPackage: "ipset", purpose: "KUBE-* ipsets" },
+  ipvsadm: { debianPackage: "ipvsadm", purpose: "IPVS timeouts and per-service stats" },
+  "iptables-legacy-save": { debianPackage: "iptables", purpose: "iptables (legacy backend)" },
+  "ip6tables-legacy-save": { debianPackage: "iptables", purpose: "ip6tables (legacy backend)" },
+  "iptables-nft-save": { debianPackage: "iptables", purpose: "iptables (nf_tables backend)" },
+  "ip6tables-nft-save": { debianPackage: "iptables", purpose: "ip6tables (nf_tables backend)" },
+} as const;
+
+export type ToolName = keyof typeof TOOLS;
+
+// Where tools are looked up, in order. Overridable so tests can put a broken tool first, and so
+// an image with an unusual layout can still be served; never derived from $PATH.
+export const DEFAULT_TOOL_DIRS = ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] as const;

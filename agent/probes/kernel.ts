@@ -1,0 +1,18 @@
+import { KernelFacts } from "../facts/host.js";
+import { readTextFile } from "../io/files.js";
+import { parseKernelRelease } from "../parse/kernel-release.js";
+import type { Probe } from "./types.js";
+
+// The running kernel, from /proc rather than uname(2): /proc is the host's even in a container.
+export const kernelProbe: Probe<KernelFacts> = {
+  name: "kernel",
+  schema: KernelFacts,
+  async run(ctx) {
+    const path = `${ctx.procRoot}/sys/kernel/osrelease`;
+    const r = await readTextFile(path, 4096);
+    if (!r.ok) return { ok: false, error: r.error };
+    const p = parseKernelRelease(r.text);
+    if (!p.ok) return { ok: false, error: { kind: "garbage", message: p.error, command: path } };
+    return { ok: true, facts: p.value };
+  },
+};

@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { ProbeError } from "../facts/probe-error.js";
+import {
+  AddressesFacts,
+  KernelFacts,
+  KernelModulesFacts,
+  NftVersionFacts,
+  OsReleaseFacts,
+  SysctlFacts,
+} from "../facts/host.js";
+import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
+import { IptablesFacts, NftablesFacts } from "../facts/netfilter.js";
+import {
+  ConfigzFacts,
+  KubeProxyHealthFacts,
+  KubeProxyMetricsFacts,
+  ProxyModeFacts,
+} from "../facts/kube-proxy.js";
+
+/** Bumped on any change a consumer could trip over; the collector refuses versions it does not know. */
+export const SCHEMA_VERSION = "1" as const;
+
+export const Phase = z.enum(["ipvs", "iptables", "nftables", "none", "unknown"]);
+export type Phase = z.infer<typeof Phase>;
+
+/** ready/blocked/attention before the switch; clean/leftovers/unhealthy after it (or with no kube-proxy). */
+export const Verdict = z.enum([
+  "ready",
+  "blocked",
+  "attention",
+  "clean",
+  "leftovers",
+  "unhealthy",
+  "unknown",
+]);
+export type Verdict = z.infer<typeof Verdict>;
+
+export const SEVERITIES = ["info", "warning", "error", "critical"] as const;
+export const Severity = z.enum(SEVERITIES);
+export type Severity = z.infer<typeof Severity>;
+
+export const EvidenceValue = z.union([
+  z.string(),
+  z.number(),
+  z.boolean(),
+  z.null(),
+  z.array(z.string()),
+  z.array(z.number()),
+]);
+export const Finding = z.object({
+  /** Stable across releases: alerts, dashboards and suppressions key on it. */
+  id: z.string(),
+  severity: Severity,
+  /** When the migration applies: before the switch, after it, or in any mode. */
+  stage: z.enum(["before", "after", "any"]),
+  /** True when the node cannot move to nftables mode until this is fixed. */
+  blocksMigration: z.boolean(),
+  title: z.string(),
+  evidence: z.record(z.string(), EvidenceValue),
+  remedy: z.string(),
+  reference: z.string(),
+});
+export type Finding = z.infer<typeof Finding>;
+
+export const ProbeStatus = z.object({
+  name: z.string(),
+  ok: z.boolean(),
+  error: ProbeError.nullable(),
+  durationMs: z.number(),
+});
+export type ProbeStatus = z.infer<typeof ProbeStatus>;
+
+/** One entry of kernel state seen that belongs to a mode, e.g. { mode: "ipvs", evidence: "kube-ipvs0 with 12 addresses" }. */
+export const ModeEvidence = z.object({
+  mode: z.enum(["ipvs", "iptables", "nftables"]),
+  evidence: z.string(),
+});
+
+export const NodeFacts = z.object({
+  kernel: KernelFacts.nullable(),
+  osRelease: OsReleaseFacts.nullable(),
+  nftVersion: NftVersionFacts.nullable(),
+  kernelModules: KernelModulesFacts.nullable(),
+  sysctls: SysctlFacts.nullable(),
+  addresses: AddressesFacts.nullable(),
+  ipvs: IpvsFacts.nullable(),
+  kubeIpvs0: KubeIpvs0Facts.nullable(),
+  ipsets: IpsetFacts.nullable(),
+  iptables: IptablesFacts.nullable(),
+  nftables: NftablesFacts.nullable(),
+  proxyMode: ProxyModeFacts.nullable(),
+  configz: ConfigzFacts.nullable(),
+  kubeProxyMetrics: KubeProxyMetricsFacts.nullable(),
+  kubeProxyHealth: KubeProxyHealthFacts.nullable(),
+});
+export type NodeFacts = z.infer<typeof NodeFacts>;
+
+export const NodeReport = z.object({
+  schemaVersion: z.literal(SCHEMA_VERSION),
+  agentVersion: z.string(),
+  node: z.string(),
+  scannedAt: z.string().datetime(),
+  scanDurationMs: z.number(),
+  phase: Phase,
+  /** How the phase was decided: kube-proxy's own /proxyMode, or inferred from kernel state. */
+  phaseSource: z.enum(["proxyMode", "kernel-state", "none"]),
+  /** State of more than one mode on the node at once. */
+  mixed: z.array(ModeEvidence),
+  verdict: Verdict,
+  findings: z.array(Finding),
+  probes: z.array(ProbeStatus),
+  /** Lists longer than the cap are cut; `truncated` names each cut list and its full length. */
+  truncated: z.record(z.string(), z.number().int()),
+  facts: NodeFacts,
+});
+export type NodeReport = z.infer<typeof NodeReport>;
+
+export function nodeReportJsonSchema(): unknown {
+  return z.toJSONSchema(NodeReport, { target: "draft-2020-12" });
+}

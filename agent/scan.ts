@@ -1,0 +1,106 @@
+import type { ProbeError } from "./facts/probe-error.js";
+import type { ToolRunner } from "./io/run.js";
+import { PROBES } from "./probes/registry.js";
+import type { Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
+
+export interface ProbeRun {
+  name: ProbeName;
+  outcome: ProbeOutcome<unknown>;
+  durationMs: number;
+}
+
+export interface ScanInput {
+  hostRoot: string;
+  procRoot: string;
+  sysRoot: string;
+  tools: ToolRunner;
+  kubeProxyMetricsUrl: string;
+  kubeProxyHealthUrl: string;
+  nodeIPs: string[];
+  callTimeoutMs: number;
+  /** Hard deadline for a whole probe, however many calls it makes. */
+  probeTimeoutMs: number;
+}
+
+/**
+ * Runs every probe once. Probes without `needs` run concurrently; the rest run after what they need.
+ * A probe that throws, hangs past its deadline or returns facts that fail its schema becomes a named
+ * failure; it never takes another probe or the scan down.
+ */
+export async function runProbes(
+  input: ScanInput,
+  probes: readonly Probe<unknown>[] = PROBES,
+): Promise<ProbeRun[]> {
+  const results = new Map<ProbeName, ProbeRun>();
+  const prior: ProbeContext["prior"] = {};
+  const base: Omit<ProbeContext, "prior"> = {
+    hostRoot: input.hostRoot,
+    procRoot: input.procRoot,
+    sysRoot: input.sysRoot,
+    tools: input.tools,
+    kubeProxyMetricsUrl: input.kubeProxyMetricsUrl,
+    kubeProxyHealthUrl: input.kubeProxyHealthUrl,
+    nodeIPs: input.nodeIPs,
+    callTimeoutMs: input.callTimeoutMs,
+  };
+  let pending = [...probes];
+  while (pending.length > 0) {
+    const ready = pending.filter((p) =>
+      (p.needs ?? []).every((n) => results.has(n) || !pending.some((q) => q.name === n)),
+    );
+    if (ready.length === 0)
+      throw new Error(`probe dependency cycle among ${pending.map((p) => p.name).join(", ")}`);
+    const wave = await Promise.all(
+      ready.map((p) => runOne(p, { ...base, prior: { ...prior } }, input.probeTimeoutMs)),
+    );
+    for (const r of wave) {
+      results.set(r.name, r);
+      prior[r.name] = r.outcome;
+    }
+    pending = pending.filter((p) => !results.has(p.name));
+  }
+  return probes.map((p) => results.get(p.name)!);
+}
+
+async function runOne(probe: Probe<unknown>, ctx: ProbeContext, deadlineMs: number): Promise<ProbeRun> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<ProbeOutcome<unknown>>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          ok: false,
+          error: { kind: "timeout", message: `probe ${probe.name} did not finish within ${deadlineMs} ms` },
+        }),
+      deadlineMs,
+    );
+  });
+  let outcome: ProbeOutcome<unknown>;
+  try {
+    outcome = await Promise.race([probe.run(ctx).catch((e: unknown) => crashed(probe.name, e)), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (outcome.ok) {
+    // A probe's facts must match its own schema; a mismatch is our bug, reported rather than served.
+    const check = probe.schema.safeParse(outcome.facts);
+    if (!check.success) {
+      outcome = {
+        ok: false,
+        error: {
+          kind: "garbage",
+          message: `probe ${probe.name} produced facts outside its schema: ${check.error.message.slice(0, 300)}`,
+        },
+      };
+    }
+  }
+  return { name: probe.name, outcome, durationMs: performance.now() - started };
+}
+
+function crashed(name: string, e: unknown): ProbeOutcome<unknown> {
+  const error: ProbeError = {
+    kind: "exec-failed",
+    message: `probe ${name} crashed: ${(e as Error)?.message ?? String(e)}`,
+  };
+  return { ok: false, error };
+}
