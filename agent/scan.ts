@@ -1,3 +1,5 @@
+import { buildReport } from "./report/build.js";
+import type { NodeReport } from "./report/schema.js";
 import type { ProbeError } from "./facts/probe-error.js";
 import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
@@ -103,4 +105,19 @@ function crashed(name: string, e: unknown): ProbeOutcome<unknown> {
     message: `probe ${name} crashed: ${(e as Error)?.message ?? String(e)}`,
   };
   return { ok: false, error };
+}
+
+/** One complete scan: probes, rules, report. Never throws for anything the node does. */
+export async function scanNode(
+  input: ScanInput & { node: string; agentVersion: string },
+  probes: readonly Probe<unknown>[] = PROBES,
+): Promise<NodeReport> {
+  const startedAt = new Date();
+  const runs = await runProbes(input, probes);
+  return buildReport(runs, {
+    node: input.node,
+    agentVersion: input.agentVersion,
+    startedAt,
+    finishedAt: new Date(),
+  });
 }

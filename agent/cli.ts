@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+import { AgentConfig, ConfigError, loadConfig } from "./config.js";
+import { ToolRunner } from "./io/run.js";
+import { renderText } from "./render/text.js";
+import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
+import { scanNode } from "./scan.js";
+import { AGENT_VERSION } from "./version.js";
+
+const USAGE = `usage: proxyscope-agent <command> [flags]
+
+commands:
+  scan      scan this node once and print the report (exit 1 when a finding reaches --fail-on)
+  serve     run as the node agent: scan on an interval, serve /metrics, /report, /healthz, /readyz
+  schema    print the NodeReport JSON Schema
+
+flags (each also from the environment variable in brackets):
+  --node NAME                    node name [NODE_NAME] (default: hostname)
+  --host-root DIR                where the host's / is mounted [PROXYSCOPE_HOST_ROOT] (default /)
+  --proc-root DIR, --sys-root DIR
+  --tool-dir DIR                 where nft, ipset, ipvsadm, ip, iptables-*-save are (repeatable)
+  --kube-proxy-metrics-url URL   kube-proxy's metricsBindAddress (default http://127.0.0.1:10249)
+  --kube-proxy-health-url URL    kube-proxy's healthzBindAddress (default http://127.0.0.1:10256)
+  --node-ip IP                   the node's primary address(es) from the Node object (repeatable) [NODE_IPS]
+  --call-timeout-ms N, --probe-timeout-ms N
+  --json                         scan: print the NodeReport as JSON
+  --fail-on SEVERITY             scan: exit 1 when a finding is at least ${SEVERITIES.join("|")}
+  --color auto|always|never
+  --listen HOST --port N         serve: address to listen on (default 0.0.0.0:9977)
+  --scan-interval-s N            serve: seconds between scans (default 60)
+  --log-level LEVEL
+`;
+
+export function scanInput(cfg: AgentConfig) {
+  return {
+    node: cfg.node,
+    agentVersion: AGENT_VERSION,
+    hostRoot: cfg.hostRoot,
+    procRoot: cfg.procRoot,
+    sysRoot: cfg.sysRoot,
+    tools: new ToolRunner(cfg.toolDirs),
+    kubeProxyMetricsUrl: cfg.kubeProxyMetricsUrl.replace(/\/+$/, ""),
+    kubeProxyHealthUrl: cfg.kubeProxyHealthUrl.replace(/\/+$/, ""),
+    nodeIPs: cfg.nodeIPs,
+    callTimeoutMs: cfg.callTimeoutMs,
+    probeTimeoutMs: cfg.probeTimeoutMs,
+  };
+}
+
+export function reachesSeverity(r: NodeReport, failOn: AgentConfig["failOn"]): boolean {
+  if (failOn === null) return false;
+  const floor = SEVERITIES.indexOf(failOn);
+  return r.findings.some((f) => SEVERITIES.indexOf(f.severity) >= floor);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+    process.stdout.write(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  if (command === "schema") {
+    process.stdout.write(`${JSON.stringify(nodeReportJsonSchema(), null, 2)}\n`);
+    return 0;
+  }
+  let cfg: ReturnType<typeof loadConfig>;
+  try {
+    cfg = loadConfig(rest, process.env);
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`proxyscope-agent: ${e.message} (see --help)\n`);
+      return 2;
+    }
+    throw e;
+  }
+  if (cfg.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  switch (command) {
+    case "scan": {
+      const report = await scanNode(scanInput(cfg));
+      const colour =
+        cfg.color === "always" ||
+        (cfg.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
+      process.stdout.write(
+        cfg.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderText(report, colour)}\n`,
+      );
+      return reachesSeverity(report, cfg.failOn) ? 1 : 0;
+    }
+    default:
+      process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    process.stderr.write(`proxyscope-agent: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.exitCode = 3;
+  },
+);

@@ -1,0 +1,122 @@
+import { hostname } from "node:os";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
+import { SEVERITIES } from "./report/schema.js";
+
+const url = z
+  .string()
+  .url()
+  .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL");
+const positiveMs = z.coerce.number().int().positive();
+
+// One schema for flags and environment: a bad setting is named in a one-line error before anything runs.
+export const AgentConfig = z.object({
+  node: z.string().min(1).max(253),
+  hostRoot: z.string().startsWith("/"),
+  procRoot: z.string().startsWith("/"),
+  sysRoot: z.string().startsWith("/"),
+  toolDirs: z.array(z.string().startsWith("/")).min(1),
+  kubeProxyMetricsUrl: url,
+  kubeProxyHealthUrl: url,
+  nodeIPs: z.array(z.ipv4().or(z.ipv6())),
+  callTimeoutMs: positiveMs,
+  probeTimeoutMs: positiveMs,
+  // scan
+  json: z.boolean(),
+  failOn: z.enum(SEVERITIES).nullable(),
+  color: z.enum(["auto", "always", "never"]),
+  // serve
+  listenHost: z.string().min(1),
+  listenPort: z.coerce.number().int().min(0).max(65535),
+  scanIntervalS: z.coerce.number().positive(),
+  logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
+});
+export type AgentConfig = z.infer<typeof AgentConfig>;
+
+export const DEFAULT_PORT = 9977;
+
+const OPTIONS = {
+  node: { type: "string", env: "NODE_NAME" },
+  "host-root": { type: "string", env: "PROXYSCOPE_HOST_ROOT" },
+  "proc-root": { type: "string", env: "PROXYSCOPE_PROC_ROOT" },
+  "sys-root": { type: "string", env: "PROXYSCOPE_SYS_ROOT" },
+  "tool-dir": { type: "string", multiple: true, env: "PROXYSCOPE_TOOL_DIRS" },
+  "kube-proxy-metrics-url": { type: "string", env: "PROXYSCOPE_KUBE_PROXY_METRICS_URL" },
+  "kube-proxy-health-url": { type: "string", env: "PROXYSCOPE_KUBE_PROXY_HEALTH_URL" },
+  "node-ip": { type: "string", multiple: true, env: "NODE_IPS" },
+  "call-timeout-ms": { type: "string", env: "PROXYSCOPE_CALL_TIMEOUT_MS" },
+  "probe-timeout-ms": { type: "string", env: "PROXYSCOPE_PROBE_TIMEOUT_MS" },
+  json: { type: "boolean" },
+  "fail-on": { type: "string", env: "PROXYSCOPE_FAIL_ON" },
+  color: { type: "string", env: "PROXYSCOPE_COLOR" },
+  listen: { type: "string", env: "PROXYSCOPE_LISTEN" },
+  port: { type: "string", env: "PROXYSCOPE_PORT" },
+  "scan-interval-s": { type: "string", env: "PROXYSCOPE_SCAN_INTERVAL_S" },
+  "log-level": { type: "string", env: "PROXYSCOPE_LOG_LEVEL" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export class ConfigError extends Error {}
+
+/** Flags win over environment, environment over defaults. Throws ConfigError with one readable line. */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig & { help: boolean } {
+  let values: Record<string, string | string[] | boolean | undefined>;
+  try {
+    const parsed = parseArgs({
+      args: argv,
+      options: Object.fromEntries(
+        Object.entries(OPTIONS).map(([k, o]) => [
+          k,
+          {
+            type: o.type,
+            ...("multiple" in o ? { multiple: o.multiple } : {}),
+            ...("short" in o ? { short: o.short } : {}),
+          },
+        ]),
+      ),
+      strict: true,
+      allowPositionals: false,
+    });
+    values = parsed.values as typeof values;
+  } catch (e) {
+    throw new ConfigError((e as Error).message.split("\n")[0]);
+  }
+  const pick = (k: keyof typeof OPTIONS): string | string[] | boolean | undefined => {
+    if (values[k] !== undefined) return values[k];
+    const o = OPTIONS[k];
+    const name = "env" in o ? o.env : undefined;
+    const v = name ? env[name] : undefined;
+    if (v === undefined || v === "") return undefined;
+    return "multiple" in o && o.multiple ? v.split(/[,\s]+/).filter(Boolean) : v;
+  };
+  const raw = {
+    node: pick("node") ?? hostname(),
+    hostRoot: pick("host-root") ?? "/",
+    procRoot: pick("proc-root") ?? "/proc",
+    sysRoot: pick("sys-root") ?? "/sys",
+    toolDirs: pick("tool-dir") ?? [...DEFAULT_TOOL_DIRS],
+    kubeProxyMetricsUrl: pick("kube-proxy-metrics-url") ?? "http://127.0.0.1:10249",
+    kubeProxyHealthUrl: pick("kube-proxy-health-url") ?? "http://127.0.0.1:10256",
+    nodeIPs: pick("node-ip") ?? [],
+    callTimeoutMs: pick("call-timeout-ms") ?? 10_000,
+    probeTimeoutMs: pick("probe-timeout-ms") ?? 30_000,
+    json: pick("json") ?? false,
+    failOn: pick("fail-on") ?? null,
+    color: pick("color") ?? "auto",
+    listenHost: pick("listen") ?? "0.0.0.0",
+    listenPort: pick("port") ?? DEFAULT_PORT,
+    scanIntervalS: pick("scan-interval-s") ?? 60,
+    logLevel: pick("log-level") ?? "info",
+  };
+  const r = AgentConfig.safeParse(raw);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    const field = String(issue.path[0] ?? "");
+    const flag =
+      Object.keys(OPTIONS).find((k) => k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) === field) ??
+      field;
+    throw new ConfigError(`invalid --${flag}: ${issue.message}`);
+  }
+  return { ...r.data, help: values.help === true };
+}

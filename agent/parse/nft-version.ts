@@ -1,0 +1,32 @@
+import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+
+/** `nft --version` prints "nftables v1.0.6 (Lester Gooch #5)"; returns "1.0.6". */
+export function parseNftVersionOutput(text: string): Parsed<string> {
+  const m = /^nftables v(\d+(?:\.\d+)+)\b/m.exec(text);
+  if (!m?.[1]) return unparsable(`not nft --version output: ${excerpt(text)}`);
+  return parsed(m[1]);
+}
+
+/**
+ * The upstream part of a distro package version: drops a Debian epoch ("1:"), the Debian revision
+ * after the last "-" ("-2+deb12u2", "-1ubuntu3") or apk's "-r0", and any "+dfsg"/"~rc" suffix.
+ */
+export function upstreamVersion(packageVersion: string): Parsed<string> {
+  let v = packageVersion.trim().replace(/^\d+:/, "");
+  const dash = v.lastIndexOf("-");
+  if (dash > 0) v = v.slice(0, dash);
+  const m = /^(\d+(?:\.\d+)*)/.exec(v);
+  if (!m?.[1]) return unparsable(`not a package version: ${excerpt(packageVersion)}`);
+  return parsed(m[1]);
+}
+
+/** Numeric dotted comparison of upstream versions ("0.9.3" < "1.0.1" < "1.0.10"); missing parts are 0. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(".").map(Number);
+  const pb = b.split(".").map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
+}

@@ -1,0 +1,49 @@
+import { AddressesFacts } from "../facts/host.js";
+import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson } from "../parse/ip-json.js";
+import type { Probe, ProbeContext, ProbeOutcome } from "./types.js";
+
+const MAX_BYTES = 32 * 1024 * 1024;
+
+// Every local address (NodePorts answer on all of them in ipvs/iptables mode) and the primary ones
+// (all that nftables mode's default `nodePortAddresses: primary` keeps).
+export const addressesProbe: Probe<AddressesFacts> = {
+  name: "addresses",
+  schema: AddressesFacts,
+  async run(ctx) {
+    const addr = await runIp(ctx, ["-j", "-d", "addr", "show"]);
+    if (!addr.ok) return addr;
+    const ifs = parseIpAddrJson(addr.facts);
+    if (!ifs.ok) return garbage(ifs.error, "ip -j -d addr show");
+    const interfaces = ifs.value;
+
+    if (ctx.nodeIPs.length > 0) {
+      const ipv4 = ctx.nodeIPs.find((ip) => !ip.includes(":")) ?? null;
+      const ipv6 = ctx.nodeIPs.find((ip) => ip.includes(":")) ?? null;
+      return { ok: true, facts: { interfaces, primary: { ipv4, ipv6, source: "config" } } };
+    }
+
+    const sources: (string | null)[] = [];
+    for (const [args, family] of [
+      [["-j", "route", "show", "default"], "inet"],
+      [["-j", "-6", "route", "show", "default"], "inet6"],
+    ] as const) {
+      const out = await runIp(ctx, args);
+      if (!out.ok) return out;
+      const routes = parseIpRouteJson(out.facts);
+      if (!routes.ok) return garbage(routes.error, `ip ${args.join(" ")}`);
+      sources.push(defaultRouteSource(routes.value, interfaces, family));
+    }
+    const [ipv4 = null, ipv6 = null] = sources;
+    const source = ipv4 !== null || ipv6 !== null ? "default-route" : "none";
+    return { ok: true, facts: { interfaces, primary: { ipv4, ipv6, source } } };
+  },
+};
+
+async function runIp(ctx: ProbeContext, args: readonly string[]): Promise<ProbeOutcome<string>> {
+  const r = await ctx.tools.run("ip", args, { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES });
+  return r.ok ? { ok: true, facts: r.stdout } : r;
+}
+
+function garbage(message: string, command: string): ProbeOutcome<never> {
+  return { ok: false, error: { kind: "garbage", message, command } };
+}

@@ -1,0 +1,99 @@
+import { NftVersionFacts } from "../facts/host.js";
+import { readTextFile } from "../io/files.js";
+import { findApkPackage } from "../parse/apk-installed.js";
+import { findDpkgPackage, type InstalledPackage } from "../parse/dpkg-status.js";
+import { parseNftVersionOutput, upstreamVersion } from "../parse/nft-version.js";
+import type { Parsed } from "../parse/result.js";
+import type { Probe, ProbeOutcome } from "./types.js";
+
+const DB_CAP = 64 * 1024 * 1024;
+// rpmdb.sqlite (RHEL 9+, Fedora, Amazon Linux 2023) or Berkeley DB Packages (RHEL 8, AL2).
+const RPM_DBS = ["/var/lib/rpm/rpmdb.sqlite", "/var/lib/rpm/Packages", "/usr/lib/sysimage/rpm/rpmdb.sqlite"];
+
+type Lookup = { kind: "found"; pkg: InstalledPackage } | { kind: "not-installed" } | { kind: "no-db" };
+
+// The HOST's nft, not the one in this image: package databases under hostRoot first; running
+// `nft` is only the host's nft when we are not in a container (hostRoot "/").
+export const nftVersionProbe: Probe<NftVersionFacts> = {
+  name: "nft-version",
+  schema: NftVersionFacts,
+  async run(ctx) {
+    const root = ctx.hostRoot.replace(/\/$/, "");
+    const dbs = [
+      { source: "dpkg", path: `${root}/var/lib/dpkg/status`, find: findDpkgPackage },
+      { source: "apk", path: `${root}/lib/apk/db/installed`, find: findApkPackage },
+    ] as const;
+    const notInstalled: string[] = [];
+    for (const db of dbs) {
+      const r = await lookup(db.path, db.find);
+      if ("error" in r) return r.error;
+      if (r.kind === "found") {
+        const up = upstreamVersion(r.pkg.version);
+        if (!up.ok) return garbage(up.error, db.path);
+        return {
+          ok: true,
+          facts: { version: up.value, source: db.source, detail: `nftables ${r.pkg.version}` },
+        };
+      }
+      if (r.kind === "not-installed") notInstalled.push(db.source);
+    }
+
+    if (ctx.hostRoot === "/") {
+      const ex = await ctx.tools.run("nft", ["--version"], { timeoutMs: ctx.callTimeoutMs, maxBytes: 4096 });
+      if (ex.ok) {
+        const v = parseNftVersionOutput(ex.stdout);
+        if (!v.ok) return garbage(v.error, "nft --version");
+        return { ok: true, facts: { version: v.value, source: "exec", detail: ex.stdout.trim() } };
+      }
+      if (ex.error.kind !== "missing-tool") return { ok: false, error: ex.error };
+    }
+
+    const first = notInstalled[0];
+    if (first === "dpkg" || first === "apk") {
+      return {
+        ok: true,
+        facts: {
+          version: null,
+          source: first,
+          detail: `the host's ${first} database has no nftables package installed`,
+        },
+      };
+    }
+    for (const rel of RPM_DBS) {
+      const r = await readTextFile(`${root}${rel}`, 1);
+      if (r.ok || !r.missing) {
+        return {
+          ok: true,
+          facts: {
+            version: null,
+            source: "none",
+            detail: `the host keeps packages in an RPM database (${rel}), which this agent cannot read; run "rpm -q nftables" on the node`,
+          },
+        };
+      }
+    }
+    return {
+      ok: true,
+      facts: {
+        version: null,
+        source: "none",
+        detail: `no dpkg, apk or rpm package database under ${ctx.hostRoot}`,
+      },
+    };
+  },
+};
+
+async function lookup(
+  path: string,
+  find: (text: string, name: string) => Parsed<InstalledPackage | null>,
+): Promise<Lookup | { error: ProbeOutcome<never> }> {
+  const r = await readTextFile(path, DB_CAP);
+  if (!r.ok) return r.missing ? { kind: "no-db" } : { error: { ok: false, error: r.error } };
+  const p = find(r.text, "nftables");
+  if (!p.ok) return { error: garbage(p.error, path) };
+  return p.value ? { kind: "found", pkg: p.value } : { kind: "not-installed" };
+}
+
+function garbage(message: string, command: string): ProbeOutcome<never> {
+  return { ok: false, error: { kind: "garbage", message, command } };
+}

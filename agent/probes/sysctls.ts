@@ -1,0 +1,37 @@
+import { SysctlFacts } from "../facts/host.js";
+import { readTextFile } from "../io/files.js";
+import type { Probe } from "./types.js";
+
+/**
+ * The sysctls the migration touches: strictARP's arp_ignore/arp_announce (left set after ipvs mode),
+ * nf_conntrack_tcp_be_liberal (what --conntrack-tcp-be-liberal sets), route_localnet (iptables mode
+ * sets it for localhost NodePorts), ip_forward, and the three ipvs mode sets on start (which, like
+ * the IPVS table, outlive it). Absent files read as null: module not loaded, or no such kernel feature.
+ */
+export const SYSCTLS = [
+  "net.ipv4.conf.all.arp_ignore",
+  "net.ipv4.conf.all.arp_announce",
+  "net.ipv4.conf.all.route_localnet",
+  "net.ipv4.ip_forward",
+  "net.netfilter.nf_conntrack_tcp_be_liberal",
+  "net.ipv4.vs.conntrack",
+  "net.ipv4.vs.expire_nodest_conn",
+  "net.ipv4.vs.expire_quiescent_template",
+] as const;
+
+// Values are per network namespace: procRoot must be read from the host's (the pod is hostNetwork).
+export const sysctlsProbe: Probe<SysctlFacts> = {
+  name: "sysctls",
+  schema: SysctlFacts,
+  async run(ctx) {
+    const values: SysctlFacts["values"] = [];
+    for (const name of SYSCTLS) {
+      const path = `${ctx.procRoot}/sys/${name.replace(/\./g, "/")}`;
+      const r = await readTextFile(path, 4096);
+      if (r.ok) values.push({ name, value: r.text.trim() });
+      else if (r.missing) values.push({ name, value: null });
+      else return { ok: false, error: r.error };
+    }
+    return { ok: true, facts: { values } };
+  },
+};

@@ -1,0 +1,85 @@
+import type { Finding, NodeReport, Severity } from "../report/schema.js";
+import { terminalSafe as safe } from "./escape.js";
+
+const ORDER: Severity[] = ["critical", "error", "warning", "info"];
+const COLOUR: Record<Severity | "ok" | "dim" | "bold", string> = {
+  critical: "\u001b[1;31m",
+  error: "\u001b[31m",
+  warning: "\u001b[33m",
+  info: "\u001b[36m",
+  ok: "\u001b[32m",
+  dim: "\u001b[2m",
+  bold: "\u001b[1m",
+};
+const RESET = "\u001b[0m";
+
+function evidenceLines(f: Finding): string[] {
+  return Object.entries(f.evidence).map(([k, v]) => {
+    if (Array.isArray(v)) {
+      if (v.length === 0) return `      ${safe(k)}: (none)`;
+      return [`      ${safe(k)}:`, ...v.map((x) => `        - ${safe(String(x))}`)].join("\n");
+    }
+    return `      ${safe(k)}: ${safe(String(v))}`;
+  });
+}
+
+/** The report for a person: what runs here, the verdict, then findings by severity, then probe failures. */
+export function renderText(r: NodeReport, colour: boolean): string {
+  const c = (k: keyof typeof COLOUR, s: string) => (colour ? `${COLOUR[k]}${s}${RESET}` : s);
+  const f = r.facts;
+  const out: string[] = [];
+  out.push(c("bold", `proxyscope ${safe(r.agentVersion)} — node ${safe(r.node)}`));
+  out.push(
+    `  phase:     ${r.phase}${r.phaseSource === "kernel-state" ? " (inferred from kernel state: kube-proxy did not answer)" : ""}`,
+  );
+  const verdictColour = ["ready", "clean"].includes(r.verdict)
+    ? "ok"
+    : ["blocked", "unhealthy"].includes(r.verdict)
+      ? "error"
+      : "warning";
+  out.push(`  verdict:   ${c(verdictColour, r.verdict)}`);
+  const kernel = f.kernel
+    ? `${safe(f.kernel.release)}${f.osRelease?.prettyName ? ` (${safe(f.osRelease.prettyName)})` : ""}`
+    : "unknown";
+  out.push(`  kernel:    ${kernel}`);
+  const nft = f.kernel
+    ? f.kernel.major > 5 || (f.kernel.major === 5 && f.kernel.minor >= 13)
+      ? "yes"
+      : "no (needs 5.13)"
+    : "unknown";
+  out.push(`  nftables mode possible on this kernel: ${nft}`);
+  out.push(
+    `  kube-proxy: ${f.proxyMode ? `${safe(f.proxyMode.mode)} mode` : "not answering"}${f.kubeProxyMetrics?.gitVersion ? `, ${safe(f.kubeProxyMetrics.gitVersion)}` : ""}`,
+  );
+  if (r.mixed.length > 0)
+    out.push(`  also seen: ${r.mixed.map((m) => `${m.mode}: ${safe(m.evidence)}`).join("; ")}`);
+  out.push(`  scanned:   ${r.scannedAt} in ${r.scanDurationMs} ms`);
+  out.push("");
+  for (const sev of ORDER) {
+    const group = r.findings.filter((x) => x.severity === sev);
+    if (group.length === 0) continue;
+    out.push(c(sev, `${sev.toUpperCase()} (${group.length})`));
+    for (const x of group) {
+      out.push(`  ${c(sev, "●")} ${safe(x.title)}  ${c("dim", `[${x.id}]`)}`);
+      out.push(...evidenceLines(x));
+      out.push(`      fix: ${safe(x.remedy)}`);
+      out.push(c("dim", `      ref: ${safe(x.reference)}`));
+    }
+    out.push("");
+  }
+  if (r.findings.length === 0) out.push(c("ok", "No findings."), "");
+  const failed = r.probes.filter((p) => !p.ok);
+  if (failed.length > 0) {
+    out.push(
+      c(
+        "warning",
+        `PROBES THAT FAILED (${failed.length} of ${r.probes.length}): their facts are missing, not zero`,
+      ),
+    );
+    for (const p of failed) out.push(`  ${p.name}: ${p.error?.kind}: ${safe(p.error?.message ?? "")}`);
+    out.push("");
+  }
+  for (const [path, n] of Object.entries(r.truncated))
+    out.push(c("dim", `(${path} cut for size: ${n} in all)`));
+  return out.join("\n");
+}

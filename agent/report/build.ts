@@ -1,0 +1,115 @@
+import { judge } from "../rules/index.js";
+import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../rules/input.js";
+import type { ProbeName } from "../probes/types.js";
+import type { ProbeRun } from "../scan.js";
+import { SCHEMA_VERSION, type NodeFacts, type NodeReport } from "./schema.js";
+
+const FACT_KEY: Record<ProbeName, keyof NodeFacts> = {
+  kernel: "kernel",
+  "os-release": "osRelease",
+  "nft-version": "nftVersion",
+  "kernel-modules": "kernelModules",
+  sysctls: "sysctls",
+  addresses: "addresses",
+  ipvs: "ipvs",
+  "kube-ipvs0": "kubeIpvs0",
+  ipsets: "ipsets",
+  iptables: "iptables",
+  nftables: "nftables",
+  "kube-proxy-mode": "proxyMode",
+  "kube-proxy-configz": "configz",
+  "kube-proxy-metrics": "kubeProxyMetrics",
+  "kube-proxy-health": "kubeProxyHealth",
+};
+
+// The report stays bounded on a 10,000-Service node: long lists are cut here, counts stay exact.
+const CAPS = {
+  virtualServers: 200,
+  kubeIpvs0Addresses: 1024,
+  foreignJumps: 100,
+  nodePortAccepts: 100,
+} as const;
+
+export interface BuildMeta {
+  node: string;
+  agentVersion: string;
+  startedAt: Date;
+  finishedAt: Date;
+}
+
+export function factsFrom(runs: readonly ProbeRun[]): NodeFacts {
+  const facts = Object.fromEntries(Object.values(FACT_KEY).map((k) => [k, null])) as Record<
+    keyof NodeFacts,
+    unknown
+  >;
+  for (const r of runs) if (r.outcome.ok) facts[FACT_KEY[r.name]] = r.outcome.facts;
+  return facts as NodeFacts;
+}
+
+export function buildReport(
+  runs: readonly ProbeRun[],
+  meta: BuildMeta,
+  opts: RuleOptions = DEFAULT_RULE_OPTIONS,
+): NodeReport {
+  const facts = factsFrom(runs);
+  const failed = new Set<string>(runs.filter((r) => !r.outcome.ok).map((r) => r.name));
+  const j = judge(facts, failed, meta.finishedAt.getTime() / 1000, opts);
+  const truncated: Record<string, number> = {};
+  return {
+    schemaVersion: SCHEMA_VERSION,
+    agentVersion: meta.agentVersion,
+    node: meta.node,
+    scannedAt: meta.finishedAt.toISOString(),
+    scanDurationMs: Math.round(meta.finishedAt.getTime() - meta.startedAt.getTime()),
+    phase: j.phase,
+    phaseSource: j.source,
+    mixed: j.mixed,
+    verdict: j.verdict,
+    findings: j.findings,
+    probes: runs.map((r) => ({
+      name: r.name,
+      ok: r.outcome.ok,
+      error: r.outcome.ok ? null : r.outcome.error,
+      durationMs: Math.round(r.durationMs * 10) / 10,
+    })),
+    truncated,
+    facts: bound(facts, truncated),
+  };
+}
+
+function cut<T>(list: T[], cap: number, path: string, truncated: Record<string, number>): T[] {
+  if (list.length <= cap) return list;
+  truncated[path] = list.length;
+  return list.slice(0, cap);
+}
+
+function bound(f: NodeFacts, truncated: Record<string, number>): NodeFacts {
+  return {
+    ...f,
+    ipvs: f.ipvs && {
+      ...f.ipvs,
+      virtualServers: cut(f.ipvs.virtualServers, CAPS.virtualServers, "facts.ipvs.virtualServers", truncated),
+    },
+    kubeIpvs0: f.kubeIpvs0 && {
+      ...f.kubeIpvs0,
+      addresses: cut(f.kubeIpvs0.addresses, CAPS.kubeIpvs0Addresses, "facts.kubeIpvs0.addresses", truncated),
+    },
+    iptables: f.iptables && {
+      backends: f.iptables.backends.map((b) => ({
+        ...b,
+        foreignJumps: cut(
+          b.foreignJumps,
+          CAPS.foreignJumps,
+          `facts.iptables.${b.backend}.${b.family}.foreignJumps`,
+          truncated,
+        ),
+        nodePortAccepts: cut(
+          b.nodePortAccepts,
+          CAPS.nodePortAccepts,
+          `facts.iptables.${b.backend}.${b.family}.nodePortAccepts`,
+          truncated,
+        ),
+      })),
+    },
+  };
+}

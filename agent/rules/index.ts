@@ -1,0 +1,83 @@
+import type { Finding, NodeFacts, Phase, Verdict } from "../report/schema.js";
+import * as after from "./after-switch.js";
+import * as any from "./any-mode.js";
+import * as before from "./before-switch.js";
+import { DEFAULT_RULE_OPTIONS, type Rule, type RuleInput, type RuleOptions } from "./input.js";
+import { decidePhase, type PhaseDecision } from "./phase.js";
+import { REF } from "./references.js";
+import { decideVerdict } from "./verdict.js";
+
+// Every rule, registered in one place; each is pure and small.
+export const RULES: readonly Rule[] = [
+  before.kernelTooOld,
+  before.nftTooOld,
+  before.nftModulesMissing,
+  before.foreignIpvsUsers,
+  before.nodePortsOnSecondaryAddresses,
+  before.localhostNodePorts,
+  before.conntrackWorkaround,
+  before.hostFirewall,
+  before.foreignChainReferences,
+  before.ipvsScheduler,
+  before.ipvsTimeouts,
+  before.etpLocalWithoutEndpoints,
+  after.kubeIpvs0Left,
+  after.ipvsLeft,
+  after.ipsetsLeft,
+  after.ipvsChainsLeft,
+  after.strictArpLeft,
+  after.nftablesTableMissing,
+  after.localhostNodePortsRejected,
+  any.syncFailing,
+  any.cleanupFailing,
+  any.rulesStale,
+  any.kubeProxyNotAnswering,
+  any.modeDrift,
+  any.modeNotPinned,
+  any.kubeProxyUnhealthy,
+  any.deprecationStage,
+  any.kubeProxyFree,
+];
+
+export interface Judgement extends PhaseDecision {
+  findings: Finding[];
+  verdict: Verdict;
+}
+
+const SEVERITY_ORDER = { critical: 0, error: 1, warning: 2, info: 3 } as const;
+
+export function judge(
+  facts: NodeFacts,
+  failedProbes: ReadonlySet<string>,
+  now: number,
+  opts: RuleOptions = DEFAULT_RULE_OPTIONS,
+): Judgement {
+  const decision = decidePhase(facts, failedProbes);
+  const runningMode = facts.proxyMode?.mode.trim() || null;
+  const input: RuleInput = { facts, failedProbes, now, phase: decision.phase, runningMode };
+  const findings = RULES.flatMap((r) => r(input, opts));
+  findings.push(...rollbackLeftovers(decision.phase, decision.mixed));
+  findings.sort(
+    (a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.id.localeCompare(b.id),
+  );
+  return { ...decision, findings, verdict: decideVerdict(decision.phase, findings) };
+}
+
+/** nftables state on a node back in ipvs/iptables mode: a rollback whose cleanup did not run. */
+function rollbackLeftovers(phase: Phase, mixed: PhaseDecision["mixed"]): Finding[] {
+  if (phase !== "ipvs" && phase !== "iptables") return [];
+  const nft = mixed.filter((m) => m.mode === "nftables");
+  if (nft.length === 0) return [];
+  return [
+    {
+      id: "nftables-state-after-rollback",
+      severity: "warning",
+      stage: "any",
+      blocksMigration: false,
+      title: `kube-proxy runs ${phase} mode but kube-proxy's nftables tables are still present`,
+      evidence: { tables: nft.map((m) => m.evidence) },
+      remedy: "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
+      reference: REF.leftovers,
+    },
+  ];
+}

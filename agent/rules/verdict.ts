@@ -1,0 +1,21 @@
+import type { Finding, Phase, Verdict } from "../report/schema.js";
+import { LEFTOVER_IDS } from "./after-switch.js";
+
+/**
+ * Before the switch (ipvs, iptables): blocked / attention / ready. After it (nftables, or no
+ * kube-proxy): unhealthy / leftovers / clean. A node we cannot place is unknown, never "ready".
+ */
+export function decideVerdict(phase: Phase, findings: readonly Finding[]): Verdict {
+  if (phase === "unknown") return "unknown";
+  const broken = findings.some(
+    (f) => f.severity === "critical" || (f.stage !== "before" && f.severity === "error"),
+  );
+  if (phase === "ipvs" || phase === "iptables") {
+    if (findings.some((f) => f.blocksMigration)) return "blocked";
+    if (broken || findings.some((f) => f.severity !== "info")) return "attention";
+    return "ready";
+  }
+  if (broken) return "unhealthy";
+  if (findings.some((f) => LEFTOVER_IDS.has(f.id))) return "leftovers";
+  return "clean";
+}

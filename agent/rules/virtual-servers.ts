@@ -1,0 +1,36 @@
+import type { VirtualServer } from "../facts/ipvs.js";
+import type { NodeFacts } from "../report/schema.js";
+import type { RuleOptions } from "./input.js";
+
+export interface VirtualServerClasses {
+  /** Service IPs (ClusterIP, externalIP, LoadBalancer IP): ipvs mode binds each onto kube-ipvs0. */
+  services: VirtualServer[];
+  /** A local address with a port in the NodePort range: ipvs mode's NodePort virtual servers. */
+  nodePorts: VirtualServer[];
+  /** Everything else: someone else's (keepalived, kube-vip, a firewall-mark service). */
+  foreign: VirtualServer[];
+}
+
+/**
+ * Splits the IPVS table by owner. Needs kube-ipvs0's addresses to know the Service IPs; without them
+ * (probe failed) nothing is called foreign, because a wrong accusation is worse than silence.
+ */
+export function classifyVirtualServers(f: NodeFacts, opts: RuleOptions): VirtualServerClasses {
+  const out: VirtualServerClasses = { services: [], nodePorts: [], foreign: [] };
+  const vs = f.ipvs?.virtualServers ?? [];
+  if (vs.length === 0 || f.kubeIpvs0 === null || f.addresses === null) return out;
+  const serviceIPs = new Set(f.kubeIpvs0.addresses.map((a) => a.address));
+  const local = new Set(
+    f.addresses.interfaces
+      .filter((i) => i.name !== "kube-ipvs0")
+      .flatMap((i) => i.addresses.map((a) => a.address)),
+  );
+  const [lo, hi] = opts.nodePortRange;
+  for (const v of vs) {
+    if (v.address !== null && serviceIPs.has(v.address)) out.services.push(v);
+    else if (v.address !== null && local.has(v.address) && v.port !== null && v.port >= lo && v.port <= hi)
+      out.nodePorts.push(v);
+    else out.foreign.push(v);
+  }
+  return out;
+}
