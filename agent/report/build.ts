@@ -52,7 +52,9 @@ export function buildReport(
   opts: RuleOptions = DEFAULT_RULE_OPTIONS,
 ): NodeReport {
   const facts = factsFrom(runs);
-  const failed = new Set<string>(runs.filter((r) => !r.outcome.ok).map((r) => r.name));
+  const failed = new Map(
+    runs.flatMap((r) => (r.outcome.ok ? [] : [[r.name as string, r.outcome.error] as const])),
+  );
   const j = judge(facts, failed, meta.finishedAt.getTime() / 1000, opts);
   const truncated: Record<string, number> = {};
   return {

@@ -1,3 +1,4 @@
+import type { ProbeError } from "../facts/probe-error.js";
 import type { Finding, NodeFacts, Phase, Verdict } from "../report/schema.js";
 import * as after from "./after-switch.js";
 import * as any from "./any-mode.js";
@@ -48,7 +49,7 @@ const SEVERITY_ORDER = { critical: 0, error: 1, warning: 2, info: 3 } as const;
 
 export function judge(
   facts: NodeFacts,
-  failedProbes: ReadonlySet<string>,
+  failedProbes: ReadonlyMap<string, ProbeError>,
   now: number,
   opts: RuleOptions = DEFAULT_RULE_OPTIONS,
 ): Judgement {

@@ -1,9 +1,10 @@
+import type { ProbeError } from "../facts/probe-error.js";
 import type { Finding, NodeFacts, Phase } from "../report/schema.js";
 
 export interface RuleInput {
   facts: NodeFacts;
-  /** Probes that failed, by name: a rule that needs one of them says nothing rather than guessing. */
-  failedProbes: ReadonlySet<string>;
+  /** Probes that failed, with why: a rule that needs one of them says nothing rather than guessing. */
+  failedProbes: ReadonlyMap<string, ProbeError>;
   /** Seconds since the epoch at the end of the scan (rules never read the clock). */
   now: number;
   phase: Phase;

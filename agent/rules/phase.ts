@@ -1,3 +1,4 @@
+import type { ProbeError } from "../facts/probe-error.js";
 import type { NodeFacts, Phase } from "../report/schema.js";
 
 export interface PhaseDecision {
@@ -46,7 +47,7 @@ const KERNEL_PROBES = ["ipvs", "kube-ipvs0", "iptables", "nftables"] as const;
  * kube-proxy's own /proxyMode decides; kernel state only when kube-proxy does not answer. Never the
  * ConfigMap: the mode configured and the mode running differ exactly when it matters.
  */
-export function decidePhase(f: NodeFacts, failedProbes: ReadonlySet<string>): PhaseDecision {
+export function decidePhase(f: NodeFacts, failedProbes: ReadonlyMap<string, ProbeError>): PhaseDecision {
   const evidence = modeEvidence(f);
   const answered = f.proxyMode?.mode.trim();
   if (answered) {
@@ -56,8 +57,12 @@ export function decidePhase(f: NodeFacts, failedProbes: ReadonlySet<string>): Ph
   }
   const modes = new Set(evidence.map((e) => e.mode));
   if (modes.size === 0) {
-    // No state of any mode: kube-proxy-free, unless the probes that would have seen state failed.
+    // No state of any mode: kube-proxy-free, unless the probes that would have seen state failed, or
+    // something answers on kube-proxy's port without making sense (a broken kube-proxy is not absent).
     if (KERNEL_PROBES.some((p) => failedProbes.has(p)))
+      return { phase: "unknown", source: "none", mixed: [] };
+    const mode = failedProbes.get("kube-proxy-mode");
+    if (mode !== undefined && mode.kind !== "unreachable")
       return { phase: "unknown", source: "none", mixed: [] };
     return { phase: "none", source: "kernel-state", mixed: [] };
   }
