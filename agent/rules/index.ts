@@ -12,6 +12,7 @@ import { decideVerdict } from "./verdict.js";
 export const RULES: readonly Rule[] = [
   before.kernelTooOld,
   before.nftTooOld,
+  before.nftTooNewForKubeProxy,
   before.nftModulesMissing,
   before.foreignIpvsUsers,
   before.nodePortsOnSecondaryAddresses,
