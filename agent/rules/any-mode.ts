@@ -102,44 +102,6 @@ export const kubeProxyNotAnswering: Rule = ({ facts, phase, failedProbes, runnin
   ];
 };
 
-export const modeDrift: Rule = ({ facts, runningMode }) => {
-  if (runningMode === null || facts.configz === null) return [];
-  // An empty configured mode is defaulted; /proxyMode then answers the default (iptables today).
-  const configured = facts.configz.mode;
-  if (configured === "" || configured === runningMode) return [];
-  return [
-    {
-      id: "proxy-mode-drift",
-      severity: "error",
-      stage: "any",
-      blocksMigration: false,
-      title: `kube-proxy runs ${runningMode} mode but its configuration says ${configured}`,
-      evidence: { running: runningMode, configured },
-      remedy:
-        "The pod was not restarted after a config change, or the config is overridden by flags: delete this node's kube-proxy pod after checking which is intended",
-      reference: REF.verify,
-    },
-  ];
-};
-
-export const modeNotPinned: Rule = ({ facts }) => {
-  if (facts.configz === null || facts.configz.mode !== "") return [];
-  return [
-    {
-      id: "proxy-mode-not-pinned",
-      severity: "warning",
-      stage: "any",
-      blocksMigration: false,
-      title:
-        "kube-proxy's mode is not set: it follows upstream's default, which a future release changes to nftables",
-      evidence: { configuredMode: "", running: facts.proxyMode?.mode ?? null },
-      remedy:
-        "Set mode: explicitly in the kube-proxy configuration (config.conf in the kube-proxy ConfigMap), whichever mode you intend",
-      reference: REF.pin,
-    },
-  ];
-};
-
 export const kubeProxyUnhealthy: Rule = ({ facts }) => {
   const h = facts.kubeProxyHealth;
   if (!h || h.status === 200) return [];

@@ -8,7 +8,9 @@ import { decidePhase, type PhaseDecision } from "./phase.js";
 import { REF } from "./references.js";
 import { decideVerdict } from "./verdict.js";
 
-// Every rule, registered in one place; each is pure and small.
+// Every rule, registered in one place; each is pure and small. Whether the mode is pinned, and whether
+// the ConfigMap agrees with what runs, are cluster checks: /configz is already defaulted and merged with
+// flags (cmd/kube-proxy/app/server_linux.go), so a node cannot see an empty mode: or a drifted ConfigMap.
 export const RULES: readonly Rule[] = [
   before.kernelTooOld,
   before.nftTooOld,
@@ -34,8 +36,6 @@ export const RULES: readonly Rule[] = [
   any.cleanupFailing,
   any.rulesStale,
   any.kubeProxyNotAnswering,
-  any.modeDrift,
-  any.modeNotPinned,
   any.kubeProxyUnhealthy,
   any.deprecationStage,
   any.kubeProxyFree,

@@ -326,19 +326,6 @@ t.test("sync failures: nftables counter present > 0 is critical; absent is healt
   t.equal(j.verdict, "unhealthy");
 });
 
-t.test("mode drift and an unpinned mode", async (t) => {
-  const drift = ipvsNode({ configz: configz({ mode: "nftables" }) });
-  t.ok(ids(judge(drift, new Map(), NOW)).includes("proxy-mode-drift"));
-  const unpinned = emptyFacts({
-    ...noKernelState,
-    proxyMode: { mode: "iptables" },
-    configz: configz({ mode: "" }),
-  });
-  const j = judge(unpinned, new Map(), NOW);
-  t.ok(ids(j).includes("proxy-mode-not-pinned"));
-  t.notOk(ids(j).includes("proxy-mode-drift"));
-});
-
 t.test("kube-proxy not answering while ipvs state is present", async (t) => {
   const f = ipvsNode({ proxyMode: null, kubeProxyMetrics: null, configz: null });
   const j = judge(f, new Map([["kube-proxy-mode", refused]]), NOW);
