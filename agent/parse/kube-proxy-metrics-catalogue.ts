@@ -157,7 +157,8 @@ export function readCounter(facts: KubeProxyMetricsFacts, name: string, mode: st
   }
   if (present) return { state: "value", value: present.value };
   const minor = minorOf(facts.gitVersion);
-  if (entry.sinceMinor !== null && minor !== null && minor < entry.sinceMinor) return { state: "not-applicable" };
+  if (entry.sinceMinor !== null && minor !== null && minor < entry.sinceMinor)
+    return { state: "not-applicable" };
   const labeled = entry.labeledSinceMinor !== null && (minor === null || minor >= entry.labeledSinceMinor);
   if (entry.type === "counter" && labeled && !entry.custom) return { state: "absent-means-zero" };
   return { state: "missing" };
