@@ -1,0 +1,202 @@
+import t from "tap";
+import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { metrics } from "../../helpers/facts.js";
+import { movedWithBlackHole, reportOf } from "./reports.js";
+
+/** Every sample of the exposition as "name{labels} value" lines, comments dropped. */
+async function samples(m: AgentMetrics): Promise<string[]> {
+  return (await m.exposition()).split("\n").filter((l) => l !== "" && !l.startsWith("#"));
+}
+const value = (lines: string[], series: string) =>
+  lines.find((l) => l.startsWith(`${series} `))?.slice(series.length + 1);
+
+t.test("before the first scan only build info and the scan counters exist", async (t) => {
+  const lines = await samples(new AgentMetrics({ version: "0.1.0" }));
+  t.same(lines, [
+    'proxyscope_build_info{version="0.1.0"} 1',
+    "proxyscope_scans_total 0",
+    "proxyscope_scan_overruns_total 0",
+  ]);
+});
+
+t.test("a moved node with a black hole: every gauge from the report", async (t) => {
+  const m = new AgentMetrics({ version: "0.1.0" });
+  const report = reportOf(movedWithBlackHole());
+  m.recordScan(report);
+  const lines = await samples(m);
+  t.equal(value(lines, 'proxyscope_node_phase{phase="nftables"}'), "1");
+  t.equal(value(lines, 'proxyscope_node_phase{phase="ipvs"}'), "0");
+  t.equal(lines.filter((l) => l.startsWith("proxyscope_node_phase{")).length, 5);
+  t.equal(value(lines, 'proxyscope_node_verdict{verdict="unhealthy"}'), "1");
+  t.equal(lines.filter((l) => l.startsWith("proxyscope_node_verdict{")).length, 7);
+  t.equal(value(lines, "proxyscope_kernel_nftables_capable"), "1");
+  t.equal(value(lines, "proxyscope_ipvs_virtual_servers"), "0");
+  t.equal(value(lines, "proxyscope_kube_ipvs0_present"), "1");
+  t.equal(value(lines, "proxyscope_kube_ipvs0_addresses"), "3");
+  t.equal(value(lines, "proxyscope_black_holed_addresses"), "3");
+  t.equal(value(lines, "proxyscope_kube_proxy_ipsets"), "2");
+  // KUBE-NODE-PORT and KUBE-SERVICES; kubelet's KUBE-FIREWALL and canary are not counted.
+  t.equal(value(lines, 'proxyscope_kube_proxy_iptables_chains{backend="nft",family="ipv4"}'), "2");
+  t.notOk(
+    lines.some((l) => l.includes('backend="legacy"')),
+    "a backend the kernel did not answer for is absent, not 0",
+  );
+  t.equal(value(lines, 'proxyscope_nftables_kube_proxy_table_present{family="ip"}'), "1");
+  t.equal(value(lines, 'proxyscope_nftables_kube_proxy_table_present{family="ip6"}'), "0");
+  t.equal(value(lines, "proxyscope_kube_proxy_last_sync_age_seconds"), "42");
+  t.equal(value(lines, "proxyscope_kube_proxy_sync_failures"), "0", "nftables mode, counter absent: zero");
+  t.equal(value(lines, "proxyscope_kube_proxy_cleanup_failures"), "2");
+  t.equal(value(lines, 'proxyscope_finding{id="kube-ipvs0-black-hole",severity="critical"}'), "1");
+  for (const severity of ["info", "warning", "error", "critical"]) {
+    const n = report.findings.filter((f) => f.severity === severity).length;
+    t.equal(value(lines, `proxyscope_findings{severity="${severity}"}`), String(n), severity);
+  }
+  t.equal(lines.filter((l) => l.startsWith("proxyscope_finding{")).length, report.findings.length);
+  t.equal(value(lines, 'proxyscope_probe_success{probe="kernel"}'), "1");
+  t.equal(value(lines, 'proxyscope_probe_duration_seconds{probe="kernel"}'), "0.25");
+  t.equal(
+    value(lines, "proxyscope_last_scan_timestamp_seconds"),
+    String(Date.parse("2026-11-29T12:00:00Z") / 1000),
+  );
+  t.equal(value(lines, "proxyscope_last_scan_duration_seconds"), "1.5");
+  t.equal(value(lines, "proxyscope_scans_total"), "1");
+});
+
+t.test("a failed probe shows as failed and the gauges it feeds are absent, not 0", async (t) => {
+  const m = new AgentMetrics({ version: "0.1.0" });
+  m.recordScan(reportOf(movedWithBlackHole()));
+  const failed = movedWithBlackHole({ kubeIpvs0: null, nftables: null, kubeProxyMetrics: null });
+  m.recordScan(
+    reportOf(failed, {
+      "kube-ipvs0": {
+        kind: "missing-tool",
+        message: "ip not found in /nowhere",
+        command: "ip -d -j addr show",
+      },
+      nftables: { kind: "not-permitted", message: "nft exited 1: Operation not permitted" },
+      "kube-proxy-metrics": { kind: "unreachable", message: "connect ECONNREFUSED 127.0.0.1:10249" },
+    }),
+  );
+  const lines = await samples(m);
+  t.equal(value(lines, 'proxyscope_probe_success{probe="kube-ipvs0"}'), "0");
+  t.equal(value(lines, 'proxyscope_probe_success{probe="nftables"}'), "0");
+  t.equal(value(lines, 'proxyscope_probe_success{probe="kube-proxy-metrics"}'), "0");
+  t.equal(value(lines, 'proxyscope_probe_success{probe="ipvs"}'), "1");
+  const text = await m.exposition();
+  for (const gone of [
+    "proxyscope_kube_ipvs0_present",
+    "proxyscope_kube_ipvs0_addresses",
+    "proxyscope_black_holed_addresses",
+    "proxyscope_nftables_kube_proxy_table_present",
+    "proxyscope_kube_proxy_last_sync_age_seconds",
+    "proxyscope_kube_proxy_sync_failures",
+    "proxyscope_kube_proxy_cleanup_failures",
+  ]) {
+    t.notOk(text.includes(gone), `${gone} is absent`);
+  }
+  t.equal(value(lines, "proxyscope_ipvs_virtual_servers"), "0", "the other probes' gauges stay");
+  t.equal(value(lines, "proxyscope_kube_proxy_ipsets"), "2");
+  t.notOk(text.includes('id="kube-ipvs0-black-hole"'), "the black-hole finding dropped out with its probe");
+  t.equal(value(lines, "proxyscope_scans_total"), "2");
+
+  // And they come back when the probe recovers.
+  m.recordScan(reportOf(movedWithBlackHole()));
+  const back = await samples(m);
+  t.equal(value(back, "proxyscope_black_holed_addresses"), "3");
+  t.equal(value(back, 'proxyscope_nftables_kube_proxy_table_present{family="ip"}'), "1");
+});
+
+t.test("a finding that clears drops out; black holes read 0 once kube-ipvs0 is gone", async (t) => {
+  const m = new AgentMetrics({ version: "0.1.0" });
+  m.recordScan(reportOf(movedWithBlackHole()));
+  t.match(await m.exposition(), /proxyscope_finding\{id="kube-ipvs0-black-hole",severity="critical"\} 1/);
+  m.recordScan(
+    reportOf(
+      movedWithBlackHole({
+        kubeIpvs0: { present: false, kind: null, operState: null, flags: [], addresses: [] },
+      }),
+    ),
+  );
+  const lines = await samples(m);
+  t.notOk(lines.some((l) => l.includes("kube-ipvs0-black-hole")));
+  t.equal(value(lines, "proxyscope_black_holed_addresses"), "0");
+  t.equal(value(lines, "proxyscope_kube_ipvs0_present"), "0");
+  t.equal(value(lines, 'proxyscope_findings{severity="critical"}'), "0");
+});
+
+t.test("kube-proxy counters: not applicable is absent, unknown mode is absent", async (t) => {
+  const ipvsMode = new AgentMetrics({ version: "0.1.0" });
+  ipvsMode.recordScan(
+    reportOf(
+      movedWithBlackHole({
+        proxyMode: { mode: "ipvs" },
+        kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_iptables_restore_failures_total: 4 }),
+      }),
+    ),
+  );
+  const lines = await samples(ipvsMode);
+  t.equal(value(lines, "proxyscope_kube_proxy_sync_failures"), "4");
+  t.notOk(
+    lines.some((l) => l.startsWith("proxyscope_kube_proxy_cleanup_failures")),
+    "no nftables cleanup in ipvs mode",
+  );
+  t.notOk(
+    lines.some((l) => l.startsWith("proxyscope_kube_proxy_last_sync_age_seconds")),
+    "gauge not exported",
+  );
+
+  const noMode = new AgentMetrics({ version: "0.1.0" });
+  noMode.recordScan(
+    reportOf(movedWithBlackHole({ proxyMode: null }), {
+      "kube-proxy-mode": { kind: "http-status", message: "answered 500" },
+    }),
+  );
+  const text = await noMode.exposition();
+  t.notOk(text.includes("proxyscope_kube_proxy_sync_failures"));
+  t.notOk(text.includes("proxyscope_kube_proxy_cleanup_failures"));
+});
+
+t.test("labels stay bounded on a node with 10,000 Services", async (t) => {
+  const addresses = Array.from({ length: 10_000 }, (_, i) => ({
+    family: "inet" as const,
+    address: `10.96.${i >> 8}.${i & 255}`,
+    prefixLen: 32,
+  }));
+  const m = new AgentMetrics({ version: "0.1.0" });
+  m.recordScan(
+    reportOf(
+      movedWithBlackHole({
+        kubeIpvs0: { present: true, kind: "dummy", operState: "DOWN", flags: [], addresses },
+        iptables: {
+          backends: [
+            {
+              backend: "nft",
+              family: "ipv4",
+              available: true,
+              totalRules: 200_000,
+              kubeChains: [{ table: "nat", name: "KUBE-SERVICES", rules: 10_000, owner: "kube-proxy" }],
+              patternCounts: { "KUBE-SVC-*": 10_000, "KUBE-SEP-*": 100_000 },
+              foreignJumps: [],
+              policies: {},
+              nodePortAccepts: [],
+              firewallChains: {},
+            },
+          ],
+        },
+      }),
+    ),
+  );
+  const lines = await samples(m);
+  t.equal(
+    value(lines, "proxyscope_kube_ipvs0_addresses"),
+    "10000",
+    "the full count, not the report's cut list",
+  );
+  t.equal(value(lines, "proxyscope_black_holed_addresses"), "10000");
+  t.equal(value(lines, 'proxyscope_kube_proxy_iptables_chains{backend="nft",family="ipv4"}'), "110001");
+  t.notOk(
+    lines.some((l) => l.includes("10.96.")),
+    "no address in any label",
+  );
+  t.ok(lines.length < 120, `${lines.length} series`);
+});
