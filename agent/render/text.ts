@@ -23,6 +23,36 @@ function evidenceLines(f: Finding): string[] {
   });
 }
 
+/** Whether this node could run kube-proxy in nftables mode, one line per requirement. */
+function capabilityLines(r: NodeReport): string[] {
+  const f = r.facts;
+  const k = f.kernel;
+  const kernel = k
+    ? k.major > 5 || (k.major === 5 && k.minor >= 13)
+      ? `kernel ${safe(k.release)}: ok (5.13 or newer)`
+      : `kernel ${safe(k.release)}: TOO OLD (nftables mode needs 5.13)`
+    : "kernel: unknown (probe failed)";
+  const v = f.nftVersion;
+  const nft = !v
+    ? "host nft: unknown (probe failed)"
+    : v.version === null
+      ? `host nft: unknown (${safe(v.detail ?? v.source)})`
+      : `host nft ${safe(v.version)} (from ${v.source}): ${/^0[.]|^1[.]0[.]0/.test(v.version) ? "TOO OLD (needs 1.0.1)" : "ok"}`;
+  const m = f.kernelModules;
+  let modules: string;
+  if (!m) modules = "modules: unknown (probe failed)";
+  else {
+    const absent = m.modules.filter((x) => x.state === "absent").map((x) => x.name);
+    const loaded = m.modules.filter((x) => x.state === "loaded" || x.state === "builtin").length;
+    modules = !m.moduleTreeReadable
+      ? `modules: ${loaded} of ${m.modules.length} loaded; no module tree under the host root, so the rest cannot be told from absent`
+      : absent.length > 0
+        ? `modules: MISSING ${absent.join(", ")}`
+        : `modules: ok (${loaded} loaded or built in, the rest installed)`;
+  }
+  return [kernel, nft, modules];
+}
+
 /** The report for a person: what runs here, the verdict, then findings by severity, then probe failures. */
 export function renderText(r: NodeReport, colour: boolean): string {
   const c = (k: keyof typeof COLOUR, s: string) => (colour ? `${COLOUR[k]}${s}${RESET}` : s);
@@ -42,12 +72,8 @@ export function renderText(r: NodeReport, colour: boolean): string {
     ? `${safe(f.kernel.release)}${f.osRelease?.prettyName ? ` (${safe(f.osRelease.prettyName)})` : ""}`
     : "unknown";
   out.push(`  kernel:    ${kernel}`);
-  const nft = f.kernel
-    ? f.kernel.major > 5 || (f.kernel.major === 5 && f.kernel.minor >= 13)
-      ? "yes"
-      : "no (needs 5.13)"
-    : "unknown";
-  out.push(`  nftables mode possible on this kernel: ${nft}`);
+  out.push("  nftables mode on this node:");
+  out.push(...capabilityLines(r).map((l) => `    ${l}`));
   out.push(
     `  kube-proxy: ${f.proxyMode ? `${safe(f.proxyMode.mode)} mode` : "not answering"}${f.kubeProxyMetrics?.gitVersion ? `, ${safe(f.kubeProxyMetrics.gitVersion)}` : ""}`,
   );
