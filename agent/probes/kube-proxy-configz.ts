@@ -1,0 +1,24 @@
+import { ConfigzFacts } from "../facts/kube-proxy.js";
+import { httpGet } from "../io/http.js";
+import { parseConfigz } from "../parse/kube-proxy-configz.js";
+import type { Probe } from "./types.js";
+
+// The configuration kube-proxy is running with, to compare with /proxyMode and the ConfigMap.
+export const kubeProxyConfigzProbe: Probe<ConfigzFacts> = {
+  name: "kube-proxy-configz",
+  schema: ConfigzFacts,
+  async run(ctx) {
+    const url = `${ctx.kubeProxyMetricsUrl}/configz`;
+    const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 1024 * 1024 });
+    if (!r.ok) return { ok: false, error: r.error };
+    if (r.status !== 200) {
+      return {
+        ok: false,
+        error: { kind: "http-status", message: `${url} answered ${r.status}`, command: url },
+      };
+    }
+    const p = parseConfigz(r.body);
+    if (!p.ok) return { ok: false, error: { kind: "garbage", message: `${url}: ${p.error}`, command: url } };
+    return { ok: true, facts: p.value };
+  },
+};

@@ -1,0 +1,25 @@
+import { KubeProxyHealthFacts } from "../facts/kube-proxy.js";
+import { httpGet } from "../io/http.js";
+import { parseKubeProxyHealth } from "../parse/kube-proxy-health.js";
+import type { Probe } from "./types.js";
+
+// /healthz on the health address. 503 is an answer (unhealthy proxier, or a node being removed), so
+// only statuses other than 200 and 503 are failures.
+export const kubeProxyHealthProbe: Probe<KubeProxyHealthFacts> = {
+  name: "kube-proxy-health",
+  schema: KubeProxyHealthFacts,
+  async run(ctx) {
+    const url = `${ctx.kubeProxyHealthUrl}/healthz`;
+    const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 64 * 1024 });
+    if (!r.ok) return { ok: false, error: r.error };
+    if (r.status !== 200 && r.status !== 503) {
+      return {
+        ok: false,
+        error: { kind: "http-status", message: `${url} answered ${r.status}`, command: url },
+      };
+    }
+    const p = parseKubeProxyHealth(r.status, r.body);
+    if (!p.ok) return { ok: false, error: { kind: "garbage", message: `${url}: ${p.error}`, command: url } };
+    return { ok: true, facts: p.value };
+  },
+};
