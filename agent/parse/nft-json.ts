@@ -1,0 +1,115 @@
+import { NftFamily } from "../facts/netfilter.js";
+import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+
+// Parsers for `nft -j list tables|chains|sets|maps` (libnftables JSON, schema version 1:
+// {"nftables": [{"metainfo": ...}, {"table": {...}}, ...]}).
+
+export type Family = ReturnType<typeof NftFamily.parse>;
+
+export interface NftTable {
+  family: Family;
+  name: string;
+}
+export interface NftChain {
+  family: Family;
+  table: string;
+  name: string;
+  /** Present on base chains only. */
+  hook?: string;
+  policy?: string;
+}
+export interface NftSet {
+  family: Family;
+  table: string;
+  name: string;
+  kind: "set" | "map";
+  /** "ipv4_addr", or the concatenation "ipv4_addr . inet_proto . inet_service". */
+  type: string;
+  /** nft 1.0.6 prints no "elem" key for an empty set; it lists elements with every set/map. */
+  elements: number;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The objects under "nftables", each a one-key wrapper like {"table": {...}}. */
+function items(text: string, command: string): Parsed<Obj[]> {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    return unparsable(`${command}: not JSON: ${excerpt(text)}`);
+  }
+  if (!isObj(doc) || !Array.isArray(doc.nftables)) {
+    return unparsable(`${command}: no "nftables" array: ${excerpt(text)}`);
+  }
+  const out: Obj[] = [];
+  for (const it of doc.nftables) {
+    if (!isObj(it)) return unparsable(`${command}: item is not an object: ${excerpt(JSON.stringify(it))}`);
+    out.push(it);
+  }
+  return parsed(out);
+}
+
+function family(v: unknown): Family | null {
+  const r = NftFamily.safeParse(v);
+  return r.success ? r.data : null;
+}
+
+export function parseNftTables(text: string): Parsed<NftTable[]> {
+  const r = items(text, "nft -j list tables");
+  if (!r.ok) return r;
+  const out: NftTable[] = [];
+  for (const it of r.value) {
+    if (!("table" in it)) continue;
+    const t = it.table;
+    const f = isObj(t) ? family(t.family) : null;
+    if (!isObj(t) || f === null || typeof t.name !== "string") {
+      return unparsable(`nft -j list tables: bad table ${excerpt(JSON.stringify(t))}`);
+    }
+    out.push({ family: f, name: t.name });
+  }
+  return parsed(out);
+}
+
+export function parseNftChains(text: string): Parsed<NftChain[]> {
+  const r = items(text, "nft -j list chains");
+  if (!r.ok) return r;
+  const out: NftChain[] = [];
+  for (const it of r.value) {
+    if (!("chain" in it)) continue;
+    const c = it.chain;
+    const f = isObj(c) ? family(c.family) : null;
+    if (!isObj(c) || f === null || typeof c.table !== "string" || typeof c.name !== "string") {
+      return unparsable(`nft -j list chains: bad chain ${excerpt(JSON.stringify(c))}`);
+    }
+    const chain: NftChain = { family: f, table: c.table, name: c.name };
+    if (typeof c.hook === "string") chain.hook = c.hook;
+    if (typeof c.policy === "string") chain.policy = c.policy;
+    out.push(chain);
+  }
+  return parsed(out);
+}
+
+/** Parses `nft -j list sets <family>` or `nft -j list maps <family>` (or a single set/map). */
+export function parseNftSets(text: string): Parsed<NftSet[]> {
+  const r = items(text, "nft -j list sets/maps");
+  if (!r.ok) return r;
+  const out: NftSet[] = [];
+  for (const it of r.value) {
+    const kind = "set" in it ? "set" : "map" in it ? "map" : null;
+    if (kind === null) continue;
+    const s = it[kind];
+    const f = isObj(s) ? family(s.family) : null;
+    if (!isObj(s) || f === null || typeof s.table !== "string" || typeof s.name !== "string") {
+      return unparsable(`nft -j list ${kind}s: bad ${kind} ${excerpt(JSON.stringify(s))}`);
+    }
+    const type = Array.isArray(s.type) ? s.type.map(String).join(" . ") : String(s.type ?? "");
+    if (s.elem !== undefined && !Array.isArray(s.elem)) {
+      return unparsable(`nft -j list ${kind}s: "elem" of ${s.name} is not a list`);
+    }
+    const elements = Array.isArray(s.elem) ? s.elem.length : 0;
+    out.push({ family: f, table: s.table, name: s.name, kind, type, elements });
+  }
+  return parsed(out);
+}

@@ -1,0 +1,79 @@
+import type { NftKubeProxyTable, NftablesFacts } from "../facts/netfilter.js";
+import type { NftChain, NftSet, NftTable } from "./nft-json.js";
+
+// Table names iptables-nft creates for its compat layer (libxtables' builtin tables), only ever in
+// the ip/ip6/arp/bridge families; an `inet filter` is someone's own firewall, not iptables-nft.
+const IPTABLES_NFT_TABLES = new Set(["filter", "nat", "mangle", "raw", "security"]);
+const IPTABLES_NFT_FAMILIES = new Set(["ip", "ip6", "arp", "bridge"]);
+const FILTER_HOOKS = new Set(["input", "forward"]);
+// kube-proxy's per-Service chain families (pkg/proxy/nftables/proxier.go: servicePortChainNamePrefix,
+// servicePortEndpointChainNamePrefix, serviceExternalChainNamePrefix) carry an 8-character hash, which
+// tells "service-ULMVA6XW-ns1/svc1/tcp/p80" from the helper chain "service-endpoints-check".
+const SERVICE_CHAIN = /^service-[A-Z0-9]{8}-/;
+const ENDPOINT_CHAIN = /^endpoint-[A-Z0-9]{8}-/;
+const EXTERNAL_CHAIN = /^external-[A-Z0-9]{8}-/;
+// One session-affinity set per endpoint ("affinity-<hash>-ns/svc/proto/port__ip/port"): counted in
+// the chain totals' spirit, never listed one by one.
+const AFFINITY_PREFIX = "affinity-";
+
+export interface NftListings {
+  tables: NftTable[];
+  chains: NftChain[];
+  /** From `nft -j list sets|maps <family>` for the families that hold a kube-proxy table. */
+  sets: NftSet[];
+}
+
+function tableOwner(t: NftTable, chains: NftChain[], kubeProxyTableName: string): string {
+  if (t.name === kubeProxyTableName && (t.family === "ip" || t.family === "ip6")) return "kube-proxy";
+  if (IPTABLES_NFT_FAMILIES.has(t.family) && IPTABLES_NFT_TABLES.has(t.name)) return "iptables-nft";
+  if (t.name === "firewalld") return "firewalld";
+  if (chains.some((c) => c.hook !== undefined && FILTER_HOOKS.has(c.hook) && c.policy === "drop")) {
+    return "host-firewall";
+  }
+  return "other";
+}
+
+/** Classifies every table and summarises kube-proxy's own tables, from listings that never dump rules. */
+export function nftablesFacts(l: NftListings, kubeProxyTableName: string): NftablesFacts {
+  const byTable = new Map<string, NftChain[]>();
+  for (const c of l.chains) {
+    const k = `${c.family} ${c.table}`;
+    const list = byTable.get(k);
+    if (list) list.push(c);
+    else byTable.set(k, [c]);
+  }
+  const tables: NftablesFacts["tables"] = [];
+  const kubeProxy: NftKubeProxyTable[] = [];
+  const firewalls: NftablesFacts["firewalls"] = [];
+  for (const t of l.tables) {
+    const chains = byTable.get(`${t.family} ${t.name}`) ?? [];
+    const owner = tableOwner(t, chains, kubeProxyTableName);
+    tables.push({ family: t.family, name: t.name, owner });
+    if (owner === "kube-proxy") {
+      kubeProxy.push({
+        family: t.family,
+        name: t.name,
+        sets: l.sets
+          .filter((s) => s.family === t.family && s.table === t.name && !s.name.startsWith(AFFINITY_PREFIX))
+          .map((s) => ({ name: s.name, kind: s.kind, type: s.type, elements: s.elements })),
+        chains: {
+          total: chains.length,
+          service: chains.filter((c) => SERVICE_CHAIN.test(c.name)).length,
+          endpoint: chains.filter((c) => ENDPOINT_CHAIN.test(c.name)).length,
+          external: chains.filter((c) => EXTERNAL_CHAIN.test(c.name)).length,
+          base: chains.filter((c) => c.hook !== undefined).map((c) => c.name),
+        },
+      });
+    } else if (owner === "firewalld" || owner === "host-firewall") {
+      firewalls.push({
+        family: t.family,
+        name: t.name,
+        kind: owner,
+        hooks: chains
+          .filter((c) => c.hook !== undefined && FILTER_HOOKS.has(c.hook))
+          .map((c) => `${c.hook}:${c.policy ?? "accept"}`),
+      });
+    }
+  }
+  return { tables, kubeProxyTableName, kubeProxy, firewalls };
+}
