@@ -1,0 +1,187 @@
+import t from "tap";
+import { readFileSync, readdirSync } from "node:fs";
+import { IptablesSaveParser, parseIptablesSave } from "../../../agent/parse/iptables-save.js";
+import { chainOwner } from "../../../agent/parse/iptables-owners.js";
+
+const dir = new URL("../../fixtures/netfilter/recorded/", import.meta.url);
+const read = (scenario: string, file: string) => readFileSync(new URL(`${scenario}/${file}`, dir), "utf8");
+const FILES = [
+  ["iptables-nft-save.txt", "nft", "ipv4"],
+  ["ip6tables-nft-save.txt", "nft", "ipv6"],
+  ["iptables-legacy-save.txt", "legacy", "ipv4"],
+  ["ip6tables-legacy-save.txt", "legacy", "ipv6"],
+] as const;
+
+t.test("every recorded *-save output parses, whole or line by line alike", async (t) => {
+  const scenarios = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
+  t.equal(scenarios.length, 9);
+  for (const s of scenarios) {
+    for (const [file, backend, family] of FILES) {
+      const text = read(s.name, file);
+      const whole = parseIptablesSave(text, backend, family);
+      t.ok(whole.ok, `${s.name}/${file}`);
+      const p = new IptablesSaveParser(backend, family);
+      for (const l of text.split("\n")) p.feed(l);
+      t.same(p.finish(), whole, `${s.name}/${file} streamed`);
+    }
+  }
+});
+
+t.test(
+  "iptables mode (nft backend): owners, per-Service counts, NodePort accepts with counters",
+  async (t) => {
+    const r = parseIptablesSave(read("iptables-mode", "iptables-nft-save.txt"), "nft", "ipv4");
+    if (!r.ok) return t.fail(r.error);
+    const f = r.value;
+    t.equal(f.totalRules, 79);
+    t.same(f.patternCounts, { "KUBE-EXT-*": 4, "KUBE-FW-*": 1, "KUBE-SEP-*": 6, "KUBE-SVC-*": 5 });
+    const owner = (table: string, name: string) =>
+      f.kubeChains.find((c) => c.table === table && c.name === name);
+    t.same(owner("nat", "KUBE-SERVICES"), {
+      table: "nat",
+      name: "KUBE-SERVICES",
+      rules: 10,
+      owner: "kube-proxy",
+    });
+    t.same(owner("nat", "KUBE-NODEPORTS"), {
+      table: "nat",
+      name: "KUBE-NODEPORTS",
+      rules: 6,
+      owner: "kube-proxy-iptables",
+    });
+    t.same(owner("filter", "KUBE-FIREWALL"), {
+      table: "filter",
+      name: "KUBE-FIREWALL",
+      rules: 1,
+      owner: "kubelet",
+    });
+    t.same(owner("mangle", "KUBE-PROXY-CANARY")?.owner, "kube-proxy-iptables");
+    t.same(owner("mangle", "KUBE-IPTABLES-HINT")?.owner, "kubelet");
+    t.equal(f.kubeChains.length, 17);
+    t.same(
+      f.foreignJumps,
+      [],
+      "kube-proxy's commented jumps and kubelet's bare KUBE-FIREWALL jumps are not foreign",
+    );
+    t.same(
+      f.nodePortAccepts.find((a) => a.chain === "KUBE-NODEPORTS"),
+      {
+        table: "filter",
+        chain: "KUBE-NODEPORTS",
+        rule: '-A KUBE-NODEPORTS -p tcp -m comment --comment "ns2/svc2:p80 health check node port" -m tcp --dport 30000 -j ACCEPT',
+        packets: 3,
+        bytes: 180,
+      },
+    );
+    t.equal(f.policies["filter/INPUT"], "ACCEPT");
+  },
+);
+
+t.test("foreign jumps into KUBE-* chains are listed, kube-proxy's and kubelet's are not", async (t) => {
+  const r = parseIptablesSave(read("foreign-jump", "iptables-nft-save.txt"), "nft", "ipv4");
+  if (!r.ok) return t.fail(r.error);
+  t.same(r.value.foreignJumps, [
+    { table: "filter", chain: "FORWARD", rule: "-A FORWARD -i cni0 -j KUBE-FORWARD", target: "KUBE-FORWARD" },
+    {
+      table: "nat",
+      chain: "OUTPUT",
+      rule: "-A OUTPUT -d 10.96.0.10/32 -p tcp -m tcp --dport 53 -j KUBE-SERVICES",
+      target: "KUBE-SERVICES",
+    },
+    {
+      table: "nat",
+      chain: "MY-PORTAL",
+      rule: "-A MY-PORTAL -d 10.96.0.0/12 -j KUBE-SERVICES",
+      target: "KUBE-SERVICES",
+    },
+  ]);
+});
+
+t.test("ipvs-mode leftovers next to kubelet's chains", async (t) => {
+  const r = parseIptablesSave(read("nftables-ipvs-leftovers", "iptables-nft-save.txt"), "nft", "ipv4");
+  if (!r.ok) return t.fail(r.error);
+  const byOwner: Record<string, string[]> = {};
+  for (const c of r.value.kubeChains) (byOwner[c.owner] ??= []).push(`${c.table}/${c.name}`);
+  t.same(byOwner["kube-proxy-ipvs"], [
+    "filter/KUBE-IPVS-FILTER",
+    "filter/KUBE-IPVS-OUT-FILTER",
+    "filter/KUBE-NODE-PORT",
+    "filter/KUBE-SOURCE-RANGES-FIREWALL",
+    "nat/KUBE-LOAD-BALANCER",
+    "nat/KUBE-NODE-PORT",
+  ]);
+  t.notOk(
+    r.value.kubeChains.some((c) => c.name === "KUBE-PROXY-CANARY"),
+    "ipvs mode has no canary",
+  );
+  t.same(r.value.patternCounts, {});
+  t.same(r.value.foreignJumps, []);
+});
+
+t.test("legacy backend: an old ipvs mode's nat KUBE-FIREWALL, and a ufw-like host firewall", async (t) => {
+  const old = parseIptablesSave(read("ipvs-legacy-leftovers", "iptables-legacy-save.txt"), "legacy", "ipv4");
+  if (!old.ok) return t.fail(old.error);
+  t.same(
+    old.value.kubeChains.find((c) => c.table === "nat" && c.name === "KUBE-FIREWALL")?.owner,
+    "kube-proxy-ipvs",
+  );
+  t.same(
+    old.value.kubeChains.find((c) => c.table === "filter" && c.name === "KUBE-FIREWALL")?.owner,
+    "kubelet",
+  );
+  const ufw = parseIptablesSave(read("host-firewall", "iptables-legacy-save.txt"), "legacy", "ipv4");
+  if (!ufw.ok) return t.fail(ufw.error);
+  t.same(ufw.value.policies, { "filter/INPUT": "DROP", "filter/FORWARD": "DROP", "filter/OUTPUT": "ACCEPT" });
+  t.same(ufw.value.firewallChains, { "ufw-after-input": 0, "ufw-before-input": 3, "ufw-user-input": 1 });
+  t.equal(ufw.value.totalRules, 6);
+});
+
+t.test("owner catalogue corner cases", async (t) => {
+  t.equal(chainOwner("nat", "KUBE-NODE-PORT"), "kube-proxy-ipvs");
+  t.equal(chainOwner("nat", "KUBE-NODEPORTS"), "kube-proxy-iptables");
+  t.equal(chainOwner("nat", "KUBE-FIREWALL"), "kube-proxy-ipvs");
+  t.equal(chainOwner("filter", "KUBE-FIREWALL"), "kubelet");
+  t.equal(chainOwner("nat", "KUBE-XLB-ABCDEF"), "kube-proxy-iptables");
+  t.equal(chainOwner("filter", "KUBE-SOMETHING-ELSE"), "unknown");
+});
+
+t.test("empty output is an empty ruleset; truncated and garbage input are errors", async (t) => {
+  const empty = parseIptablesSave("", "nft", "ipv4");
+  t.same(empty.ok && [empty.value.totalRules, empty.value.kubeChains, empty.value.policies], [0, [], {}]);
+  const full = read("iptables-mode", "iptables-nft-save.txt");
+  const cut = full.slice(0, full.indexOf("COMMIT", full.indexOf("*nat")));
+  const r = parseIptablesSave(cut, "nft", "ipv4");
+  t.equal(r.ok, false);
+  t.match(!r.ok && r.error, /ends inside table \*nat/);
+  const midLine = full.slice(0, full.indexOf('"ns1/svc1:p80 cluster IP"') + 5);
+  t.equal(parseIptablesSave(midLine, "nft", "ipv4").ok, false);
+  for (const bad of [
+    "hello\n",
+    "*filter\n-A\nCOMMIT\n",
+    "*filter\nnonsense\nCOMMIT\n",
+    "-A INPUT -j ACCEPT\n",
+    "*filter\n*nat\n",
+  ]) {
+    t.equal(parseIptablesSave(bad, "legacy", "ipv4").ok, false, JSON.stringify(bad));
+  }
+});
+
+t.test("upstream's exact rule text, nfacct matches included, parses the same", async (t) => {
+  // Lines from pkg/proxy/iptables/proxier_test.go TestOverallIPTablesRules that cannot be loaded into
+  // a fresh namespace (no nfacct objects), in iptables-save -c form.
+  const text = [
+    "*filter",
+    ":INPUT ACCEPT [0:0]",
+    ":KUBE-FORWARD - [0:0]",
+    "[7:420] -A KUBE-FORWARD -m conntrack --ctstate INVALID -m nfacct --nfacct-name ct_state_invalid_dropped_pkts -j DROP",
+    '[9:540] -A KUBE-FORWARD -m comment --comment "kubernetes forwarding rules" -m mark --mark 0x4000/0x4000 -j ACCEPT',
+    "COMMIT",
+  ].join("\n");
+  const r = parseIptablesSave(text, "legacy", "ipv4");
+  if (!r.ok) return t.fail(r.error);
+  t.same(r.value.kubeChains, [{ table: "filter", name: "KUBE-FORWARD", rules: 2, owner: "kube-proxy" }]);
+  t.same(
+    r.value.nodePortAccepts.map((a) => [a.packets, a.bytes]),
+    [[9, 540]],
+  );
+});

@@ -1,0 +1,139 @@
+import t from "tap";
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ToolRunner } from "../../../agent/io/run.js";
+import { iptablesProbe } from "../../../agent/probes/iptables.js";
+import { nftablesProbe } from "../../../agent/probes/nftables.js";
+import type { ProbeContext } from "../../../agent/probes/types.js";
+
+// Fake tool dirs: small executable scripts that print recorded output and exit with a chosen code,
+// so exit codes and missing tools are exercised through the real ToolRunner.
+const rec = new URL("../../fixtures/netfilter/recorded/", import.meta.url);
+
+function toolDir(
+  tools: Record<string, { file?: string; text?: string; code?: number; stderr?: string }>,
+): string {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-tools-"));
+  for (const [name, spec] of Object.entries(tools)) {
+    const data = spec.file ? readFileSync(new URL(spec.file, rec), "utf8") : (spec.text ?? "");
+    const out = join(dir, `${name}.out`);
+    writeFileSync(out, data);
+    const script = `#!/bin/sh\n/bin/cat '${out}'\n${spec.stderr ? `echo '${spec.stderr}' >&2\n` : ""}exit ${spec.code ?? 0}\n`;
+    writeFileSync(join(dir, name), script);
+    chmodSync(join(dir, name), 0o755);
+  }
+  return dir;
+}
+
+function ctx(dir: string, prior: ProbeContext["prior"] = {}): ProbeContext {
+  return {
+    hostRoot: "/",
+    procRoot: "/proc",
+    sysRoot: "/sys",
+    tools: new ToolRunner([dir]),
+    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
+    kubeProxyHealthUrl: "http://127.0.0.1:10256",
+    nodeIPs: [],
+    callTimeoutMs: 10_000,
+    prior,
+  };
+}
+
+t.test("iptables: a missing legacy backend is recorded per backend, the rest still read", async (t) => {
+  const dir = toolDir({
+    "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
+    "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },
+    "ip6tables-legacy-save": { text: "", code: 1, stderr: "ip6tables-legacy-save: cannot initialize" },
+  });
+  const r = await iptablesProbe.run(ctx(dir));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  const [legacy4, legacy6, nft4, nft6] = r.facts.backends;
+  t.equal(legacy4?.available, false);
+  t.match(legacy4?.error, /^missing-tool: iptables-legacy-save not found/);
+  t.equal(legacy6?.available, false);
+  t.match(
+    legacy6?.error,
+    /^exit-status: ip6tables-legacy-save exited 1: ip6tables-legacy-save: cannot initialize/,
+  );
+  t.equal(nft4?.totalRules, 79);
+  t.equal(nft6?.available, true);
+  t.ok(iptablesProbe.schema.safeParse(r.facts).success);
+});
+
+t.test(
+  "iptables: garbage from one tool is that backend's error; all four failing fails the probe",
+  async (t) => {
+    const dir = toolDir({ "iptables-nft-save": { text: "*filter\n:INPUT ACCEPT [0:0]\n" } });
+    const r = await iptablesProbe.run(ctx(dir));
+    t.equal(r.ok, false);
+    if (r.ok) return;
+    t.equal(r.error.kind, "exec-failed", "mixed kinds: missing-tool x3 and garbage");
+    t.match(
+      r.error.message,
+      /garbage: iptables-nft-save -c: iptables-save output ends inside table \*filter/,
+    );
+    const none = await iptablesProbe.run(ctx(toolDir({})));
+    t.same(none.ok === false && none.error.kind, "missing-tool");
+  },
+);
+
+const NFT_DISPATCH = (scenario: string) => `#!/bin/sh
+d='${new URL(scenario + "/", rec).pathname}'
+case "$*" in
+  "-j list tables") /bin/cat "$d/nft-list-tables.json" ;;
+  "-j list chains") /bin/cat "$d/nft-list-chains.json" ;;
+  "-j list sets ip"|"-j list sets ip6"|"-j list maps ip"|"-j list maps ip6")
+    set -- $*; /bin/cat "$d/nft-list-$3-$4.json" ;;
+  *) echo "unexpected nft $*" >&2; exit 99 ;;
+esac
+`;
+
+function nftDir(script: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-nft-"));
+  writeFileSync(join(dir, "nft"), script);
+  chmodSync(join(dir, "nft"), 0o755);
+  return dir;
+}
+
+t.test("nftables: reads tables, chains, sets and maps, never a whole table", async (t) => {
+  const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH("nftables-pre1.34-dualstack"))));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.same(
+    r.facts.kubeProxy.map((k) => k.family),
+    ["ip", "ip6"],
+  );
+  t.equal(r.facts.kubeProxyTableName, "kube-proxy");
+  t.same(nftablesProbe.needs, ["kube-proxy-configz"]);
+});
+
+t.test("nftables: the table name comes from /configz when that probe succeeded", async (t) => {
+  const configz = { ok: true as const, facts: { nftablesTableName: "kp2" } };
+  const r = await nftablesProbe.run(
+    ctx(nftDir(NFT_DISPATCH("nftables-v1.34")), { "kube-proxy-configz": configz }),
+  );
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.equal(r.facts.kubeProxyTableName, "kp2");
+  t.same(r.facts.kubeProxy, []);
+  const failed = { ok: false as const, error: { kind: "unreachable" as const, message: "refused" } };
+  const r2 = await nftablesProbe.run(
+    ctx(nftDir(NFT_DISPATCH("nftables-v1.34")), { "kube-proxy-configz": failed }),
+  );
+  t.equal(r2.ok && r2.facts.kubeProxyTableName, "kube-proxy");
+});
+
+t.test("nftables: missing nft, a kernel without nf_tables, garbage", async (t) => {
+  const missing = await nftablesProbe.run(ctx(mkdtempSync(join(tmpdir(), "proxyscope-empty-"))));
+  t.equal(!missing.ok && missing.error.kind, "missing-tool");
+  const noKernel = await nftablesProbe.run(
+    ctx(nftDir("#!/bin/sh\necho 'Error: cache initialization failed: Protocol not supported' >&2\nexit 1\n")),
+  );
+  t.equal(!noKernel.ok && noKernel.error.kind, "exit-status");
+  t.match(
+    !noKernel.ok && noKernel.error.message,
+    /^kernel without nf_tables \(nft: nft exited 1: Error: cache/,
+  );
+  const garbage = await nftablesProbe.run(ctx(nftDir("#!/bin/sh\necho 'table ip filter'\n")));
+  t.equal(!garbage.ok && garbage.error.kind, "garbage");
+  t.equal(!garbage.ok && garbage.error.command, "nft -j list tables");
+});
