@@ -1,0 +1,289 @@
+// The manifests: valid against the Kubernetes and Prometheus Operator OpenAPI models, no unknown fields,
+// kustomize renders them, and the least-privilege and wiring rules the design asks for hold.
+import { readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import t from "tap";
+import {
+  K8sObject,
+  MANIFESTS,
+  ROOT,
+  kustomizeBuild,
+  manifestObjects,
+  unknownFieldDiagnostics,
+  validateAgainstSchema,
+  which,
+} from "./lib.js";
+
+const all = manifestObjects();
+const objs = all.map((x) => x.obj);
+const id = (o: K8sObject) => `${o.kind}/${o.metadata.namespace ?? "-"}/${o.metadata.name}`;
+const find = (kind: string, name: string, namespace?: string): K8sObject => {
+  const o = objs.find(
+    (x) =>
+      x.kind === kind &&
+      x.metadata.name === name &&
+      (namespace === undefined || x.metadata.namespace === namespace),
+  );
+  if (o === undefined) throw new Error(`no ${kind} ${namespace ?? ""}/${name} in manifests/`);
+  return o;
+};
+const pkgVersion = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string })
+  .version;
+
+t.test("every manifest validates against its OpenAPI model", async (t) => {
+  t.ok(objs.length >= 14, `found ${objs.length} objects`);
+  for (const { file, obj } of all) {
+    t.equal(await validateAgainstSchema(obj), null, `${file}: ${id(obj)}`);
+  }
+});
+
+t.test("no manifest has a field the API does not know", async (t) => {
+  const diags = unknownFieldDiagnostics(objs);
+  all.forEach(({ file, obj }, i) => t.equal(diags[i], "", `${file}: ${id(obj)}`));
+});
+
+t.test("the checkers catch a typo'd field and a wrong type", async (t) => {
+  const ds = structuredClone(find("DaemonSet", "proxyscope-agent"));
+  ds.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem = true;
+  const [diag] = unknownFieldDiagnostics([ds]);
+  t.match(diag, /readOnlyRootFileSystem/, "unknown field named");
+  const bad = structuredClone(find("DaemonSet", "proxyscope-agent"));
+  bad.spec.template.spec.containers[0].ports[0].containerPort = "9977x";
+  t.match(await validateAgainstSchema(bad), /containerPort must be integer/);
+  const sm = structuredClone(find("ServiceMonitor", "proxyscope-agent"));
+  sm.spec.endpoints[0].relabelings[0].action = "rename";
+  t.not(await validateAgainstSchema(sm), null, "ServiceMonitor relabel action outside the CRD's enum");
+});
+
+t.test("kustomize renders the base, the core part and the no-dpkg component", async (t) => {
+  const kubectl = which("kubectl");
+  if (kubectl === null) {
+    t.skip("kubectl (with built-in kustomize) is not installed: install it to run this check");
+    return;
+  }
+  const full = kustomizeBuild(MANIFESTS);
+  if (full === null || "error" in full) throw new Error(`kubectl kustomize manifests: ${full && full.error}`);
+  t.same(full.objects.map(id).sort(), objs.map(id).sort(), "renders exactly the objects in manifests/");
+  for (const o of full.objects) {
+    t.equal(o.metadata.labels?.["app.kubernetes.io/part-of"], "proxyscope", `${id(o)} labelled part-of`);
+    t.equal(await validateAgainstSchema(o), null, `rendered ${id(o)} still valid`);
+  }
+  const inKubeSystem = full.objects.filter((o) => o.metadata.namespace === "kube-system").map(id);
+  t.same(
+    inKubeSystem.sort(),
+    ["Role/kube-system/proxyscope-collector", "RoleBinding/kube-system/proxyscope-collector"],
+    "the kube-system grants stay in kube-system",
+  );
+  for (const o of full.objects.filter(
+    (o) => o.metadata.namespace !== "kube-system" && o.metadata.namespace,
+  )) {
+    t.equal(o.metadata.namespace, "proxyscope", `${id(o)} in proxyscope`);
+  }
+  const images = full.objects
+    .filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment")
+    .flatMap((o) => o.spec.template.spec.containers.map((c: { image: string }) => c.image));
+  t.same(
+    images,
+    [`proxyscope:${pkgVersion}`, `proxyscope:${pkgVersion}`],
+    "image tag is the package version",
+  );
+  const ds = full.objects.find((o) => o.kind === "DaemonSet")!;
+  t.same(
+    ds.spec.selector.matchLabels,
+    { "app.kubernetes.io/name": "proxyscope-agent" },
+    "selector untouched",
+  );
+
+  const core = kustomizeBuild(join(MANIFESTS, "core"));
+  if (core === null || "error" in core)
+    throw new Error(`kubectl kustomize manifests/core: ${core && core.error}`);
+  t.notOk(
+    core.objects.some((o) => o.apiVersion.startsWith("monitoring.coreos.com/")),
+    "core needs no Prometheus Operator CRD",
+  );
+
+  const { mkdtempSync, writeFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const overlay = mkdtempSync(join(tmpdir(), "proxyscope-overlay-"));
+  t.teardown(() => rmSync(overlay, { recursive: true, force: true }));
+  writeFileSync(
+    join(overlay, "kustomization.yaml"),
+    `resources: [${JSON.stringify(relative(overlay, MANIFESTS))}]\n` +
+      `components: [${JSON.stringify(relative(overlay, join(MANIFESTS, "components/no-dpkg")))}]\n`,
+  );
+  const noDpkg = kustomizeBuild(overlay);
+  if (noDpkg === null || "error" in noDpkg)
+    throw new Error(`overlay with no-dpkg: ${noDpkg && noDpkg.error}`);
+  const ds2 = noDpkg.objects.find((o) => o.kind === "DaemonSet")!;
+  const paths = ds2.spec.template.spec.volumes.map((v: { hostPath?: { path: string } }) => v.hostPath?.path);
+  t.notOk(paths.includes("/var/lib/dpkg/status"), "no dpkg volume");
+  t.ok(paths.includes("/etc/os-release"), "the other host mounts stay");
+  t.notOk(
+    ds2.spec.template.spec.containers[0].volumeMounts.some(
+      (m: { name: string }) => m.name === "host-dpkg-status",
+    ),
+    "no dpkg mount",
+  );
+  t.equal(await validateAgainstSchema(ds2), null, "patched DaemonSet valid");
+});
+
+t.test("the agent has no API access", async (t) => {
+  const sa = find("ServiceAccount", "proxyscope-agent", "proxyscope");
+  t.equal(sa.automountServiceAccountToken, false, "ServiceAccount mounts no token");
+  const ds = find("DaemonSet", "proxyscope-agent", "proxyscope");
+  t.equal(ds.spec.template.spec.serviceAccountName, "proxyscope-agent");
+  t.equal(ds.spec.template.spec.automountServiceAccountToken, false, "pod mounts no token");
+  const bound = objs
+    .filter((o) => o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding")
+    .flatMap((o) => o.subjects as { name: string }[]);
+  t.notOk(
+    bound.some((s) => s.name === "proxyscope-agent"),
+    "no binding names the agent",
+  );
+});
+
+t.test("the agent DaemonSet", async (t) => {
+  const ds = find("DaemonSet", "proxyscope-agent", "proxyscope");
+  const pod = ds.spec.template.spec;
+  const [c, ...others] = pod.containers;
+  t.equal(others.length, 0, "one container");
+  t.equal(pod.hostNetwork, true, "host network");
+  t.equal(pod.dnsPolicy, "ClusterFirstWithHostNet");
+  t.notOk(pod.hostPID, "no host PID");
+  t.notOk(pod.hostIPC, "no host IPC");
+  t.same(pod.tolerations, [{ operator: "Exists" }], "tolerates every taint: runs on every node");
+  t.same(ds.spec.updateStrategy, { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } });
+  t.not(pod.priorityClassName, "system-node-critical", "an observer is not node-critical");
+  t.not(pod.priorityClassName, "system-cluster-critical");
+  const pc = find("PriorityClass", pod.priorityClassName);
+  t.equal(pc.preemptionPolicy, "Never", "never preempts a workload");
+  t.ok(pc.value < 1_000_000_000, "below the system-reserved range");
+
+  const sc = c.securityContext;
+  t.same(sc.capabilities.drop, ["ALL"]);
+  t.same([...sc.capabilities.add].sort(), ["NET_ADMIN", "NET_RAW"], "only the proven capabilities");
+  t.equal(sc.readOnlyRootFilesystem, true);
+  t.equal(sc.allowPrivilegeEscalation, false);
+  t.equal(sc.privileged, false);
+
+  t.same(c.args.slice(0, 1), ["serve"]);
+  const arg = (flag: string) => c.args[c.args.indexOf(flag) + 1];
+  t.equal(arg("--host-root"), "/host");
+  t.equal(arg("--listen"), "0.0.0.0");
+  t.equal(arg("--port"), "9977");
+  t.same(c.ports, [{ name: "metrics", containerPort: 9977, protocol: "TCP" }], "port matches --port");
+  t.equal(c.livenessProbe.httpGet.path, "/healthz");
+  t.equal(c.livenessProbe.httpGet.port, "metrics");
+  t.equal(c.readinessProbe.httpGet.path, "/readyz");
+  t.equal(c.readinessProbe.httpGet.port, "metrics");
+  t.same(c.resources, { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } });
+
+  const env = Object.fromEntries(
+    c.env.map((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => [
+      e.name,
+      e.valueFrom?.fieldRef?.fieldPath,
+    ]),
+  );
+  t.equal(env.NODE_NAME, "spec.nodeName");
+  t.equal(env.NODE_IPS, "status.hostIPs");
+
+  const volumes = new Map<string, { hostPath?: { path: string; type?: string } }>(
+    pod.volumes.map((v: { name: string }) => [v.name, v]),
+  );
+  const hostMounts = c.volumeMounts
+    .map((m: { name: string; mountPath: string; readOnly?: boolean }) => ({
+      ...m,
+      host: volumes.get(m.name)?.hostPath,
+    }))
+    .filter((m: { host?: unknown }) => m.host !== undefined);
+  t.same(
+    hostMounts.map((m: { host: { path: string } }) => m.host.path).sort(),
+    ["/etc/os-release", "/lib/modules", "/usr/lib/os-release", "/var/lib/dpkg/status"],
+    "exactly the host paths the probes read",
+  );
+  for (const m of hostMounts) {
+    t.equal(m.readOnly, true, `${m.host.path} read-only`);
+    t.equal(m.mountPath, `/host${m.host.path}`, `${m.host.path} under --host-root`);
+    t.ok(
+      ["File", "Directory"].includes(m.host.type),
+      `${m.host.path} type ${m.host.type}: never created on the node`,
+    );
+  }
+});
+
+t.test("the agents' headless Service and the ServiceMonitor find the agent pods", async (t) => {
+  const ds = find("DaemonSet", "proxyscope-agent", "proxyscope");
+  const svc = find("Service", "proxyscope-agent", "proxyscope");
+  t.equal(svc.spec.clusterIP, "None", "headless");
+  t.same(svc.spec.ports, [{ name: "metrics", port: 9977, targetPort: "metrics", protocol: "TCP" }]);
+  const podLabels = ds.spec.template.metadata.labels;
+  for (const [k, v] of Object.entries(svc.spec.selector)) t.equal(podLabels[k], v, `pod has ${k}=${v}`);
+  const sm = find("ServiceMonitor", "proxyscope-agent", "proxyscope");
+  for (const [k, v] of Object.entries(sm.spec.selector.matchLabels))
+    t.equal(svc.metadata.labels[k], v, `Service has ${k}`);
+  t.same(sm.spec.namespaceSelector.matchNames, ["proxyscope"]);
+  const [ep] = sm.spec.endpoints;
+  t.equal(ep.port, "metrics");
+  t.match(ep.relabelings, [{ sourceLabels: ["__meta_kubernetes_pod_node_name"], targetLabel: "node" }]);
+  t.notOk(sm.spec.jobLabel, "job label = Service name (the rules' up{job=...} relies on it)");
+});
+
+t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
+  const dep = find("Deployment", "proxyscope-collector", "proxyscope");
+  const pod = dep.spec.template.spec;
+  const [c] = pod.containers;
+  t.same(c.command, ["proxyscope"]);
+  t.equal(c.args[0], "serve");
+  t.equal(pod.securityContext.runAsNonRoot, true);
+  t.ok(pod.securityContext.runAsUser > 0);
+  t.equal(c.securityContext.readOnlyRootFilesystem, true);
+  t.equal(c.securityContext.allowPrivilegeEscalation, false);
+  t.same(c.securityContext.capabilities, { drop: ["ALL"] });
+  t.notOk(pod.hostNetwork, "pod network");
+  const svc = find("Service", "proxyscope-collector", "proxyscope");
+  t.equal(svc.spec.ports[0].port, 8080);
+  t.same(
+    c.ports.find((p: { name: string }) => p.name === svc.spec.ports[0].targetPort),
+    { name: "http", containerPort: 8080, protocol: "TCP" },
+  );
+
+  type Rule = {
+    apiGroups?: string[];
+    resources?: string[];
+    resourceNames?: string[];
+    verbs: string[];
+    nonResourceURLs?: string[];
+  };
+  const granted: { ns: string; rule: Rule }[] = [];
+  for (const b of objs.filter((o) => o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding")) {
+    if (
+      !(b.subjects as { name: string; namespace: string }[]).some(
+        (s) => s.name === "proxyscope-collector" && s.namespace === "proxyscope",
+      )
+    )
+      continue;
+    const role = find(
+      b.roleRef.kind,
+      b.roleRef.name,
+      b.roleRef.kind === "Role" ? b.metadata.namespace : undefined,
+    );
+    for (const rule of role.rules as Rule[])
+      granted.push({ ns: b.kind === "RoleBinding" ? b.metadata.namespace! : "*", rule });
+  }
+  const flat = granted
+    .flatMap(({ ns, rule }) =>
+      (rule.resources ?? rule.nonResourceURLs ?? []).map(
+        (r) =>
+          `${ns} ${(rule.apiGroups ?? [""])[0] || "core"}/${r} [${[...rule.verbs].sort()}]${rule.resourceNames ? ` names=${[...rule.resourceNames].sort()}` : ""}`,
+      ),
+    )
+    .sort();
+  t.same(flat, [
+    "* core//version [get]",
+    "* core/nodes [get,list,watch]",
+    "* core/services [get,list,watch]",
+    "kube-system apps/daemonsets [get] names=kube-proxy",
+    "kube-system core/configmaps [get] names=kube-proxy,kubeadm-config",
+    "proxyscope core/pods [get,list,watch]",
+  ]);
+});
