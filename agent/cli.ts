@@ -87,6 +87,10 @@ async function main(argv: string[]): Promise<number> {
       );
       return reachesSeverity(report, cfg.failOn) ? 1 : 0;
     }
+    case "verify":
+      return (await import("./verify/command.js")).verifyCommand(cfg, scanInput(cfg));
+    case "cleanup":
+      return (await import("./cleanup/command.js")).cleanupCommand(cfg, scanInput(cfg));
     default:
       process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
       return 2;

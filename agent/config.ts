@@ -3,6 +3,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
+import { parseHostPort, serviceAddressFromEnv } from "./verify/service-address.js";
 
 const url = z
   .string()
@@ -31,6 +32,16 @@ export const AgentConfig = z.object({
   listenPort: z.coerce.number().int().min(0).max(65535),
   scanIntervalS: z.coerce.number().positive(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
+  // verify
+  syncWindowS: z.coerce.number().min(0).max(600),
+  serviceAddress: z
+    .string()
+    .refine((s) => parseHostPort(s) !== null, "must be IP:PORT or [IPv6]:PORT")
+    .nullable(),
+  skipConnect: z.boolean(),
+  // cleanup
+  apply: z.boolean(),
+  strictArp: z.boolean(),
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
@@ -54,6 +65,11 @@ const OPTIONS = {
   port: { type: "string", env: "PROXYSCOPE_PORT" },
   "scan-interval-s": { type: "string", env: "PROXYSCOPE_SCAN_INTERVAL_S" },
   "log-level": { type: "string", env: "PROXYSCOPE_LOG_LEVEL" },
+  "sync-window-s": { type: "string", env: "PROXYSCOPE_SYNC_WINDOW_S" },
+  "service-address": { type: "string" },
+  "skip-connect": { type: "boolean" },
+  apply: { type: "boolean" },
+  "strict-arp": { type: "boolean" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -108,6 +124,11 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
     listenPort: pick("port") ?? DEFAULT_PORT,
     scanIntervalS: pick("scan-interval-s") ?? 60,
     logLevel: pick("log-level") ?? "info",
+    syncWindowS: pick("sync-window-s") ?? 10,
+    serviceAddress: pick("service-address") ?? serviceAddressFromEnv(env) ?? null,
+    skipConnect: pick("skip-connect") ?? false,
+    apply: pick("apply") ?? false,
+    strictArp: pick("strict-arp") ?? false,
   };
   const r = AgentConfig.safeParse(raw);
   if (!r.success) {

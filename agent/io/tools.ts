@@ -9,6 +9,10 @@ export const TOOLS = {
   "ip6tables-legacy-save": { debianPackage: "iptables", purpose: "ip6tables (legacy backend)" },
   "iptables-nft-save": { debianPackage: "iptables", purpose: "iptables (nf_tables backend)" },
   "ip6tables-nft-save": { debianPackage: "iptables", purpose: "ip6tables (nf_tables backend)" },
+  "iptables-legacy": { debianPackage: "iptables", purpose: "cleanup: kube-proxy's chains (legacy)" },
+  "ip6tables-legacy": { debianPackage: "iptables", purpose: "cleanup: kube-proxy's chains (legacy, IPv6)" },
+  "iptables-nft": { debianPackage: "iptables", purpose: "cleanup: kube-proxy's chains (nf_tables)" },
+  "ip6tables-nft": { debianPackage: "iptables", purpose: "cleanup: kube-proxy's chains (nf_tables, IPv6)" },
 } as const;
 
 export type ToolName = keyof typeof TOOLS;

@@ -1,0 +1,151 @@
+import type { VirtualServer } from "../facts/ipvs.js";
+import type { NodeReport } from "../report/schema.js";
+import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../rules/input.js";
+import { classifyVirtualServers } from "../rules/virtual-servers.js";
+import type { IptablesRuleSet } from "./iptables-rules.js";
+import { planIptables } from "./plan-iptables.js";
+import type { CleanupAction, CleanupPlan, KeptItem } from "./schema.js";
+
+/** A backend whose rules could not be read for cleanup: nothing in it is touched. */
+export interface RuleSetUnreadable {
+  backend: IptablesRuleSet["backend"];
+  family: IptablesRuleSet["family"];
+  error: string;
+}
+export type RuleSetRead = IptablesRuleSet | RuleSetUnreadable;
+
+export interface PlanOptions {
+  /** Reset the strictARP sysctls too (they are harmless; only on request). */
+  strictArp: boolean;
+  ruleOptions?: RuleOptions;
+}
+
+// kube-proxy's ipvs mode sets exactly these (pkg/proxy/ipvs/proxier.go, strictARP).
+const STRICT_ARP = [
+  { name: "net.ipv4.conf.all.arp_ignore", set: "1" },
+  { name: "net.ipv4.conf.all.arp_announce", set: "2" },
+] as const;
+
+const PROTO_FLAG: Record<string, string> = { TCP: "-t", UDP: "-u", SCTP: "--sctp-service" };
+
+function vsName(v: VirtualServer): string {
+  if (v.address === null) return `FWM ${v.fwmark}`;
+  const a = v.family === "inet6" ? `[${v.address}]` : v.address;
+  return `${v.protocol} ${a}:${v.port}`;
+}
+
+function exec(
+  step: CleanupAction["step"],
+  target: string,
+  tool: "ipvsadm" | "ipset" | "ip",
+  args: string[],
+): CleanupAction {
+  return { step, target, run: { kind: "exec", tool, args }, command: [tool, ...args].join(" ") };
+}
+
+function planIpvs(report: NodeReport, opts: RuleOptions): { actions: CleanupAction[]; kept: KeptItem[] } {
+  const f = report.facts;
+  if (f.ipvs === null) return { actions: [], kept: [{ what: "IPVS", why: probeWhy(report, "ipvs") }] };
+  if (f.ipvs.virtualServerCount === 0) return { actions: [], kept: [] };
+  const cut = ["facts.ipvs.virtualServers", "facts.kubeIpvs0.addresses"].filter((p) => p in report.truncated);
+  if (cut.length > 0 || f.ipvs.virtualServers.length !== f.ipvs.virtualServerCount) {
+    return {
+      actions: [],
+      kept: [{ what: "IPVS virtual servers", why: `the report lists only part of them (${cut.join(", ")})` }],
+    };
+  }
+  const c = classifyVirtualServers(f, opts);
+  const mine = [...c.services, ...c.nodePorts];
+  const kept = c.foreign.map((v) => ({
+    what: `IPVS ${vsName(v)}`,
+    why:
+      f.kubeIpvs0 === null || f.addresses === null
+        ? "cannot tell whose it is: kube-ipvs0 or the node's addresses were not read"
+        : "not a Service IP on kube-ipvs0 nor a NodePort on a node address: someone else's (keepalived, kube-vip)",
+  }));
+  if (mine.length === 0) return { actions: [], kept };
+  // --clear would take the foreign virtual servers with it; only when there are none.
+  if (c.foreign.length === 0)
+    return { actions: [exec("ipvs-clear", `${mine.length} virtual servers`, "ipvsadm", ["--clear"])], kept };
+  const actions = mine.map((v) => {
+    const addr = v.family === "inet6" ? `[${v.address}]:${v.port}` : `${v.address}:${v.port}`;
+    return exec("ipvs-delete-service", vsName(v), "ipvsadm", ["-D", PROTO_FLAG[v.protocol] as string, addr]);
+  });
+  return { actions, kept };
+}
+
+function probeWhy(report: NodeReport, probe: string): string {
+  const p = report.probes.find((x) => x.name === probe);
+  if (p === undefined) return `not scanned (no ${probe} probe ran)`;
+  return `not read: ${p.error?.kind ?? "failed"}: ${p.error?.message ?? ""}`;
+}
+
+/**
+ * What cleanup would remove from this node, in order, as exact commands, and what it leaves and why.
+ * Pure: `report` must carry full (uncut) facts; `ruleSets` are the iptables rules read for cleanup.
+ */
+export function planCleanup(
+  report: NodeReport,
+  ruleSets: readonly RuleSetRead[],
+  opts: PlanOptions,
+): CleanupPlan {
+  const f = report.facts;
+  const ruleOpts = opts.ruleOptions ?? DEFAULT_RULE_OPTIONS;
+  const kept: KeptItem[] = [];
+  const readable = ruleSets.filter((r): r is IptablesRuleSet => !("error" in r));
+  for (const r of ruleSets)
+    if ("error" in r)
+      kept.push({
+        what: `iptables ${r.backend} ${r.family}`,
+        why: `rules not read, nothing touched: ${r.error}`,
+      });
+  if (f.iptables === null) kept.push({ what: "iptables", why: probeWhy(report, "iptables") });
+
+  const ipt = planIptables(readable);
+  kept.push(...ipt.kept);
+
+  const sets: CleanupAction[] = [];
+  if (f.ipsets === null) kept.push({ what: "ipsets", why: probeWhy(report, "ipsets") });
+  for (const s of f.ipsets?.sets ?? []) {
+    if (!s.kubeProxy) continue;
+    const inUse = ipt.setsInUse.get(s.name);
+    if (inUse !== undefined) kept.push({ what: `ipset ${s.name}`, why: inUse });
+    else sets.push(exec("ipset-destroy", s.name, "ipset", ["destroy", s.name]));
+  }
+
+  const ipvs = planIpvs(report, ruleOpts);
+  kept.push(...ipvs.kept);
+
+  // After the virtual servers: kube-ipvs0's addresses are what tells a leftover Service IP from a foreign one.
+  const link: CleanupAction[] = [];
+  if (f.kubeIpvs0 === null) kept.push({ what: "kube-ipvs0", why: probeWhy(report, "kube-ipvs0") });
+  else if (f.kubeIpvs0.present)
+    link.push(
+      exec("link-delete", `kube-ipvs0 (${f.kubeIpvs0.addresses.length} addresses)`, "ip", [
+        "link",
+        "delete",
+        "kube-ipvs0",
+      ]),
+    );
+
+  const sysctls: CleanupAction[] = [];
+  for (const s of STRICT_ARP) {
+    const v = f.sysctls?.values.find((x) => x.name === s.name)?.value ?? null;
+    if (v === null || v === "0") continue;
+    if (!opts.strictArp) {
+      kept.push({
+        what: `${s.name}=${v}`,
+        why: "strictARP sysctls are harmless; pass --strict-arp to reset them",
+      });
+      continue;
+    }
+    sysctls.push({
+      step: "sysctl-reset",
+      target: `${s.name} (was ${v})`,
+      run: { kind: "sysctl", name: s.name, value: "0" },
+      command: `sysctl -w ${s.name}=0`,
+    });
+  }
+  // Sets only after every rule matching them is gone; kernel refuses to destroy a set in use.
+  return { actions: [...ipt.actions, ...sets, ...ipvs.actions, ...link, ...sysctls], kept };
+}

@@ -1,0 +1,231 @@
+import type { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
+import type { ConnectOutcome } from "../io/tcp-connect.js";
+import type { NodeReport } from "../report/schema.js";
+import { DEFAULT_RULE_OPTIONS } from "../rules/input.js";
+import { counterValue, readCounter } from "../rules/kube-proxy-counters.js";
+import { classifyVirtualServers } from "../rules/virtual-servers.js";
+import type { VerifyCheck } from "./schema.js";
+
+/** A later read of kube-proxy's /metrics, `at` seconds since the epoch. */
+export interface MetricsReading {
+  facts: KubeProxyMetricsFacts | null;
+  error: string | null;
+  at: number;
+}
+
+export type ConnectInput =
+  { kind: "done"; address: string; outcome: ConnectOutcome } | { kind: "no-address" } | { kind: "skipped" };
+
+export interface VerifyInput {
+  report: NodeReport;
+  /** The second read, `syncWindowS` after the scan; null when the window is 0. */
+  second: MetricsReading | null;
+  syncWindowS: number;
+  connect: ConnectInput;
+  staleAfterS?: number;
+}
+
+type Status = VerifyCheck["status"];
+const check = (id: VerifyCheck["id"], name: string, status: Status, detail: string | null): VerifyCheck => ({
+  id,
+  name,
+  status,
+  detail,
+});
+
+const FAILURES_BY_MODE: Record<string, string> = {
+  nftables: "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
+  iptables: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+  ipvs: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+};
+const KUBE_PROXY_OWNERS: ReadonlySet<string> = new Set([
+  "kube-proxy-ipvs",
+  "kube-proxy",
+  "kube-proxy-iptables",
+]);
+const LAST_SYNC = "kubeproxy_sync_proxy_rules_last_timestamp_seconds";
+
+function some(items: readonly string[], n = 4): string {
+  return items.length <= n
+    ? items.join(", ")
+    : `${items.slice(0, n).join(", ")}, … and ${items.length - n} more`;
+}
+
+function notRead(r: NodeReport, probe: string): string {
+  const p = r.probes.find((x) => x.name === probe);
+  return p === undefined ? `no ${probe} probe ran` : `${probe} not read: ${p.error?.message ?? "failed"}`;
+}
+
+function proxyMode(r: NodeReport): VerifyCheck {
+  const name = "proxy mode (/proxyMode)";
+  const mode = r.facts.proxyMode?.mode.trim() ?? null;
+  if (mode === null) return check("proxy-mode", name, "fail", notRead(r, "kube-proxy-mode"));
+  return mode === "nftables"
+    ? check("proxy-mode", name, "ok", null)
+    : check("proxy-mode", name, "fail", `kube-proxy answers ${JSON.stringify(mode)}`);
+}
+
+function ipvs(r: NodeReport): VerifyCheck {
+  const name = "ipvs virtual servers remaining";
+  const f = r.facts;
+  if (f.ipvs === null) return check("ipvs-virtual-servers", name, "fail", notRead(r, "ipvs"));
+  const n = f.ipvs.virtualServerCount;
+  if (n === 0) return check("ipvs-virtual-servers", name, "ok", null);
+  const c = classifyVirtualServers(f, DEFAULT_RULE_OPTIONS);
+  const vs = (v: (typeof c.foreign)[number]) =>
+    `${v.protocol} ${v.address ?? `fwmark ${v.fwmark}`}:${v.port ?? ""}`;
+  const mine = [...c.services, ...c.nodePorts];
+  const unclassified = n - mine.length - c.foreign.length;
+  if (mine.length > 0 || unclassified > 0 || f.kubeIpvs0 === null || f.addresses === null)
+    return check(
+      "ipvs-virtual-servers",
+      name,
+      "fail",
+      mine.length > 0 ? `${n} left, ${mine.length} of them kube-proxy's: ${some(mine.map(vs))}` : `${n} left`,
+    );
+  // Not kube-proxy's (keepalived, kube-vip): cleanup never removes them, so they cannot fail the node.
+  return check(
+    "ipvs-virtual-servers",
+    name,
+    "ok",
+    `${c.foreign.length} foreign virtual servers kept (${some(c.foreign.map(vs))}); kube-proxy in nftables mode flushes them when it restarts`,
+  );
+}
+
+function kubeIpvs0(r: NodeReport): VerifyCheck {
+  const k = r.facts.kubeIpvs0;
+  if (k === null) return check("kube-ipvs0", "kube-ipvs0", "fail", notRead(r, "kube-ipvs0"));
+  if (!k.present) return check("kube-ipvs0", "kube-ipvs0", "ok", "absent");
+  const a = k.addresses.map((x) => x.address);
+  return check(
+    "kube-ipvs0",
+    "kube-ipvs0",
+    "fail",
+    a.length > 0 ? `present with ${a.length} addresses, a black hole for ${some(a)}` : "present",
+  );
+}
+
+function ipsets(r: NodeReport): VerifyCheck {
+  const name = "kube-proxy ipsets remaining";
+  if (r.facts.ipsets === null) return check("kube-proxy-ipsets", name, "fail", notRead(r, "ipsets"));
+  const left = r.facts.ipsets.sets.filter((s) => s.kubeProxy).map((s) => s.name);
+  return left.length === 0
+    ? check("kube-proxy-ipsets", name, "ok", null)
+    : check("kube-proxy-ipsets", name, "fail", `${left.length} left: ${some(left)}`);
+}
+
+function chains(r: NodeReport): VerifyCheck {
+  const name = "kube-proxy iptables chains remaining";
+  if (r.facts.iptables === null)
+    return check("kube-proxy-iptables-chains", name, "fail", notRead(r, "iptables"));
+  const left: string[] = [];
+  const unread: string[] = [];
+  for (const b of r.facts.iptables.backends) {
+    if (!b.available) unread.push(`${b.backend} ${b.family}`);
+    for (const c of b.kubeChains)
+      if (KUBE_PROXY_OWNERS.has(c.owner)) left.push(`${b.backend} ${b.family} ${c.table}/${c.name}`);
+    for (const [p, n] of Object.entries(b.patternCounts))
+      if (n > 0) left.push(`${b.backend} ${b.family} ${n}× ${p}`);
+  }
+  if (left.length > 0)
+    return check("kube-proxy-iptables-chains", name, "fail", `${left.length} left: ${some(left)}`);
+  // kubelet's KUBE-FIREWALL, KUBE-KUBELET-CANARY and KUBE-IPTABLES-HINT are not leftovers.
+  return check(
+    "kube-proxy-iptables-chains",
+    name,
+    "ok",
+    unread.length > 0 ? `not readable here: ${unread.join(", ")}` : null,
+  );
+}
+
+function nftTable(r: NodeReport): VerifyCheck {
+  const name = "kube-proxy nftables table";
+  const n = r.facts.nftables;
+  if (n === null) return check("nftables-table", name, "fail", notRead(r, "nftables"));
+  if (n.kubeProxy.length === 0)
+    return check("nftables-table", name, "fail", `no table ip/ip6 ${n.kubeProxyTableName}`);
+  return check("nftables-table", name, "ok", n.kubeProxy.map((t) => `${t.family} ${t.name}`).join(", "));
+}
+
+function syncFailures(r: NodeReport, second: MetricsReading | null, windowS: number): VerifyCheck {
+  const mode = r.facts.proxyMode?.mode.trim() ?? null;
+  const metric = mode === null ? undefined : FAILURES_BY_MODE[mode];
+  const name = `${mode === "nftables" || mode === null ? "nftables" : "iptables"} sync failures not rising`;
+  if (metric === undefined)
+    return check("sync-failures", name, "fail", `no failure counter for mode ${JSON.stringify(mode)}`);
+  const first = counterValue(readCounter(r.facts, mode, metric));
+  if (first === null) return check("sync-failures", name, "fail", notRead(r, "kube-proxy-metrics"));
+  if (windowS === 0 || second === null) {
+    return first === 0
+      ? check("sync-failures", name, "ok", "0 (single read)")
+      : check("sync-failures", name, "fail", `${first} failures (single read, --sync-window-s 0 wants 0)`);
+  }
+  if (second.facts === null)
+    return check(
+      "sync-failures",
+      name,
+      "not-run",
+      `second /metrics read failed: ${second.error ?? "no answer"}`,
+    );
+  const later = counterValue(readCounter({ ...r.facts, kubeProxyMetrics: second.facts }, mode, metric)) ?? 0;
+  if (later > first)
+    return check("sync-failures", name, "fail", `rose from ${first} to ${later} in ${windowS} s`);
+  if (later < first)
+    return check(
+      "sync-failures",
+      name,
+      "fail",
+      `fell from ${first} to ${later}: kube-proxy restarted during the window; run again`,
+    );
+  return check("sync-failures", name, "ok", `${later} over ${windowS} s`);
+}
+
+function lastSync(r: NodeReport, second: MetricsReading | null, staleAfterS: number): VerifyCheck {
+  const name = "last successful sync fresh";
+  const facts = second?.facts ?? r.facts.kubeProxyMetrics;
+  const at = second?.facts ? second.at : Date.parse(r.scannedAt) / 1000;
+  if (facts === null) return check("last-sync", name, "fail", notRead(r, "kube-proxy-metrics"));
+  const s = facts.metrics[LAST_SYNC];
+  if (s === undefined || s.series === 0)
+    return check("last-sync", name, "fail", `${LAST_SYNC} not exported: no successful sync yet`);
+  // Summed over ip_family series on dual-stack nodes; the mean still goes stale when one family does.
+  const age = Math.round(at - s.value / s.series);
+  return age < staleAfterS
+    ? check("last-sync", name, "ok", `${age} s ago`)
+    : check("last-sync", name, "fail", `${age} s ago (limit ${staleAfterS} s)`);
+}
+
+function connect(c: ConnectInput): VerifyCheck {
+  const name = "Service connect (from the host network)";
+  switch (c.kind) {
+    case "skipped":
+      return check("service-connect", name, "skipped", "--skip-connect");
+    case "no-address":
+      return check(
+        "service-connect",
+        name,
+        "not-run",
+        "no Service address: give --service-address HOST:PORT, or run in a pod (KUBERNETES_SERVICE_HOST/PORT)",
+      );
+    case "done":
+      return c.outcome.ok
+        ? check("service-connect", name, "ok", `${c.address} in ${Math.round(c.outcome.durationMs)} ms`)
+        : check("service-connect", name, "fail", `${c.address}: ${c.outcome.error}`);
+  }
+}
+
+/** The node-level acceptance check after a switch, in the guide's order. Pure. */
+export function verifyChecks(v: VerifyInput): VerifyCheck[] {
+  const r = v.report;
+  return [
+    proxyMode(r),
+    ipvs(r),
+    kubeIpvs0(r),
+    ipsets(r),
+    chains(r),
+    nftTable(r),
+    syncFailures(r, v.second, v.syncWindowS),
+    lastSync(r, v.second, v.staleAfterS ?? DEFAULT_RULE_OPTIONS.staleAfterS),
+    connect(v.connect),
+  ];
+}
