@@ -91,6 +91,11 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./verify/command.js")).verifyCommand(cfg, scanInput(cfg));
     case "cleanup":
       return (await import("./cleanup/command.js")).cleanupCommand(cfg, scanInput(cfg));
+    case "serve": {
+      // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
+      const { runServe } = await import("./serve.js");
+      return runServe(cfg, scanInput(cfg));
+    }
     default:
       process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
       return 2;

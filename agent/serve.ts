@@ -1,0 +1,69 @@
+import { pino } from "pino";
+import type { AgentConfig } from "./config.js";
+import { AgentMetrics } from "./metrics/agent-metrics.js";
+import { buildApp } from "./server/app.js";
+import { procIpvsLookup } from "./server/ipvs-lookup.js";
+import { risingCounters } from "./server/rising.js";
+import { ScanLoop } from "./server/scan-loop.js";
+import { logScan } from "./server/scan-log.js";
+import { AgentState } from "./server/state.js";
+import { scanNode, type ScanInput } from "./scan.js";
+
+// A scan still running at shutdown gets this long to finish; the kubelet's grace period is 30 s.
+const SHUTDOWN_GRACE_MS = 5_000;
+
+/**
+ * The node agent: listens first (so /healthz answers while the first scan runs), scans at once and
+ * then every interval, and serves the last report until SIGTERM or SIGINT. Resolves with the exit code.
+ */
+export async function runServe(
+  cfg: AgentConfig,
+  input: ScanInput & { node: string; agentVersion: string },
+): Promise<number> {
+  const log = pino({ level: cfg.logLevel, base: { node: cfg.node } });
+  const state = new AgentState(new AgentMetrics({ version: input.agentVersion, processMetrics: true }));
+  const app = buildApp(state, {
+    logger: log,
+    lookupVirtualServer: procIpvsLookup(cfg.procRoot),
+    retryAfterS: Math.min(cfg.scanIntervalS, cfg.probeTimeoutMs / 1000),
+  });
+  await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
+  const address = app.server.address();
+  log.info(
+    {
+      port: typeof address === "object" && address !== null ? address.port : cfg.listenPort,
+      host: cfg.listenHost,
+      scanIntervalS: cfg.scanIntervalS,
+      version: input.agentVersion,
+    },
+    "listening",
+  );
+
+  const loop = new ScanLoop({
+    scan: () => scanNode(input),
+    intervalMs: cfg.scanIntervalS * 1000,
+    onScan: (report) => {
+      const before = state.current?.report ?? null;
+      state.record(report);
+      logScan(log, report, risingCounters(before, report));
+    },
+    onOverrun: () => {
+      state.metrics.recordOverrun();
+      log.warn({ scanIntervalS: cfg.scanIntervalS }, "scan still running at the next tick; tick skipped");
+    },
+    onError: (e) => log.error({ err: e }, "scan failed"),
+  });
+  loop.start();
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+    process.once("SIGINT", () => resolve("SIGINT"));
+  });
+  log.info({ signal }, "shutting down");
+  await loop.stop(SHUTDOWN_GRACE_MS);
+  await app.close();
+  // A probe still running past the grace holds the event loop only until its own deadline; do not wait for it.
+  setTimeout(() => process.exit(0), 1000).unref();
+  log.info("stopped");
+  return 0;
+}

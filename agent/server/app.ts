@@ -1,0 +1,146 @@
+import { STATUS_CODES } from "node:http";
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+} from "fastify";
+import { nodeReportJsonSchema } from "../report/schema.js";
+import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
+import type { VirtualServerLookup } from "./ipvs-lookup.js";
+import type { AgentState, ScanRecord } from "./state.js";
+
+export interface AppOptions {
+  logger?: FastifyBaseLogger;
+  /** Reads one virtual server's real servers fresh from the kernel. */
+  lookupVirtualServer: VirtualServerLookup;
+  /** The scan interval, so a client told to retry knows when a first report can exist. */
+  retryAfterS?: number;
+}
+
+const ROUTES = [
+  "/report",
+  "/report/previous",
+  "/report/schema",
+  "/healthz",
+  "/readyz",
+  "/metrics",
+  "/ipvs/virtual-server",
+];
+const BODY_LIMIT = 1024;
+// Big IPVS tables make each lookup a full read of /proc/net/ip_vs; more at once only slows the node.
+const MAX_LOOKUPS_IN_FLIGHT = 2;
+
+/** The agent's HTTP API. Every answer is JSON or the Prometheus text format, never a stack trace or echoed input. */
+export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    // Scrapes every few seconds would drown the scan lines; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: 30_000,
+    return503OnClosing: true,
+    frameworkErrors: (_err, _req, reply) => {
+      void fail(reply, 400, "bad request");
+    },
+  });
+  const schemaJson = JSON.stringify(nodeReportJsonSchema());
+  let lookups = 0;
+
+  app.addHook("onRequest", async (req, reply) => {
+    const length = req.headers["content-length"];
+    const hasBody =
+      req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+    if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
+      return fail(reply, 400, "a GET request carries no body");
+    }
+  });
+  app.addHook("onSend", async (_req, reply, payload) => {
+    reply.header("x-content-type-options", "nosniff");
+    reply.header("cache-control", "no-store");
+    return payload;
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split("?")[0];
+    if (path !== undefined && ROUTES.includes(path)) {
+      reply.header("allow", "GET, HEAD");
+      return fail(reply, 405, "method not allowed");
+    }
+    return fail(reply, 404, "not found");
+  });
+  app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
+    const status =
+      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) req.log.error({ err }, "request failed");
+    // Fixed words per status: framework messages can quote the request (a media type, a URL).
+    return fail(
+      reply,
+      status,
+      status >= 500 ? "internal error" : (STATUS_CODES[status] ?? "error").toLowerCase(),
+    );
+  });
+
+  const sendReport = (reply: FastifyReply, r: ScanRecord | null, missing: string) => {
+    if (r === null) {
+      if (opts.retryAfterS !== undefined) reply.header("retry-after", String(Math.ceil(opts.retryAfterS)));
+      return fail(reply, 503, missing);
+    }
+    // The body stays a plain NodeReport (the same schema as `scan --json`); its age rides in headers.
+    return reply
+      .header("x-report-age-seconds", state.ageSeconds(r).toFixed(3))
+      .header("last-modified", new Date(r.completedAtMs).toUTCString())
+      .type("application/json; charset=utf-8")
+      .send(r.json);
+  };
+
+  app.get("/report", (_req, reply) => sendReport(reply, state.current, "no scan has completed yet"));
+  app.get("/report/previous", (_req, reply) =>
+    sendReport(reply, state.previous, "fewer than two scans have completed"),
+  );
+  app.get("/report/schema", (_req, reply) =>
+    reply.type("application/schema+json; charset=utf-8").send(schemaJson),
+  );
+  app.get("/healthz", (_req, reply) => reply.send({ status: "ok" }));
+  app.get("/readyz", (_req, reply) => {
+    if (!state.ready) return fail(reply, 503, "no scan has completed yet");
+    return reply.send({ status: "ready", reportAgeSeconds: state.ageSeconds(state.current!) });
+  });
+  app.get("/metrics", async (_req, reply) => {
+    const text = await state.metrics.exposition();
+    return reply.type(state.metrics.contentType()).send(text);
+  });
+  app.get("/ipvs/virtual-server", async (req, reply) => {
+    const q = VirtualServerQuery.safeParse(req.query);
+    if (!q.success) return fail(reply, 400, "invalid query", { problems: describeQueryProblems(q.error) });
+    if (lookups >= MAX_LOOKUPS_IN_FLIGHT) {
+      reply.header("retry-after", "1");
+      return fail(reply, 429, "too many IPVS lookups in flight");
+    }
+    lookups++;
+    try {
+      const r = await opts.lookupVirtualServer(q.data);
+      switch (r.status) {
+        case "found":
+          return reply.send({ virtualServer: r.virtualServer, realServers: r.realServers });
+        case "not-found":
+          return fail(reply, 404, "no such virtual server");
+        case "ipvs-absent":
+          return fail(reply, 404, "IPVS is not loaded on this node (no /proc/net/ip_vs)");
+        case "failed":
+          req.log.warn({ error: r.error }, "IPVS lookup failed");
+          return fail(reply, 503, "could not read the IPVS table", { kind: r.error.kind });
+      }
+    } finally {
+      lookups--;
+    }
+  });
+  return app;
+}
+
+function fail(reply: FastifyReply, status: number, error: string, extra: Record<string, unknown> = {}) {
+  return reply
+    .code(status)
+    .type("application/json; charset=utf-8")
+    .send({ error, ...extra });
+}
