@@ -1,8 +1,14 @@
 import type { Probe } from "./types.js";
 import { addressesProbe } from "./addresses.js";
+import { iptablesProbe } from "./iptables.js";
 import { kernelModulesProbe } from "./kernel-modules.js";
 import { kernelProbe } from "./kernel.js";
+import { kubeProxyConfigzProbe } from "./kube-proxy-configz.js";
+import { kubeProxyHealthProbe } from "./kube-proxy-health.js";
+import { kubeProxyMetricsProbe } from "./kube-proxy-metrics.js";
+import { kubeProxyModeProbe } from "./kube-proxy-mode.js";
 import { nftVersionProbe } from "./nft-version.js";
+import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
 import { sysctlsProbe } from "./sysctls.js";
 
@@ -14,4 +20,10 @@ export const PROBES: readonly Probe<unknown>[] = [
   kernelModulesProbe,
   sysctlsProbe,
   addressesProbe,
+  iptablesProbe,
+  nftablesProbe,
+  kubeProxyModeProbe,
+  kubeProxyConfigzProbe,
+  kubeProxyMetricsProbe,
+  kubeProxyHealthProbe,
 ] as Probe<unknown>[];
