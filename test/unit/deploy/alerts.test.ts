@@ -1,0 +1,475 @@
+// The alert rules: promtool accepts them, each alert fires on a series history that should fire it and
+// stays silent on one that should not (promtool test rules), the PrometheusRule carries the same groups,
+// and every metric name is one the agent or kube-proxy really exports.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t from "tap";
+import { parse, stringify } from "yaml";
+import { MANIFESTS, ROOT, RULES_FILE, manifestObjects, which } from "./lib.js";
+
+type Rule = {
+  alert: string;
+  expr: string;
+  for?: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+};
+type Rules = { groups: { name: string; rules: Rule[] }[] };
+const rulesText = readFileSync(RULES_FILE, "utf8");
+const rules = parse(rulesText) as Rules;
+const alerts = rules.groups.flatMap((g) => g.rules);
+const byName = new Map(alerts.map((r) => [r.alert, r]));
+
+// The agent's metric names, as agreed for the agent's /metrics (issue: agent metrics).
+const AGENT_METRICS = [
+  "proxyscope_node_phase",
+  "proxyscope_node_verdict",
+  "proxyscope_kernel_nftables_capable",
+  "proxyscope_ipvs_virtual_servers",
+  "proxyscope_kube_ipvs0_present",
+  "proxyscope_kube_ipvs0_addresses",
+  "proxyscope_black_holed_addresses",
+  "proxyscope_kube_proxy_last_sync_age_seconds",
+  "proxyscope_kube_proxy_sync_failures",
+  "proxyscope_kube_proxy_cleanup_failures",
+  "proxyscope_finding",
+  "proxyscope_probe_success",
+  "proxyscope_last_scan_timestamp_seconds",
+];
+// kube-proxy's own, as defined in kubernetes/kubernetes pkg/proxy/metrics/metrics.go (subsystem "kubeproxy"):
+// NFTablesSyncFailuresTotal, NFTablesCleanupFailuresTotal, IPTablesRestoreFailuresTotal,
+// SyncProxyRulesLastTimestamp.
+const KUBE_PROXY_METRICS = [
+  "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
+  "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total",
+  "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+  "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
+];
+
+const KP = 'instance="10.0.0.1:10249",job="kube-proxy"';
+const AG = 'instance="10.0.0.1:9977",job="proxyscope-agent",node="n1"';
+const kpLabels = { instance: "10.0.0.1:10249", job: "kube-proxy" };
+const agLabels = { instance: "10.0.0.1:9977", job: "proxyscope-agent", node: "n1" };
+
+type Case = {
+  alert: string;
+  why: string;
+  interval?: string;
+  series: [string, string][];
+  at: string;
+  fires: Record<string, string>[];
+};
+const counterCases = (
+  alert: string,
+  metric: string,
+  labels: string,
+  exp: Record<string, string>,
+  at: string,
+): Case[] => [
+  {
+    alert,
+    why: "rising on both families",
+    series: [
+      [`${metric}{${labels},ip_family="IPv4"}`, "0+1x40"],
+      [`${metric}{${labels},ip_family="IPv6"}`, "0+1x40"],
+    ],
+    at,
+    fires: [exp],
+  },
+  {
+    alert,
+    why: "old failures, flat now",
+    series: [[`${metric}{${labels},ip_family="IPv4"}`, "7x40"]],
+    at,
+    fires: [],
+  },
+  {
+    alert,
+    why: "one failure, then recovered (shorter than for)",
+    series: [[`${metric}{${labels},ip_family="IPv4"}`, "0x3 1x37"]],
+    at,
+    fires: [],
+  },
+];
+
+const CASES: Case[] = [
+  ...counterCases(
+    "KubeProxyNftablesSyncFailing",
+    "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
+    KP,
+    kpLabels,
+    "20m",
+  ),
+  ...counterCases(
+    "KubeProxyIptablesRestoreFailing",
+    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+    KP,
+    kpLabels,
+    "20m",
+  ),
+  ...counterCases(
+    "KubeProxyNftablesCleanupFailing",
+    "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total",
+    KP,
+    kpLabels,
+    "25m",
+  ),
+  {
+    alert: "KubeProxyRulesStale",
+    why: "last successful sync stuck at 1m",
+    series: [[`kubeproxy_sync_proxy_rules_last_timestamp_seconds{${KP},ip_family="IPv4"}`, "60x30"]],
+    at: "15m",
+    fires: [kpLabels],
+  },
+  {
+    alert: "KubeProxyRulesStale",
+    why: "syncing every minute",
+    series: [[`kubeproxy_sync_proxy_rules_last_timestamp_seconds{${KP},ip_family="IPv4"}`, "0+60x30"]],
+    at: "15m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeKubeProxySyncFailing",
+    why: "counter the agent reads keeps rising",
+    series: [[`proxyscope_kube_proxy_sync_failures{${AG}}`, "0+1x30"]],
+    at: "20m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeKubeProxySyncFailing",
+    why: "old failures, flat now",
+    series: [[`proxyscope_kube_proxy_sync_failures{${AG}}`, "5x30"]],
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeKubeProxyCleanupFailing",
+    why: "rising",
+    series: [[`proxyscope_kube_proxy_cleanup_failures{${AG}}`, "0+1x30"]],
+    at: "25m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeKubeProxyCleanupFailing",
+    why: "flat",
+    series: [[`proxyscope_kube_proxy_cleanup_failures{${AG}}`, "2x30"]],
+    at: "25m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeKubeProxyRulesStale",
+    why: "age 400 s",
+    series: [[`proxyscope_kube_proxy_last_sync_age_seconds{${AG}}`, "400x30"]],
+    at: "10m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeKubeProxyRulesStale",
+    why: "age 30 s",
+    series: [[`proxyscope_kube_proxy_last_sync_age_seconds{${AG}}`, "30x30"]],
+    at: "10m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeKubeIpvs0LeftInNftablesMode",
+    why: "kube-ipvs0 on a node in nftables mode",
+    series: [
+      [`proxyscope_kube_ipvs0_present{${AG}}`, "1x30"],
+      [`proxyscope_node_phase{${AG},phase="nftables"}`, "1x30"],
+      [`proxyscope_node_phase{${AG},phase="ipvs"}`, "0x30"],
+    ],
+    at: "20m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeKubeIpvs0LeftInNftablesMode",
+    why: "kube-ipvs0 belongs there: the node is in ipvs mode; and another node in nftables mode has none",
+    series: [
+      [`proxyscope_kube_ipvs0_present{${AG}}`, "1x30"],
+      [`proxyscope_node_phase{${AG},phase="nftables"}`, "0x30"],
+      [`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x30"],
+      ['proxyscope_kube_ipvs0_present{instance="10.0.0.2:9977",job="proxyscope-agent",node="n2"}', "0x30"],
+      [
+        'proxyscope_node_phase{instance="10.0.0.2:9977",job="proxyscope-agent",node="n2",phase="nftables"}',
+        "1x30",
+      ],
+    ],
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeBlackHoledAddresses",
+    why: "three addresses",
+    series: [[`proxyscope_black_holed_addresses{${AG}}`, "3x30"]],
+    at: "10m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeBlackHoledAddresses",
+    why: "none",
+    series: [[`proxyscope_black_holed_addresses{${AG}}`, "0x30"]],
+    at: "10m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeNodeStillInIpvsMode",
+    why: "ipvs for 10 hours",
+    interval: "4m",
+    series: [[`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x150"]],
+    at: "7h",
+    fires: [{ ...agLabels, phase: "ipvs" }],
+  },
+  {
+    alert: "ProxyscopeNodeStillInIpvsMode",
+    why: "migrated to nftables",
+    interval: "4m",
+    series: [
+      [`proxyscope_node_phase{${AG},phase="ipvs"}`, "0x150"],
+      [`proxyscope_node_phase{${AG},phase="nftables"}`, "1x150"],
+    ],
+    at: "7h",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeNodeStillInIpvsMode",
+    why: "ipvs for 5 hours only (shorter than for)",
+    interval: "4m",
+    series: [[`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x75"]],
+    at: "5h",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeKernelCannotRunNftables",
+    why: "kernel not capable",
+    series: [[`proxyscope_kernel_nftables_capable{${AG}}`, "0x120"]],
+    at: "90m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeKernelCannotRunNftables",
+    why: "kernel capable",
+    series: [[`proxyscope_kernel_nftables_capable{${AG}}`, "1x120"]],
+    at: "90m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeAgentDown",
+    why: "agent target down",
+    series: [[`up{${AG}}`, "0x30"]],
+    at: "15m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeAgentDown",
+    why: "agent up; another job down is not ours",
+    series: [
+      [`up{${AG}}`, "1x30"],
+      [`up{${KP}}`, "0x30"],
+    ],
+    at: "15m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeAgentAbsent",
+    why: "no agent target at all",
+    series: [[`up{${KP}}`, "1x30"]],
+    at: "20m",
+    fires: [{ job: "proxyscope-agent" }],
+  },
+  {
+    alert: "ProxyscopeAgentAbsent",
+    why: "agent scraped",
+    series: [[`up{${AG}}`, "1x30"]],
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeProbeFailing",
+    why: "nftables probe failing",
+    series: [
+      [`proxyscope_probe_success{${AG},probe="nftables"}`, "0x30"],
+      [`proxyscope_probe_success{${AG},probe="ipvs"}`, "1x30"],
+    ],
+    at: "20m",
+    fires: [{ ...agLabels, probe: "nftables" }],
+  },
+  {
+    alert: "ProxyscopeProbeFailing",
+    why: "all probes fine",
+    series: [[`proxyscope_probe_success{${AG},probe="nftables"}`, "1x30"]],
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeScanStale",
+    why: "last scan stuck at 1m",
+    series: [[`proxyscope_last_scan_timestamp_seconds{${AG}}`, "60x30"]],
+    at: "20m",
+    fires: [agLabels],
+  },
+  {
+    alert: "ProxyscopeScanStale",
+    why: "scanning every minute",
+    series: [[`proxyscope_last_scan_timestamp_seconds{${AG}}`, "0+60x30"]],
+    at: "20m",
+    fires: [],
+  },
+];
+
+// Expected annotations: the rule's text with {{ $labels.X }} filled in; promtool renders the real templates.
+function expectedAnnotations(rule: Rule, labels: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(rule.annotations).map(([k, v]) => [
+      k,
+      v.replace(/\{\{ \$labels\.([a-zA-Z_]+) \}\}/g, (_, l: string) => {
+        if (!(l in labels)) throw new Error(`${rule.alert}.${k} uses $labels.${l}, absent from the alert`);
+        return labels[l]!;
+      }),
+    ]),
+  );
+}
+
+function promtoolTestFile(rulesPath: string): string {
+  return stringify({
+    rule_files: [rulesPath],
+    evaluation_interval: "1m",
+    tests: CASES.map((c) => {
+      const rule = byName.get(c.alert);
+      if (rule === undefined) throw new Error(`no alert ${c.alert}`);
+      return {
+        name: `${c.alert}: ${c.why}`,
+        interval: c.interval ?? "1m",
+        input_series: c.series.map(([series, values]) => ({ series, values })),
+        alert_rule_test: [
+          {
+            eval_time: c.at,
+            alertname: c.alert,
+            exp_alerts: c.fires.map((l) => {
+              const labels = { ...l, ...rule.labels };
+              return {
+                exp_labels: labels,
+                exp_annotations: expectedAnnotations(rule, { ...labels, alertname: c.alert }),
+              };
+            }),
+          },
+        ],
+      };
+    }),
+  });
+}
+
+const promtool = which("promtool");
+const dir = mkdtempSync(join(tmpdir(), "proxyscope-rules-"));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const run = (args: string[]) => spawnSync(promtool!, args, { encoding: "utf8", timeout: 120_000 });
+
+t.test(
+  "promtool check rules",
+  { skip: promtool === null && "promtool not installed (Debian: prometheus)" },
+  async (t) => {
+    const r = run(["check", "rules", RULES_FILE]);
+    t.equal(r.status, 0, r.stdout + r.stderr);
+    t.match(r.stdout, `SUCCESS: ${alerts.length} rules found`);
+  },
+);
+
+t.test("every alert has a history that fires it and one that must not", async (t) => {
+  for (const a of alerts) {
+    t.ok(
+      CASES.some((c) => c.alert === a.alert && c.fires.length > 0),
+      `${a.alert} has a firing case`,
+    );
+    t.ok(
+      CASES.some((c) => c.alert === a.alert && c.fires.length === 0),
+      `${a.alert} has a silent case`,
+    );
+  }
+});
+
+t.test(
+  "promtool test rules: every case",
+  { skip: promtool === null && "promtool not installed" },
+  async (t) => {
+    const testFile = join(dir, "tests.yaml");
+    writeFileSync(testFile, promtoolTestFile(RULES_FILE));
+    const r = run(["test", "rules", testFile]);
+    t.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+    t.match(r.stdout, /SUCCESS/);
+  },
+);
+
+t.test(
+  "the same cases fail against a broken rule (the tests bite)",
+  { skip: promtool === null && "promtool not installed" },
+  async (t) => {
+    const broken = rulesText.replace(
+      "expr: proxyscope_black_holed_addresses > 0",
+      "expr: proxyscope_black_holed_addresses > 5",
+    );
+    t.not(broken, rulesText, "mutation applied");
+    const brokenRules = join(dir, "broken-rules.yaml");
+    writeFileSync(brokenRules, broken);
+    const testFile = join(dir, "tests-broken.yaml");
+    writeFileSync(testFile, promtoolTestFile(brokenRules));
+    const r = run(["test", "rules", testFile]);
+    t.not(r.status, 0, "promtool reports the missing alert");
+    t.match(`${r.stdout}${r.stderr}`, /ProxyscopeBlackHoledAddresses/);
+  },
+);
+
+t.test("each alert reads well and names real metrics", async (t) => {
+  for (const a of alerts) {
+    t.ok(["critical", "warning", "info"].includes(a.labels?.severity ?? ""), `${a.alert} severity`);
+    for (const k of ["summary", "description", "runbook"])
+      t.ok((a.annotations?.[k] ?? "").length > 20, `${a.alert} ${k}`);
+    for (const m of a.expr.match(/\b(proxyscope|kubeproxy)_[a-z0-9_]+/g) ?? []) {
+      t.ok([...AGENT_METRICS, ...KUBE_PROXY_METRICS].includes(m), `${a.alert}: ${m} is a known metric`);
+    }
+  }
+  const required = [
+    "rate(kubeproxy_sync_proxy_rules_nftables_sync_failures_total[5m])",
+    "rate(kubeproxy_sync_proxy_rules_iptables_restore_failures_total[5m])",
+    "rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])",
+    "time() - max without (ip_family) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300",
+    "proxyscope_kube_proxy_last_sync_age_seconds > 300",
+    'proxyscope_kube_ipvs0_present == 1 and on (node) proxyscope_node_phase{phase="nftables"} == 1',
+    "proxyscope_black_holed_addresses > 0",
+    'proxyscope_node_phase{phase="ipvs"} == 1',
+    "proxyscope_kernel_nftables_capable == 0",
+    "proxyscope_probe_success == 0",
+  ];
+  for (const r of required)
+    t.ok(
+      alerts.some((a) => a.expr.includes(r)),
+      `an alert on ${r}`,
+    );
+});
+
+t.test("up{job=...} matches the job the ServiceMonitor produces", async (t) => {
+  const objs = manifestObjects().map((x) => x.obj);
+  const sm = objs.find((o) => o.kind === "ServiceMonitor")!;
+  t.notOk(sm.spec.jobLabel, "no jobLabel: the Operator uses the Service name as job");
+  const svc = objs.find(
+    (o) =>
+      o.kind === "Service" &&
+      Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v),
+  )!;
+  const jobs = [...rulesText.matchAll(/up\{job="([^"]+)"\}/g)].map((m) => m[1]);
+  t.ok(jobs.length >= 2, "up and absent(up) rules");
+  for (const j of jobs) t.equal(j, svc.metadata.name);
+});
+
+t.test("the PrometheusRule carries exactly the rule file's groups", async (t) => {
+  const pr = manifestObjects().find((x) => x.obj.kind === "PrometheusRule")!.obj;
+  t.same(pr.spec.groups, rules.groups);
+  const r = spawnSync(process.execPath, [join(ROOT, "scripts/sync-prometheusrule.mjs"), "--check"], {
+    encoding: "utf8",
+  });
+  t.equal(r.status, 0, r.stderr);
+  t.equal(pr.metadata.namespace, "proxyscope");
+  t.ok(
+    readFileSync(join(MANIFESTS, "monitoring/kustomization.yaml"), "utf8").includes("prometheusrule.yaml"),
+  );
+});
