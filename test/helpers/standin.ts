@@ -1,0 +1,60 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { REPO_ROOT } from "./uml.js";
+
+// Starts the kube-proxy STAND-IN (test/standins/kube-proxy.ts, built into dist/) — optionally inside a
+// network namespace — and hands back its URLs once it printed "ready <metricsPort> <healthPort>".
+
+export const STANDIN = join(REPO_ROOT, "dist/test/standins/kube-proxy.js");
+export const AGENT_CLI = join(REPO_ROOT, "dist/agent/cli.js");
+
+export interface RunningStandin {
+  metricsUrl: string;
+  healthUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startStandin(scenario: object, netns?: string): Promise<RunningStandin> {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-standin-"));
+  const file = join(dir, "scenario.json");
+  writeFileSync(
+    file,
+    JSON.stringify({ metricsAddress: "127.0.0.1:0", healthAddress: "127.0.0.1:0", ...scenario }),
+  );
+  const argv = netns
+    ? ["ip", "netns", "exec", netns, process.execPath, STANDIN, file]
+    : [process.execPath, STANDIN, file];
+  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const ports = await new Promise<[number, number]>((resolve, reject) => {
+    let out = "";
+    const timer = setTimeout(() => reject(new Error(`stand-in did not get ready: ${stderr}`)), 15_000);
+    child.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /ready (\d+) (\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve([Number(m[1]), Number(m[2])]);
+      }
+    });
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`stand-in exited ${code}: ${stderr}`));
+    });
+  });
+  return {
+    metricsUrl: `http://127.0.0.1:${ports[0]}`,
+    healthUrl: `http://127.0.0.1:${ports[1]}`,
+    stop: async () => {
+      if (child.exitCode === null) {
+        const gone = new Promise((r) => child.once("exit", r));
+        child.kill("SIGTERM");
+        await gone;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
