@@ -1,0 +1,53 @@
+# syntax=docker/dockerfile:1
+# proxyscope: one image for both programs.
+#   agent     (DaemonSet)  proxyscope-agent serve|scan|schema
+#   collector (Deployment) proxyscope serve
+#
+#   docker build -t REGISTRY/proxyscope:0.1.0 --build-arg VERSION=0.1.0 .
+#
+# The build steps live in scripts/build-image-app.sh so they can be tested without a Docker engine.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /src
+COPY . .
+RUN sh scripts/build-image-app.sh /out
+
+FROM ${NODE_IMAGE} AS runtime
+ARG VERSION=0.1.0
+LABEL org.opencontainers.image.title="proxyscope" \
+      org.opencontainers.image.description="What kube-proxy really does on each node, and whether the node can leave the deprecated ipvs mode" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.vendor="proxyscope"
+
+# Exactly the Debian packages of the tools the probes run, as listed once in agent/io/tools.ts (TOOLS,
+# debianPackage); a test checks this line against that list. iptables provides both the legacy and the
+# nf_tables backends (iptables-legacy-save, iptables-nft-save and the ip6 variants).
+# npm, npx, corepack and yarn are removed: nothing in the runtime installs anything.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends iproute2 ipset iptables ipvsadm nftables \
+ && rm -rf /var/lib/apt/lists/* \
+ && rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
+           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg
+
+WORKDIR /app
+COPY --from=build /out /app
+RUN ln -s /app/dist/agent/cli.js /usr/local/bin/proxyscope-agent \
+ && ln -s /app/dist/collector/cli.js /usr/local/bin/proxyscope
+
+ENV NODE_ENV=production
+# Non-root by default: the collector and `schema` need nothing more. The agent's probes read netfilter
+# and IPVS state over netlink, which needs CAP_NET_ADMIN (and CAP_NET_RAW for iptables-legacy-save):
+# its DaemonSet runs it as uid 0 with every other capability dropped. File capabilities on the tools
+# were not chosen: allowPrivilegeEscalation=false (no_new_privs) makes the kernel ignore them, and
+# Kubernetes gives non-root processes no ambient capabilities. By hand:
+#   docker run --rm --net=host --user 0 --cap-drop ALL --cap-add NET_ADMIN --cap-add NET_RAW \
+#     -v /etc/os-release:/host/etc/os-release:ro ... IMAGE scan --host-root /host
+USER 10001:10001
+EXPOSE 9977
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PROXYSCOPE_PORT||9977)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["proxyscope-agent"]
+CMD ["serve"]

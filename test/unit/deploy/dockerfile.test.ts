@@ -1,0 +1,100 @@
+// The Dockerfile: installs exactly the Debian packages of the tools the probes run (agent/io/tools.ts),
+// builds through scripts/build-image-app.sh, and passes a real Dockerfile linter (dockerfile-utils, the
+// linter behind the VS Code Docker extension; Debian packages no hadolint).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t from "tap";
+import { TOOLS } from "../../../agent/io/tools.js";
+import { ROOT } from "./lib.js";
+
+const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+// Instructions with their continuation lines joined, comments dropped.
+const instructions = dockerfile
+  .split("\n")
+  .filter((l) => !/^\s*#/.test(l))
+  .join("\n")
+  .replace(/\\\n/g, " ")
+  .split("\n")
+  .map((l) => l.trim())
+  .filter(Boolean);
+const stages = () => instructions.filter((i) => /^FROM\s/i.test(i));
+const lastStage = () => {
+  const idx = instructions.map((i, n) => (/^FROM\s/i.test(i) ? n : -1)).filter((n) => n >= 0);
+  return instructions.slice(idx[idx.length - 1]);
+};
+
+function aptPackages(): string[] {
+  const pkgs: string[] = [];
+  for (const ins of instructions.filter((i) => /^RUN\s/i.test(i))) {
+    for (const m of ins.matchAll(/apt-get\s+install\s+([^&|;]+)/g)) {
+      pkgs.push(...m[1]!.split(/\s+/).filter((w) => w !== "" && !w.startsWith("-")));
+    }
+  }
+  return pkgs;
+}
+
+const lint = (file: string) =>
+  spawnSync(
+    process.execPath,
+    [join(ROOT, "node_modules/dockerfile-utils/bin/dockerfile-utils"), "lint", file],
+    {
+      encoding: "utf8",
+      timeout: 60_000,
+    },
+  );
+
+t.test("the runtime installs exactly the Debian packages of TOOLS", async (t) => {
+  const want = [...new Set(Object.values(TOOLS).map((x) => x.debianPackage))].sort();
+  const got = aptPackages();
+  t.same([...got].sort(), want, "apt-get install line == TOOLS' debianPackage set");
+  t.equal(new Set(got).size, got.length, "no package twice");
+  t.ok(want.includes("iptables"), "iptables (legacy and nft backends in one Debian package)");
+  t.match(dockerfile, /--no-install-recommends/, "no recommended extras");
+  t.match(dockerfile, /rm -rf \/var\/lib\/apt\/lists/, "apt lists not shipped");
+});
+
+t.test("multi-stage: build through the tested script, Debian slim Node 20 runtime", async (t) => {
+  t.equal(stages().length, 2, "two stages");
+  t.match(dockerfile, /ARG NODE_IMAGE=node:20-bookworm-slim/);
+  t.ok(
+    instructions.some((i) => /^RUN\s+sh scripts\/build-image-app\.sh \/out$/.test(i)),
+    "build stage runs scripts/build-image-app.sh",
+  );
+  const runtime = lastStage();
+  t.ok(
+    runtime.some((i) => /^COPY --from=build \/out \/app$/.test(i)),
+    "runtime takes only the built app",
+  );
+  t.ok(
+    runtime.some((i) => /^USER 10001(:10001)?$/.test(i)),
+    "non-root by default",
+  );
+  t.ok(
+    runtime.some((i) => /^HEALTHCHECK .*\/healthz/.test(i)),
+    "HEALTHCHECK on /healthz",
+  );
+  for (const l of ["title", "description", "version", "licenses"]) {
+    t.ok(
+      runtime.some((i) => i.startsWith("LABEL") && i.includes(`org.opencontainers.image.${l}=`)),
+      `OCI label ${l}`,
+    );
+  }
+  t.ok(runtime.some((i) => i === 'ENTRYPOINT ["proxyscope-agent"]'));
+  const ignore = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n");
+  for (const p of ["node_modules", "dist", ".git"]) t.ok(ignore.includes(p), `.dockerignore has ${p}`);
+});
+
+t.test("dockerfile-utils lint: clean, and it does catch a broken Dockerfile", async (t) => {
+  const r = lint(join(ROOT, "Dockerfile"));
+  t.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+  t.equal(r.stdout.trim(), "", "no diagnostics");
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-dockerfile-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const bad = join(dir, "Dockerfile");
+  writeFileSync(bad, dockerfile.replace("EXPOSE 9977", "EXPOSE metrics"));
+  const rb = lint(bad);
+  t.not(rb.status, 0, "linter rejects an invalid EXPOSE");
+  t.match(rb.stdout + rb.stderr, /EXPOSE metrics/);
+});
