@@ -1,0 +1,112 @@
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { FAIL_ON_VALUES } from "./fail-on.js";
+
+const positiveInt = z.coerce.number().int().positive();
+
+// One schema for every flag: a bad setting is named in one line before anything runs.
+export const CollectorConfig = z.object({
+  source: z.enum(["agents", "prometheus", "static"]),
+  kubeconfig: z.string().min(1).nullable(),
+  namespace: z.string().min(1),
+  agentNamespace: z.string().min(1),
+  agentSelector: z.string().min(1),
+  agentPort: z.coerce.number().int().min(1).max(65535),
+  agents: z.array(z.string()),
+  agentsFile: z.string().min(1).nullable(),
+  prometheusUrl: z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL")
+    .nullable(),
+  prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
+  output: z.enum(["table", "json", "markdown", "html"]),
+  failOn: z.enum(FAIL_ON_VALUES).nullable(),
+  concurrency: positiveInt.max(1024),
+  timeoutMs: positiveInt,
+  color: z.enum(["auto", "always", "never"]),
+  listen: z.string().min(1),
+  port: z.coerce.number().int().min(0).max(65535),
+  intervalS: z.coerce.number().positive(),
+  service: z
+    .string()
+    .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
+    .nullable(),
+  servicePort: z.string().nullable(),
+  help: z.boolean(),
+});
+export type CollectorConfig = z.infer<typeof CollectorConfig>;
+
+const OPTIONS = {
+  source: { type: "string", default: "agents" },
+  kubeconfig: { type: "string" },
+  namespace: { type: "string", default: "kube-system" },
+  "agent-namespace": { type: "string", default: "proxyscope" },
+  "agent-selector": { type: "string", default: "app.kubernetes.io/name=proxyscope-agent" },
+  "agent-port": { type: "string", default: "9977" },
+  agents: { type: "string", multiple: true },
+  "agents-file": { type: "string" },
+  "prometheus-url": { type: "string" },
+  "prometheus-node-label": { type: "string", default: "node" },
+  output: { type: "string", short: "o", default: "table" },
+  "fail-on": { type: "string" },
+  concurrency: { type: "string", default: "32" },
+  "timeout-ms": { type: "string", default: "5000" },
+  color: { type: "string", default: "auto" },
+  listen: { type: "string", default: "0.0.0.0" },
+  port: { type: "string", default: "9978" },
+  "interval-s": { type: "string", default: "300" },
+  service: { type: "string" },
+  "service-port": { type: "string" },
+  help: { type: "boolean", short: "h", default: false },
+} as const;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(argv: string[]): CollectorConfig {
+  let values: Record<string, string | boolean | string[] | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      options: OPTIONS,
+      strict: true,
+      allowPositionals: true,
+    }));
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  // `--agents URL URL ...`: the URLs after the first arrive as positionals.
+  const agents = [...((values.agents as string[] | undefined) ?? []), ...positionals];
+  const raw = {
+    source: values.source,
+    kubeconfig: values.kubeconfig ?? null,
+    namespace: values.namespace,
+    agentNamespace: values["agent-namespace"],
+    agentSelector: values["agent-selector"],
+    agentPort: values["agent-port"],
+    agents,
+    agentsFile: values["agents-file"] ?? null,
+    prometheusUrl: values["prometheus-url"] ?? null,
+    prometheusNodeLabel: values["prometheus-node-label"],
+    output: values.output,
+    failOn: values["fail-on"] ?? null,
+    concurrency: values.concurrency,
+    timeoutMs: values["timeout-ms"],
+    color: values.color,
+    listen: values.listen,
+    port: values.port,
+    intervalS: values["interval-s"],
+    service: values.service ?? null,
+    servicePort: values["service-port"] ?? null,
+    help: values.help,
+  };
+  const parsed = CollectorConfig.safeParse(raw);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0]!;
+    throw new ConfigError(
+      `invalid --${String(i.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`,
+    );
+  }
+  return parsed.data;
+}

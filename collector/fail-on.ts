@@ -1,0 +1,27 @@
+import { SEVERITIES, Verdict, type Severity } from "../agent/report/schema.js";
+import type { FleetReport } from "./report/schema.js";
+
+export const FAIL_ON_VALUES = [...SEVERITIES, ...Verdict.options, "unanswered"] as const;
+export type FailOn = (typeof FAIL_ON_VALUES)[number];
+
+/**
+ * What in the report reaches --fail-on, in words (empty: nothing). A severity counts node and cluster
+ * findings at or above it; a verdict counts nodes with exactly that verdict; "unanswered" counts
+ * nodes without a usable report.
+ */
+export function reasonsToFail(r: FleetReport, failOn: FailOn | null): string[] {
+  if (failOn === null) return [];
+  if ((SEVERITIES as readonly string[]).includes(failOn)) {
+    const floor = SEVERITIES.indexOf(failOn as Severity);
+    const at = (s: Severity) => SEVERITIES.indexOf(s) >= floor;
+    return [
+      ...r.clusterFindings.filter((f) => at(f.severity)).map((f) => `cluster: ${f.id} (${f.severity})`),
+      ...r.nodes.flatMap((n) =>
+        n.findings.filter((f) => at(f.severity)).map((f) => `${n.node}: ${f.id} (${f.severity})`),
+      ),
+    ];
+  }
+  if (failOn === "unanswered")
+    return r.nodes.filter((n) => n.outcome !== "ok").map((n) => `${n.node}: ${n.outcome}`);
+  return r.nodes.filter((n) => n.verdict === failOn).map((n) => `${n.node}: ${failOn}`);
+}

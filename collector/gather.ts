@@ -1,0 +1,112 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import { rollup } from "./rollup.js";
+import type { ClusterFacts } from "./report/cluster-facts.js";
+import type { FleetReport, NodeObservation } from "./report/schema.js";
+import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, type AgentTarget } from "./sources/agents.js";
+import { gatherCluster, listAgentPods, loadKubeConfig } from "./sources/kubernetes.js";
+import { gatherFromPrometheus } from "./sources/prometheus.js";
+import { readTargetsFile, targetsFromFlags } from "./sources/static.js";
+import { COLLECTOR_VERSION } from "./version.js";
+
+export interface GatherConfig {
+  source: "agents" | "prometheus" | "static";
+  kubeconfig: string | null;
+  namespace: string;
+  agentNamespace: string;
+  agentSelector: string;
+  agentPort: number;
+  agents: string[];
+  agentsFile: string | null;
+  prometheusUrl: string | null;
+  prometheusNodeLabel: string;
+  concurrency: number;
+  timeoutMs: number;
+}
+
+export type GatherResult = { ok: true; report: FleetReport } | { ok: false; error: string };
+
+/** Sources in, one FleetReport out. Fails (exit 2) only when no honest report can be made. */
+export async function gather(
+  cfg: GatherConfig,
+  onProgress?: (done: number, total: number) => void,
+): Promise<GatherResult> {
+  const started = new Date();
+  const needApi = cfg.source !== "static" || cfg.kubeconfig !== null;
+  let kc: KubeConfig | null = null;
+  let cluster: ClusterFacts | null = null;
+  if (needApi) {
+    const loaded = loadKubeConfig(cfg.kubeconfig);
+    if (!loaded.ok) return loaded;
+    kc = loaded.value;
+    const c = await gatherCluster(kc, {
+      kubeconfig: cfg.kubeconfig,
+      timeoutMs: cfg.timeoutMs,
+      namespace: cfg.namespace,
+    });
+    if (!c.ok) return c;
+    cluster = c.value;
+  }
+  const fetchOpts = {
+    timeoutMs: cfg.timeoutMs,
+    concurrency: cfg.concurrency,
+    maxBytes: DEFAULT_MAX_REPORT_BYTES,
+    ...(onProgress ? { onProgress } : {}),
+  };
+  let observations: NodeObservation[];
+  switch (cfg.source) {
+    case "agents": {
+      const pods = await listAgentPods(kc!, {
+        kubeconfig: cfg.kubeconfig,
+        timeoutMs: cfg.timeoutMs,
+        namespace: cfg.namespace,
+        agentNamespace: cfg.agentNamespace,
+        selector: cfg.agentSelector,
+        port: cfg.agentPort,
+      });
+      if (!pods.ok) return pods;
+      observations = await fetchAgents(
+        pods.value.map((p): AgentTarget => ({ node: p.node, url: p.url })),
+        fetchOpts,
+      );
+      break;
+    }
+    case "static": {
+      const lists = [
+        targetsFromFlags(cfg.agents),
+        ...(cfg.agentsFile ? [await readTargetsFile(cfg.agentsFile)] : []),
+      ];
+      const errors = lists.flatMap((l) => l.errors);
+      if (errors.length > 0) return { ok: false, error: errors.join("; ") };
+      const targets = lists.flatMap((l) => l.targets);
+      if (targets.length === 0)
+        return { ok: false, error: "--source static needs --agents URL... or --agents-file" };
+      observations = await fetchAgents(targets, fetchOpts);
+      break;
+    }
+    case "prometheus": {
+      if (!cfg.prometheusUrl) return { ok: false, error: "--source prometheus needs --prometheus-url" };
+      const p = await gatherFromPrometheus({
+        url: cfg.prometheusUrl,
+        nodeLabel: cfg.prometheusNodeLabel,
+        timeoutMs: cfg.timeoutMs,
+        maxBytes: 64 * 1024 * 1024,
+        staleAfterS: 900,
+        now: () => Date.now() / 1000,
+      });
+      if (!p.ok) return p;
+      observations = p.value;
+      break;
+    }
+  }
+  return {
+    ok: true,
+    report: rollup({
+      source: cfg.source,
+      collectorVersion: COLLECTOR_VERSION,
+      generatedAt: started,
+      cluster,
+      observations,
+      missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
+    }),
+  };
+}

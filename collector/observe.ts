@@ -1,0 +1,83 @@
+import { NodeReport, SCHEMA_VERSION } from "../agent/report/schema.js";
+import type { NodeObservation } from "./report/schema.js";
+
+const EMPTY = {
+  phase: null,
+  verdict: null,
+  findings: [],
+  agentVersion: null,
+  scannedAt: null,
+  kernelRelease: null,
+  kernelNftablesCapable: null,
+  failedProbes: [],
+  ipvsVirtualServers: null,
+  kubeIpvs0Addresses: null,
+  blackHoledAddresses: null,
+} satisfies Partial<NodeObservation>;
+
+export function failedObservation(
+  node: string,
+  endpoint: string | null,
+  outcome: Exclude<NodeObservation["outcome"], "ok">,
+  reason: string,
+): NodeObservation {
+  return { node, outcome, reason, endpoint, ...EMPTY };
+}
+
+export function observationFromReport(
+  r: NodeReport,
+  endpoint: string | null,
+  node = r.node,
+): NodeObservation {
+  const blackHole = r.findings.find((f) => f.id === "kube-ipvs0-black-hole");
+  const bh = blackHole?.evidence.addresses;
+  return {
+    node,
+    outcome: "ok",
+    reason: node !== r.node ? `agent calls itself ${JSON.stringify(r.node)}` : null,
+    endpoint,
+    phase: r.phase,
+    verdict: r.verdict,
+    findings: r.findings,
+    agentVersion: r.agentVersion,
+    scannedAt: r.scannedAt,
+    kernelRelease: r.facts.kernel?.release ?? null,
+    kernelNftablesCapable: r.facts.kernel
+      ? r.facts.kernel.major > 5 || (r.facts.kernel.major === 5 && r.facts.kernel.minor >= 13)
+      : null,
+    failedProbes: r.probes.filter((p) => !p.ok).map((p) => p.name),
+    ipvsVirtualServers: r.facts.ipvs?.available ? r.facts.ipvs.virtualServerCount : null,
+    kubeIpvs0Addresses: r.facts.kubeIpvs0 ? r.facts.kubeIpvs0.addresses.length : null,
+    blackHoledAddresses: blackHole ? (Array.isArray(bh) ? bh.length : null) : r.facts.kubeIpvs0 ? 0 : null,
+  };
+}
+
+export type ParsedReport =
+  { ok: true; report: NodeReport } | { ok: false; outcome: "garbage" | "schema-mismatch"; reason: string };
+
+/** An agent's /report body, judged: not JSON, another schema version, or not a NodeReport. */
+export function parseNodeReport(body: string): ParsedReport {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch {
+    return { ok: false, outcome: "garbage", reason: `not JSON: ${JSON.stringify(body.slice(0, 60))}` };
+  }
+  const version = (doc as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (typeof doc === "object" && doc !== null && version !== undefined && version !== SCHEMA_VERSION)
+    return {
+      ok: false,
+      outcome: "schema-mismatch",
+      reason: `NodeReport schemaVersion ${JSON.stringify(version)}; this collector reads ${SCHEMA_VERSION} (upgrade the collector or the agent so they match)`,
+    };
+  const parsed = NodeReport.safeParse(doc);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      outcome: "garbage",
+      reason: `not a NodeReport: ${issue ? `${issue.path.join(".") || "(root)"}: ${issue.message}` : "invalid"}`,
+    };
+  }
+  return { ok: true, report: parsed.data };
+}

@@ -1,0 +1,63 @@
+import type { FleetReport } from "../report/schema.js";
+import { md } from "./escape.js";
+import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+
+const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
+
+/** For a ticket or a wiki page: every value from a node or the API is escaped (|, backticks, HTML). */
+export function renderMarkdown(r: FleetReport): string {
+  const s = r.summary;
+  const out: string[] = [];
+  out.push(`# proxyscope fleet report`);
+  out.push("");
+  out.push(
+    `${s.nodes} node(s), ${s.answered} answered${s.unanswered ? `, **${s.unanswered} without a report**` : ""}. ` +
+      `Cluster ${md(r.cluster.version?.gitVersion ?? "version unknown")}, deprecation stage **${r.cluster.deprecationStage}**, ` +
+      `configured mode ${r.cluster.configuredMode ? `**${md(r.cluster.configuredMode)}**` : "**not pinned**"}. Generated ${r.generatedAt} from ${r.source}.`,
+  );
+  if (r.partial)
+    out.push("", "> **Partial report**: some nodes gave no usable report; counts are a lower bound.");
+  out.push("", "| phase | nodes |", "|---|---|");
+  for (const [k, v] of Object.entries(s.byPhase)) if (v > 0) out.push(row([k, v]));
+  out.push("", "| verdict | nodes |", "|---|---|");
+  for (const [k, v] of Object.entries(s.byVerdict)) if (v > 0) out.push(row([k, v]));
+
+  out.push("", "## Plan", "", "| step | status | what | detail | nodes |", "|---|---|---|---|---|");
+  for (const p of r.plan)
+    out.push(
+      row([
+        p.step,
+        p.status,
+        md(p.title),
+        md(p.detail),
+        md(p.nodes.slice(0, 20).join(", ") + (p.nodes.length > 20 ? ` +${p.nodes.length - 20}` : "")),
+      ]),
+    );
+
+  if (r.clusterFindings.length > 0) {
+    out.push("", "## Cluster findings", "", "| severity | finding | fix | id |", "|---|---|---|---|");
+    for (const f of r.clusterFindings) out.push(row([f.severity, md(f.title), md(f.remedy), md(f.id)]));
+  }
+
+  out.push(
+    "",
+    "## Nodes",
+    "",
+    "| node | kubelet | kernel | OS | phase | verdict | findings | note |",
+    "|---|---|---|---|---|---|---|---|",
+  );
+  for (const n of r.nodes)
+    out.push(
+      row([
+        md(n.node),
+        md(n.kubeletVersion ?? "-"),
+        md(n.kernelVersion ?? "-"),
+        md(n.osImage ?? "-"),
+        phaseOf(n),
+        verdictOf(n),
+        md(worstFindings(n, 5) || "-"),
+        md(nodeNote(n)),
+      ]),
+    );
+  return `${out.join("\n")}\n`;
+}

@@ -1,0 +1,117 @@
+import type { FleetReport, PlanStatus } from "../report/schema.js";
+import { terminalSafe as safe } from "./escape.js";
+import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+
+const SGR = {
+  critical: "1;31",
+  error: "31",
+  warning: "33",
+  info: "36",
+  good: "32",
+  bad: "31",
+  meh: "33",
+  dim: "2",
+  bold: "1",
+} as const;
+type Tone = keyof typeof SGR;
+
+const VERDICT_TONE: Record<string, Tone> = {
+  ready: "good",
+  clean: "good",
+  attention: "meh",
+  leftovers: "meh",
+  blocked: "bad",
+  unhealthy: "bad",
+  unknown: "dim",
+  "no-report": "bad",
+};
+const STATUS_TONE: Record<PlanStatus, Tone> = { done: "good", todo: "meh", blocked: "bad", "n/a": "dim" };
+
+// Display width ignoring colour codes, so columns line up on a TTY too.
+const width = (s: string) => [...s.replace(/\u001b\[[0-9;]*m/g, "")].length;
+const cut = (s: string, n: number) => ([...s].length > n ? `${[...s].slice(0, n - 1).join("")}…` : s);
+
+function table(head: string[], rows: string[][]): string[] {
+  const w = head.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c + " ".repeat(w[i]! - width(c))))
+      .join("  ")
+      .trimEnd();
+  return [line(head), ...rows.map(line)];
+}
+
+/** The report for a terminal; colour only when asked (the CLI asks on a TTY). */
+export function renderTable(r: FleetReport, colour: boolean): string {
+  const c = (t: Tone, s: string) => (colour ? `\u001b[${SGR[t]}m${s}\u001b[0m` : s);
+  const out: string[] = [];
+  const s = r.summary;
+  out.push(
+    c(
+      "bold",
+      `proxyscope fleet report — ${s.nodes} node(s), ${s.answered} answered${s.unanswered ? `, ${s.unanswered} without a report` : ""}`,
+    ) + (r.partial ? `  ${c("bad", "PARTIAL: counts are a lower bound")}` : ""),
+  );
+  const cl = r.cluster;
+  out.push(
+    [
+      `cluster ${cl.version ? safe(cl.version.gitVersion) : "version unknown"}`,
+      `deprecation stage: ${cl.deprecationStage}`,
+      `configured mode: ${cl.configuredMode ? safe(cl.configuredMode) : c("meh", "not pinned")}`,
+      cl.kubeadm ? "kubeadm" : null,
+      `source: ${r.source}`,
+    ]
+      .filter(Boolean)
+      .join(" · "),
+  );
+  const counts = (m: Record<string, number>, tone: (k: string) => Tone) =>
+    Object.entries(m)
+      .filter(([, v]) => v > 0)
+      .map(([k, v]) => `${c(tone(k), k)} ${v}`)
+      .join("  ") || "none";
+  out.push(`phases:   ${counts(s.byPhase, (k) => (k === "no-report" ? "bad" : "bold"))}`);
+  out.push(`verdicts: ${counts(s.byVerdict, (k) => VERDICT_TONE[k] ?? "dim")}`);
+  out.push("");
+
+  if (r.clusterFindings.length > 0) {
+    out.push(c("bold", "CLUSTER"));
+    for (const f of r.clusterFindings) {
+      out.push(
+        `  ${c(f.severity, f.severity.toUpperCase().padEnd(8))} ${safe(f.title)}  ${c("dim", `[${f.id}]`)}`,
+      );
+      out.push(`           ${c("dim", `fix: ${safe(f.remedy)}`)}`);
+    }
+    out.push("");
+  }
+
+  out.push(c("bold", "PLAN"));
+  for (const p of r.plan) {
+    const nodes = p.nodes.length ? ` — ${cut(p.nodes.map(safe).join(", "), 100)}` : "";
+    out.push(`  ${p.step}. ${c(STATUS_TONE[p.status], p.status.padEnd(7))} ${safe(p.title)}`);
+    if (p.detail) out.push(`             ${safe(p.detail)}${c("dim", nodes)}`);
+  }
+  out.push("");
+
+  out.push(c("bold", "NODES"));
+  const rows = r.nodes.map((n) => [
+    cut(safe(n.node), 40),
+    cut(safe(n.kubeletVersion ?? "-"), 16),
+    cut(safe(n.kernelVersion ?? "-"), 24),
+    cut(safe(n.osImage ?? "-"), 28),
+    phaseOf(n),
+    c(VERDICT_TONE[verdictOf(n)] ?? "dim", verdictOf(n)),
+    cut(worstFindings(n), 60) || "-",
+    cut(safe(nodeNote(n)), 80),
+  ]);
+  out.push(
+    ...table(["NODE", "KUBELET", "KERNEL", "OS", "PHASE", "VERDICT", "FINDINGS", "NOTE"], rows).map(
+      (l) => `  ${l}`,
+    ),
+  );
+  if (r.cluster.gaps.length > 0) {
+    out.push("");
+    out.push(c("meh", "NOT READ (the report is missing these cluster facts, not reporting them as absent):"));
+    for (const g of r.cluster.gaps) out.push(`  ${safe(g.what)}: ${safe(g.reason)}`);
+  }
+  return out.join("\n");
+}

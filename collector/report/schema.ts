@@ -1,0 +1,157 @@
+import { z } from "zod";
+import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/report/schema.js";
+import { ClusterFacts } from "./cluster-facts.js";
+
+/** Bumped on any change a consumer of the fleet report could trip over. */
+export const FLEET_SCHEMA_VERSION = "1" as const;
+
+/** How we got (or failed to get) a node's facts. Only "ok" carries a phase and verdict. */
+export const NodeOutcome = z.enum([
+  "ok",
+  "unreachable",
+  "timeout",
+  "http-status",
+  "garbage",
+  "schema-mismatch",
+  /** The API lists the node but no agent pod runs there (or, for Prometheus, no series). */
+  "no-agent",
+  "no-data",
+]);
+export type NodeOutcome = z.infer<typeof NodeOutcome>;
+
+/** An agent finding; from Prometheus only id and severity are known, so the rest is optional. */
+export const NodeFinding = Finding.partial().required({ id: true, severity: true });
+export type NodeFinding = z.infer<typeof NodeFinding>;
+
+/** What one source learnt about one node, before the API's view of the node is joined in. */
+export const NodeObservation = z.object({
+  node: z.string(),
+  outcome: NodeOutcome,
+  /** Why the outcome is not ok, in words a person can act on (URL, status, schema path). */
+  reason: z.string().nullable(),
+  /** Where it came from: an agent URL, or the Prometheus instance label. */
+  endpoint: z.string().nullable(),
+  phase: Phase.nullable(),
+  verdict: Verdict.nullable(),
+  findings: z.array(NodeFinding),
+  agentVersion: z.string().nullable(),
+  scannedAt: z.string().nullable(),
+  kernelRelease: z.string().nullable(),
+  /** The agent's own judgement of its kernel (Prometheus carries this, not the release). */
+  kernelNftablesCapable: z.boolean().nullable(),
+  /** Probes that failed on the node: their facts are missing, not zero. */
+  failedProbes: z.array(z.string()),
+  /** The few numbers the plan needs, when known (Prometheus gives exactly these). */
+  ipvsVirtualServers: z.number().nullable(),
+  kubeIpvs0Addresses: z.number().nullable(),
+  blackHoledAddresses: z.number().nullable(),
+});
+export type NodeObservation = z.infer<typeof NodeObservation>;
+
+export const FleetNode = NodeObservation.extend({
+  /**
+   * False for an agent that answered for a node the API does not list (a deleted node, a wrong URL);
+   * null when no API server was asked (static source without a kubeconfig).
+   */
+  listedByApi: z.boolean().nullable(),
+  kubeletVersion: z.string().nullable(),
+  /** From the Node object, so it is known even when the agent is not. */
+  kernelVersion: z.string().nullable(),
+  osImage: z.string().nullable(),
+  internalIP: z.string().nullable(),
+  labels: z.record(z.string(), z.string()),
+  ready: z.boolean().nullable(),
+  /** Grouping key for rollout pools: nodepool label, instance type, OS image, kernel line. */
+  pool: z.string(),
+  /** null when the kernel is unknown. */
+  nftablesCapableKernel: z.boolean().nullable(),
+});
+export type FleetNode = z.infer<typeof FleetNode>;
+
+export const PlanStatus = z.enum(["done", "todo", "blocked", "n/a"]);
+export type PlanStatus = z.infer<typeof PlanStatus>;
+
+export const PlanStep = z.object({
+  step: z.number().int().min(1).max(5),
+  id: z.enum(["pin-mode", "kernels", "counters-and-nodeports", "canary-then-pools", "remove-ipvs-config"]),
+  title: z.string(),
+  status: PlanStatus,
+  detail: z.string(),
+  /** The nodes the step concerns (too-old kernels, canary candidates, nodes not yet measured...). */
+  nodes: z.array(z.string()),
+  /** Step 4 only: candidate pools in the order to roll them, each with its ready nodes. */
+  pools: z
+    .array(z.object({ pool: z.string(), nodes: z.array(z.string()), readyNodes: z.array(z.string()) }))
+    .optional(),
+});
+export type PlanStep = z.infer<typeof PlanStep>;
+
+export const DeprecationStage = z.enum([
+  "before-deprecation",
+  "warning",
+  "gated",
+  "off-by-default",
+  "removed",
+  "gate-removed",
+  "unknown",
+]);
+export type DeprecationStage = z.infer<typeof DeprecationStage>;
+
+const counts = z.record(z.string(), z.number().int());
+
+export const FleetReport = z.object({
+  schemaVersion: z.literal(FLEET_SCHEMA_VERSION),
+  /** The NodeReport schema version this collector reads. */
+  nodeSchemaVersion: z.literal(NODE_SCHEMA_VERSION),
+  collectorVersion: z.string(),
+  generatedAt: z.string().datetime(),
+  source: z.enum(["agents", "prometheus", "static"]),
+  /** True when at least one node has no usable report: the counts below are then a lower bound. */
+  partial: z.boolean(),
+  summary: z.object({
+    nodes: z.number().int(),
+    answered: z.number().int(),
+    unanswered: z.number().int(),
+    notListedByApi: z.number().int(),
+    /** Keys: phases, plus "no-report". */
+    byPhase: counts,
+    /** Keys: verdicts, plus "no-report". */
+    byVerdict: counts,
+    byOutcome: counts,
+    /** Findings by severity, nodes and cluster together. */
+    bySeverity: counts,
+  }),
+  cluster: z.object({
+    version: ClusterFacts.shape.version,
+    deprecationStage: DeprecationStage,
+    kubeProxyConfigMap: ClusterFacts.shape.kubeProxyConfigMap,
+    kubeProxyDaemonSet: ClusterFacts.shape.kubeProxyDaemonSet,
+    kubeadm: z.boolean(),
+    /** What the config says kube-proxy should run: pinned mode, or null when it follows the default. */
+    configuredMode: z.string().nullable(),
+    services: z.object({
+      total: z.number().int(),
+      nodePorts: z.array(
+        z.object({
+          service: z.string(),
+          type: z.string(),
+          port: z.number().int(),
+          nodePort: z.number().int(),
+          protocol: z.string(),
+        }),
+      ),
+      sessionAffinityClientIP: z.array(z.string()),
+      internalTrafficPolicyLocal: z.array(z.string()),
+      externalTrafficPolicyLocal: z.array(z.string()),
+    }),
+    gaps: ClusterFacts.shape.gaps,
+  }),
+  clusterFindings: z.array(Finding),
+  plan: z.array(PlanStep),
+  nodes: z.array(FleetNode),
+});
+export type FleetReport = z.infer<typeof FleetReport>;
+
+export function fleetReportJsonSchema(): unknown {
+  return z.toJSONSchema(FleetReport, { target: "draft-2020-12" });
+}

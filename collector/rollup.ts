@@ -1,0 +1,338 @@
+import { Phase, SEVERITIES, Verdict, type Finding } from "../agent/report/schema.js";
+import { clusterChecks, configuredMode } from "./checks/index.js";
+import { serviceInventory } from "./checks/services.js";
+import { deprecationStage } from "./checks/timeline.js";
+import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
+import type { ApiNode, ClusterFacts } from "./report/cluster-facts.js";
+import {
+  FLEET_SCHEMA_VERSION,
+  NodeOutcome,
+  type FleetNode,
+  type FleetReport,
+  type NodeObservation,
+  type PlanStep,
+} from "./report/schema.js";
+import { SCHEMA_VERSION as NODE_SCHEMA_VERSION } from "../agent/report/schema.js";
+
+export interface RollupInput {
+  source: FleetReport["source"];
+  collectorVersion: string;
+  generatedAt: Date;
+  /** null when no API server was asked (static source): nothing can then be "missing". */
+  cluster: ClusterFacts | null;
+  observations: readonly NodeObservation[];
+  /** What a node the API lists but no source covered is called: no-agent (agents) or no-data (Prometheus). */
+  missingOutcome: "no-agent" | "no-data";
+}
+
+/** Labels that name a rollout pool, most specific first (GKE, EKS, AKS, Karpenter, generic). */
+export const POOL_LABELS = [
+  "cloud.google.com/gke-nodepool",
+  "eks.amazonaws.com/nodegroup",
+  "kubernetes.azure.com/agentpool",
+  "agentpool",
+  "karpenter.sh/nodepool",
+  "node.kubernetes.io/pool",
+  "nodepool",
+  "node.kubernetes.io/instance-type",
+] as const;
+
+export function poolOf(
+  labels: Record<string, string>,
+  osImage: string | null,
+  kernel: string | null,
+): string {
+  const named = POOL_LABELS.map((k) => labels[k]).find((v) => v !== undefined && v !== "");
+  const k = parseKernelRelease(kernel);
+  return [
+    named ?? "(no pool label)",
+    osImage ?? "(unknown OS)",
+    k ? `${k.major}.${k.minor}` : "(unknown kernel)",
+  ].join(" · ");
+}
+
+const PRE_SWITCH = new Set<string>(["ipvs", "iptables"]);
+const MEASURE_IDS = new Set([
+  "localhost-nodeports-in-use",
+  "conntrack-workaround-relied-on",
+  "nodeport-addresses-shrink",
+  "host-firewall-needs-nodeport-range",
+]);
+const AFTER_CONFIG_IDS = new Set(["strict-arp-sysctls-left"]);
+
+function unanswered(name: string, outcome: NodeOutcome, reason: string): NodeObservation {
+  return {
+    node: name,
+    outcome,
+    reason,
+    endpoint: null,
+    phase: null,
+    verdict: null,
+    findings: [],
+    agentVersion: null,
+    scannedAt: null,
+    kernelRelease: null,
+    kernelNftablesCapable: null,
+    failedProbes: [],
+    ipvsVirtualServers: null,
+    kubeIpvs0Addresses: null,
+    blackHoledAddresses: null,
+  };
+}
+
+function fleetNode(obs: NodeObservation, api: ApiNode | undefined, listed: boolean | null): FleetNode {
+  const kernel = api?.kernelVersion ?? obs.kernelRelease;
+  const labels = api?.labels ?? {};
+  return {
+    ...obs,
+    listedByApi: listed,
+    kubeletVersion: api?.kubeletVersion ?? null,
+    kernelVersion: kernel,
+    osImage: api?.osImage ?? null,
+    internalIP: api?.addresses.find((a) => a.type === "InternalIP")?.address ?? null,
+    labels,
+    ready: api?.ready ?? null,
+    pool: poolOf(labels, api?.osImage ?? null, kernel),
+    nftablesCapableKernel: nftablesCapable(kernel) ?? obs.kernelNftablesCapable,
+  };
+}
+
+/** Every node the API lists, each exactly once, then the agents that answered for nodes it does not list. */
+export function joinNodes(input: RollupInput): FleetNode[] {
+  const byName = new Map<string, NodeObservation>();
+  for (const o of input.observations) {
+    const prev = byName.get(o.node);
+    // Two answers for one node (two agent URLs): keep the usable one.
+    if (!prev || (prev.outcome !== "ok" && o.outcome === "ok")) byName.set(o.node, o);
+  }
+  if (input.cluster === null) return [...byName.values()].map((o) => fleetNode(o, undefined, null));
+  const out: FleetNode[] = [];
+  const seen = new Set<string>();
+  for (const n of input.cluster.nodes) {
+    seen.add(n.name);
+    const obs =
+      byName.get(n.name) ??
+      unanswered(
+        n.name,
+        input.missingOutcome,
+        input.missingOutcome === "no-agent"
+          ? "no agent pod found on this node (DaemonSet not scheduled here, or not running)"
+          : "no proxyscope series for this node in Prometheus",
+      );
+    out.push(fleetNode(obs, n, true));
+  }
+  for (const o of byName.values()) if (!seen.has(o.node)) out.push(fleetNode(o, undefined, false));
+  return out;
+}
+
+function tally<K extends string>(keys: readonly K[], values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries(keys.map((k) => [k, 0]));
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+export function rollup(input: RollupInput): FleetReport {
+  const nodes = joinNodes(input);
+  const answered = nodes.filter((n) => n.outcome === "ok");
+  const cluster = input.cluster;
+  const observed = answered.flatMap((n) => (n.phase ? [{ node: n.node, phase: n.phase }] : []));
+  const clusterFindings = cluster ? clusterChecks(cluster, observed) : [];
+  const severities = [
+    ...clusterFindings.map((f) => f.severity),
+    ...nodes.flatMap((n) => n.findings.map((f) => f.severity)),
+  ];
+  return {
+    schemaVersion: FLEET_SCHEMA_VERSION,
+    nodeSchemaVersion: NODE_SCHEMA_VERSION,
+    collectorVersion: input.collectorVersion,
+    generatedAt: input.generatedAt.toISOString(),
+    source: input.source,
+    partial: answered.length < nodes.length,
+    summary: {
+      nodes: nodes.length,
+      answered: answered.length,
+      unanswered: nodes.length - answered.length,
+      notListedByApi: nodes.filter((n) => n.listedByApi === false).length,
+      byPhase: tally(
+        [...Phase.options, "no-report"],
+        nodes.map((n) => n.phase ?? "no-report"),
+      ),
+      byVerdict: tally(
+        [...Verdict.options, "no-report"],
+        nodes.map((n) => n.verdict ?? "no-report"),
+      ),
+      byOutcome: tally(
+        NodeOutcome.options,
+        nodes.map((n) => n.outcome),
+      ),
+      bySeverity: tally(SEVERITIES, severities),
+    },
+    cluster: {
+      version: cluster?.version ?? null,
+      deprecationStage: deprecationStage(cluster?.version ?? null),
+      kubeProxyConfigMap: cluster?.kubeProxyConfigMap ?? null,
+      kubeProxyDaemonSet: cluster?.kubeProxyDaemonSet ?? null,
+      kubeadm: cluster?.kubeadm ?? false,
+      configuredMode: cluster ? configuredMode(cluster) : null,
+      services: cluster
+        ? serviceInventory(cluster)
+        : {
+            total: 0,
+            nodePorts: [],
+            sessionAffinityClientIP: [],
+            internalTrafficPolicyLocal: [],
+            externalTrafficPolicyLocal: [],
+          },
+      gaps: cluster?.gaps ?? [
+        { what: "Kubernetes API", reason: "not asked (static source without a kubeconfig)" },
+      ],
+    },
+    clusterFindings,
+    plan: plan(cluster, nodes, clusterFindings),
+    nodes,
+  };
+}
+
+const names = (ns: readonly FleetNode[]) => ns.map((n) => n.node);
+
+/** The guide's five steps, in its order, each with a status and the nodes it concerns. */
+export function plan(
+  cluster: ClusterFacts | null,
+  nodes: readonly FleetNode[],
+  cf: readonly Finding[],
+): PlanStep[] {
+  const answered = nodes.filter((n) => n.outcome === "ok");
+  const noReport = nodes.filter((n) => n.outcome !== "ok");
+  const pre = answered.filter((n) => n.phase !== null && PRE_SWITCH.has(n.phase));
+  const kubeProxyAnywhere =
+    (cluster !== null && (cluster.kubeProxyDaemonSet !== null || cluster.kubeProxyConfigMap !== null)) ||
+    answered.some((n) => n.phase !== "none");
+  const mode = cluster ? configuredMode(cluster) : null;
+  const ipvsLeft = mode === "ipvs" || answered.some((n) => n.phase === "ipvs");
+  // With nodes unanswered we cannot claim a step is done for the fleet.
+  const migrationOpen = pre.length > 0 || mode === "ipvs" || (noReport.length > 0 && kubeProxyAnywhere);
+
+  const steps: PlanStep[] = [];
+  // 1. Pin the mode.
+  const pinned = cf.every((f) => f.id !== "cluster-proxy-mode-not-pinned");
+  steps.push({
+    step: 1,
+    id: "pin-mode",
+    title: "Pin kube-proxy's mode, whichever it is",
+    status: !kubeProxyAnywhere ? "n/a" : cluster === null ? "todo" : pinned ? "done" : "todo",
+    detail: !kubeProxyAnywhere
+      ? "No kube-proxy in this cluster"
+      : cluster === null
+        ? "Unknown without API access: check the ConfigMap's mode: by hand"
+        : pinned
+          ? `Pinned to ${mode}`
+          : 'mode: is empty: set it explicitly (e.g. mode: "nftables") in the ConfigMap, today',
+    nodes: [],
+  });
+
+  // 2. Kernels.
+  const tooOld = nodes.filter((n) => n.nftablesCapableKernel === false);
+  const unknownKernel = nodes.filter((n) => n.nftablesCapableKernel === null);
+  steps.push({
+    step: 2,
+    id: "kernels",
+    title: "Check every node's kernel (nftables mode needs 5.13+)",
+    status: !migrationOpen ? "n/a" : tooOld.length > 0 || unknownKernel.length > 0 ? "todo" : "done",
+    detail:
+      tooOld.length > 0
+        ? `${tooOld.length} node(s) below 5.13: rebuild their image, or move them to iptables mode${unknownKernel.length ? `; ${unknownKernel.length} with an unknown kernel` : ""}`
+        : unknownKernel.length > 0
+          ? `${unknownKernel.length} node(s) with an unknown kernel`
+          : migrationOpen
+            ? "Every node runs 5.13 or newer"
+            : "Nothing left to migrate",
+    nodes: names([...tooOld, ...unknownKernel]),
+  });
+
+  // 3. The two counters and the NodePort address inventory.
+  const flagged = answered.filter((n) => n.findings.some((f) => MEASURE_IDS.has(f.id)));
+  const unmeasured = nodes.filter((n) => n.outcome !== "ok" && n.listedByApi !== false);
+  steps.push({
+    step: 3,
+    id: "counters-and-nodeports",
+    title: "Read the localhost-NodePort and conntrack counters; inventory NodePort addresses",
+    status: !migrationOpen ? "n/a" : flagged.length > 0 || unmeasured.length > 0 ? "todo" : "done",
+    detail: [
+      flagged.length > 0
+        ? `${flagged.length} node(s) rely on localhost NodePorts, the conntrack workaround, secondary-address NodePorts or a host firewall: decide nodePortAddresses / --conntrack-tcp-be-liberal first`
+        : "",
+      unmeasured.length > 0 ? `${unmeasured.length} node(s) not measured (no report)` : "",
+      cluster ? `${serviceInventory(cluster).nodePorts.length} NodePort(s) in the cluster` : "",
+    ]
+      .filter(Boolean)
+      .join("; "),
+    nodes: names([...flagged, ...unmeasured]),
+  });
+
+  // 4. Canary node, then pools.
+  const pools = new Map<string, FleetNode[]>();
+  for (const n of pre) pools.set(n.pool, [...(pools.get(n.pool) ?? []), n]);
+  const poolList = [...pools.entries()]
+    .map(([pool, ns]) => ({
+      pool,
+      nodes: names(ns),
+      readyNodes: names(ns.filter((n) => n.verdict === "ready")),
+    }))
+    .sort(
+      (a, b) =>
+        b.readyNodes.length / b.nodes.length - a.readyNodes.length / a.nodes.length ||
+        a.nodes.length - b.nodes.length ||
+        a.pool.localeCompare(b.pool),
+    );
+  const canaries = poolList.flatMap((p) => p.readyNodes.slice(0, 1));
+  steps.push({
+    step: 4,
+    id: "canary-then-pools",
+    title: "One canary node for a working day, then pool by pool",
+    status: !migrationOpen
+      ? pre.length === 0 && answered.some((n) => n.phase === "nftables")
+        ? "done"
+        : "n/a"
+      : canaries.length > 0
+        ? "todo"
+        : "blocked",
+    detail:
+      canaries.length > 0
+        ? `Canary candidates (one ready node per pool, best pool first): ${canaries.join(", ")}`
+        : pre.length > 0
+          ? "No node is ready: fix the blocked and attention nodes first"
+          : migrationOpen
+            ? "No answered node runs ipvs or iptables; unanswered nodes decide"
+            : "Every answered node has moved",
+    nodes: canaries,
+    pools: poolList,
+  });
+
+  // 5. Remove the ipvs block and strictARP.
+  const blockLeft = cf.some((f) => f.id === "cluster-ipvs-config-left");
+  const sysctlsLeft = answered.filter((n) => n.findings.some((f) => AFTER_CONFIG_IDS.has(f.id)));
+  const stillIpvs = answered.filter((n) => n.phase === "ipvs");
+  steps.push({
+    step: 5,
+    id: "remove-ipvs-config",
+    title: "Remove the ipvs block and strictARP (and in kubeadm's configuration)",
+    status: !kubeProxyAnywhere
+      ? "n/a"
+      : ipvsLeft || noReport.length > 0
+        ? "blocked"
+        : blockLeft || sysctlsLeft.length > 0
+          ? "todo"
+          : "done",
+    detail: ipvsLeft
+      ? `Only after every node has left ipvs (${stillIpvs.length} still on it${mode === "ipvs" ? ", and the config still says ipvs" : ""})`
+      : noReport.length > 0
+        ? `${noReport.length} node(s) unanswered: cannot tell whether any still runs ipvs`
+        : blockLeft
+          ? "The ipvs: block is still in config.conf: delete it"
+          : sysctlsLeft.length > 0
+            ? "strictARP sysctls still set on some nodes (harmless; reset to stock when convenient)"
+            : "No ipvs configuration left",
+    nodes: names(ipvsLeft ? stillIpvs : sysctlsLeft),
+  });
+  return steps;
+}

@@ -1,0 +1,86 @@
+import Fastify, { type FastifyInstance } from "fastify";
+import { fleetMetrics } from "./fleet-metrics.js";
+import type { GatherResult } from "./gather.js";
+import { renderHtml } from "./render/html.js";
+import type { FleetReport } from "./report/schema.js";
+
+export interface ServeOptions {
+  intervalMs: number;
+  gather: () => Promise<GatherResult>;
+  log: (line: string) => void;
+}
+
+/**
+ * `proxyscope serve`: gather on an interval, always serve the last good report (with its age), never
+ * gather on request — a scrape or a page view must not fan out to 5,000 agents.
+ */
+export function buildServer(opts: ServeOptions): {
+  app: FastifyInstance;
+  start: () => void;
+  stop: () => void;
+} {
+  const metrics = fleetMetrics();
+  let latest: { report: FleetReport; html: string } | null = null;
+  let lastError: string | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let running = false;
+
+  async function cycle() {
+    if (running) return;
+    running = true;
+    const t0 = performance.now();
+    try {
+      const r = await opts.gather();
+      const secs = (performance.now() - t0) / 1000;
+      if (r.ok) {
+        latest = { report: r.report, html: renderHtml(r.report) };
+        lastError = null;
+        metrics.update(r.report, secs);
+        opts.log(
+          `gathered ${r.report.summary.nodes} nodes (${r.report.summary.unanswered} without a report) in ${secs.toFixed(1)} s`,
+        );
+      } else {
+        lastError = r.error;
+        metrics.failed(secs);
+        opts.log(`gather failed: ${r.error}`);
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  const app = Fastify({ logger: false, bodyLimit: 1024, requestTimeout: 30_000 });
+  app.addHook("onSend", async (_req, reply) => {
+    reply.header("x-content-type-options", "nosniff");
+    reply.header("cache-control", "no-store");
+  });
+  const age = (r: FleetReport) =>
+    String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
+  app.get("/report", async (_req, reply) => {
+    if (!latest) return reply.code(503).send({ error: "no report yet", lastError });
+    reply.header("age", age(latest.report));
+    return reply.type("application/json; charset=utf-8").send(JSON.stringify(latest.report));
+  });
+  app.get("/", async (_req, reply) => {
+    if (!latest) return reply.code(503).type("text/plain; charset=utf-8").send("no report yet\n");
+    reply.header("age", age(latest.report));
+    return reply.type("text/html; charset=utf-8").send(latest.html);
+  });
+  app.get("/metrics", async (_req, reply) =>
+    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  app.get("/healthz", async (_req, reply) =>
+    reply.send({ ok: true, haveReport: latest !== null, lastError }),
+  );
+
+  return {
+    app,
+    start() {
+      void cycle();
+      timer = setInterval(() => void cycle(), opts.intervalMs);
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,284 @@
+import {
+  ApiException,
+  AppsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  VersionApi,
+  type ConfigurationOptions,
+  type PromiseConfigurationOptions,
+  type RequestContext,
+  type ResponseContext,
+  type V1ConfigMap,
+  type V1DaemonSet,
+  type V1Node,
+  type V1Service,
+} from "@kubernetes/client-node";
+import {
+  flagValue,
+  parseFeatureGatesFlag,
+  parseKubeProxyConfig,
+  parseKubeVersion,
+} from "../parse/kube-proxy-config.js";
+import type {
+  ApiNode,
+  ApiService,
+  ClusterFacts,
+  KubeProxyConfigMap,
+  KubeProxyDaemonSet,
+} from "../report/cluster-facts.js";
+
+export interface KubeOptions {
+  /** Path to a kubeconfig; null: $KUBECONFIG / ~/.kube/config, or in-cluster when running in a pod. */
+  kubeconfig: string | null;
+  timeoutMs: number;
+  namespace: string;
+}
+
+export type KubeResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+/** Loads the client config the way kubectl would; in a pod, the service account. Never throws. */
+export function loadKubeConfig(path: string | null): KubeResult<KubeConfig> {
+  const kc = new KubeConfig();
+  try {
+    if (path) kc.loadFromFile(path);
+    else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc.loadFromCluster();
+    else kc.loadFromDefault();
+    if (!kc.getCurrentCluster()) return { ok: false, error: "kubeconfig names no current cluster" };
+    return { ok: true, value: kc };
+  } catch (e) {
+    return { ok: false, error: `cannot load kubeconfig: ${(e as Error).message}` };
+  }
+}
+
+// Every API call carries a deadline; the client passes the signal to its fetch. The object-parameter API
+// wraps promise middleware at runtime (wrapOptions) although its type names the observable kind.
+function deadline(timeoutMs: number): ConfigurationOptions {
+  const opts: PromiseConfigurationOptions = {
+    middleware: [
+      {
+        pre: async (ctx: RequestContext) => {
+          ctx.setSignal(AbortSignal.timeout(timeoutMs));
+          return ctx;
+        },
+        post: async (r: ResponseContext) => r,
+      },
+    ],
+    middlewareMergeStrategy: "append",
+  };
+  return opts as unknown as ConfigurationOptions;
+}
+
+const notFound = (e: unknown) => e instanceof ApiException && e.code === 404;
+
+function describe(e: unknown): string {
+  if (e instanceof ApiException) {
+    const body = typeof e.body === "string" ? e.body : JSON.stringify(e.body);
+    const msg = /"message":"([^"]*)"/.exec(body ?? "")?.[1];
+    return `HTTP ${e.code}${msg ? `: ${msg}` : ""}`;
+  }
+  const err = e as { name?: string; message?: string; cause?: { code?: string } };
+  if (err?.name === "AbortError" || err?.name === "TimeoutError") return "timed out";
+  return err?.cause?.code ?? err?.message ?? String(e);
+}
+
+// Pages bound each response: a 5,000-node list never arrives as one body.
+const PAGE = 500;
+
+async function listAll<T>(
+  page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string } }>,
+): Promise<T[]> {
+  const out: T[] = [];
+  let cont: string | undefined;
+  do {
+    const res = await page(cont);
+    out.push(...res.items);
+    cont = res.metadata?._continue || undefined;
+  } while (cont);
+  return out;
+}
+
+export function toApiNode(n: V1Node): ApiNode {
+  const info = n.status?.nodeInfo;
+  const ready = n.status?.conditions?.find((c) => c.type === "Ready");
+  return {
+    name: n.metadata?.name ?? "",
+    kubeletVersion: info?.kubeletVersion ?? null,
+    kernelVersion: info?.kernelVersion ?? null,
+    osImage: info?.osImage ?? null,
+    addresses: (n.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
+    labels: { ...(n.metadata?.labels ?? {}) },
+    ready: ready ? ready.status === "True" : null,
+    unschedulable: n.spec?.unschedulable === true,
+  };
+}
+
+export function toApiService(s: V1Service): ApiService {
+  return {
+    namespace: s.metadata?.namespace ?? "",
+    name: s.metadata?.name ?? "",
+    type: s.spec?.type ?? "ClusterIP",
+    clusterIPs: s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : []),
+    ports: (s.spec?.ports ?? []).map((p) => ({
+      name: p.name ?? null,
+      protocol: p.protocol ?? "TCP",
+      port: p.port,
+      nodePort: p.nodePort ?? null,
+    })),
+    sessionAffinity: s.spec?.sessionAffinity ?? null,
+    internalTrafficPolicy: s.spec?.internalTrafficPolicy ?? null,
+    externalTrafficPolicy: s.spec?.externalTrafficPolicy ?? null,
+  };
+}
+
+// kubeadm's key is config.conf; other installers use config.yaml or kube-proxy-config.yaml.
+const CONFIG_KEYS = ["config.conf", "config.yaml", "kube-proxy-config.yaml", "config"];
+
+export function toKubeProxyConfigMap(cm: V1ConfigMap): KubeProxyConfigMap {
+  const data = cm.data ?? {};
+  const key = CONFIG_KEYS.find((k) => k in data) ?? null;
+  if (key === null)
+    return {
+      name: cm.metadata?.name ?? "kube-proxy",
+      key: null,
+      config: null,
+      parseError: `no ${CONFIG_KEYS.join("/")} key`,
+    };
+  const parsed = parseKubeProxyConfig(data[key] ?? "");
+  return {
+    name: cm.metadata?.name ?? "kube-proxy",
+    key,
+    config: parsed.ok ? parsed.value : null,
+    parseError: parsed.ok ? null : parsed.error,
+  };
+}
+
+export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
+  const containers = ds.spec?.template.spec?.containers ?? [];
+  const c = containers.find((x) => x.name === "kube-proxy") ?? containers[0];
+  const argv = [...(c?.command ?? []), ...(c?.args ?? [])];
+  const gates = flagValue(argv, "feature-gates");
+  return {
+    name: ds.metadata?.name ?? "kube-proxy",
+    image: c?.image ?? null,
+    argv,
+    proxyModeFlag: flagValue(argv, "proxy-mode"),
+    featureGatesFlag: gates === null ? null : parseFeatureGatesFlag(gates),
+    configFlag: flagValue(argv, "config"),
+    updateStrategy: ds.spec?.updateStrategy?.type ?? "RollingUpdate",
+    maxUnavailable: ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? null,
+    configMapVolumes: (ds.spec?.template.spec?.volumes ?? []).flatMap((v) =>
+      v.configMap?.name ? [v.configMap.name] : [],
+    ),
+  };
+}
+
+async function optional<T>(
+  what: string,
+  gaps: ClusterFacts["gaps"],
+  call: () => Promise<T>,
+): Promise<T | null> {
+  try {
+    return await call();
+  } catch (e) {
+    if (!notFound(e)) gaps.push({ what, reason: describe(e) });
+    return null;
+  }
+}
+
+/**
+ * Everything the cluster checks read. Listing nodes is the one read that must succeed: without the
+ * node list the report cannot promise that no node is missing. Other failures become named gaps.
+ */
+export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<KubeResult<ClusterFacts>> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const version = kc.makeApiClient(VersionApi);
+  const o = deadline(opts.timeoutMs);
+  const ns = opts.namespace;
+  let nodes: V1Node[];
+  try {
+    nodes = await listAll((cont) => core.listNode({ limit: PAGE, _continue: cont }, o));
+  } catch (e) {
+    return { ok: false, error: `cannot list nodes from ${kc.getCurrentCluster()?.server}: ${describe(e)}` };
+  }
+  const gaps: ClusterFacts["gaps"] = [];
+  const [v, cm, ds, kubeadm, services] = await Promise.all([
+    optional("/version", gaps, () => version.getCode(o)),
+    optional(`configmap ${ns}/kube-proxy`, gaps, () =>
+      core.readNamespacedConfigMap({ name: "kube-proxy", namespace: ns }, o),
+    ),
+    optional(`daemonset ${ns}/kube-proxy`, gaps, () =>
+      apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: ns }, o),
+    ),
+    optional(`configmap ${ns}/kubeadm-config`, gaps, () =>
+      core.readNamespacedConfigMap({ name: "kubeadm-config", namespace: ns }, o),
+    ),
+    optional("services (all namespaces)", gaps, () =>
+      listAll((cont) => core.listServiceForAllNamespaces({ limit: PAGE, _continue: cont }, o)),
+    ),
+  ]);
+  const parsed = v ? parseKubeVersion(v.gitVersion) : null;
+  return {
+    ok: true,
+    value: {
+      version: v && parsed ? { gitVersion: v.gitVersion, ...parsed } : null,
+      nodes: nodes.map(toApiNode),
+      kubeProxyConfigMap: cm ? toKubeProxyConfigMap(cm) : null,
+      kubeProxyDaemonSet: ds ? toKubeProxyDaemonSet(ds) : null,
+      kubeadm: kubeadm !== null,
+      services: (services ?? []).map(toApiService),
+      gaps,
+    },
+  };
+}
+
+export interface AgentPod {
+  node: string;
+  pod: string;
+  url: string;
+}
+
+/** The agent pods to call: one per node, by label, on the agent port (host network: the pod IP is the node's). */
+export async function listAgentPods(
+  kc: KubeConfig,
+  opts: KubeOptions & { agentNamespace: string; selector: string; port: number },
+): Promise<KubeResult<AgentPod[]>> {
+  const core = kc.makeApiClient(CoreV1Api);
+  try {
+    const pods = await listAll((cont) =>
+      core.listNamespacedPod(
+        { namespace: opts.agentNamespace, labelSelector: opts.selector, limit: PAGE, _continue: cont },
+        deadline(opts.timeoutMs),
+      ),
+    );
+    return {
+      ok: true,
+      value: pods.flatMap((p) => {
+        const node = p.spec?.nodeName;
+        const ip = p.status?.podIP;
+        if (!node || !ip || p.status?.phase !== "Running") return [];
+        const host = ip.includes(":") ? `[${ip}]` : ip;
+        return [{ node, pod: p.metadata?.name ?? "", url: `http://${host}:${opts.port}` }];
+      }),
+    };
+  } catch (e) {
+    return { ok: false, error: `cannot list agent pods (${opts.selector}): ${describe(e)}` };
+  }
+}
+
+/** One Service's cluster IP and ports, for lc-audit. */
+export async function readService(
+  kc: KubeConfig,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+): Promise<KubeResult<ApiService>> {
+  try {
+    const s = await kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedService({ name, namespace }, deadline(timeoutMs));
+    return { ok: true, value: toApiService(s) };
+  } catch (e) {
+    return { ok: false, error: `cannot read service ${namespace}/${name}: ${describe(e)}` };
+  }
+}

@@ -1,0 +1,162 @@
+import { z } from "zod";
+import { Phase, Severity, Verdict } from "../../agent/report/schema.js";
+import { httpGet } from "../../agent/io/http.js";
+import { failedObservation } from "../observe.js";
+import type { NodeObservation } from "../report/schema.js";
+
+export interface PrometheusOptions {
+  url: string;
+  /**
+   * The target label carrying the node name. The shipped scrape config sets `node` by relabeling
+   * from __meta_kubernetes_pod_node_name; anything else can be named here.
+   */
+  nodeLabel: string;
+  timeoutMs: number;
+  maxBytes: number;
+  /** A last scan older than this is reported as stale in the node's reason. */
+  staleAfterS: number;
+  now: () => number;
+}
+
+const Sample = z.object({
+  metric: z.record(z.string(), z.string()),
+  value: z.tuple([z.number(), z.string()]),
+});
+const QueryResponse = z.object({
+  status: z.literal("success"),
+  data: z.object({ resultType: z.literal("vector"), result: z.array(Sample) }),
+});
+type Sample = z.infer<typeof Sample>;
+
+export type PromResult<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export async function instantQuery(opts: PrometheusOptions, promql: string): Promise<PromResult<Sample[]>> {
+  const url = `${opts.url.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(promql)}`;
+  const res = await httpGet(url, opts);
+  if (!res.ok) return { ok: false, error: res.error.message };
+  if (res.status !== 200)
+    return { ok: false, error: `${url} answered HTTP ${res.status}: ${res.body.slice(0, 200)}` };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(res.body);
+  } catch {
+    return { ok: false, error: `${url} answered something that is not JSON` };
+  }
+  const parsed = QueryResponse.safeParse(doc);
+  if (!parsed.success)
+    return { ok: false, error: `unexpected answer to ${promql}: ${parsed.error.issues[0]?.message}` };
+  return { ok: true, value: parsed.data.data.result };
+}
+
+/** The PromQL for each fact, grouped by the node label so duplicate targets cannot double-count. */
+export function queries(nodeLabel: string) {
+  const by = (...l: string[]) => `max by (${[nodeLabel, ...l].join(", ")})`;
+  return {
+    phase: `${by("phase")} (proxyscope_node_phase) == 1`,
+    verdict: `${by("verdict")} (proxyscope_node_verdict) == 1`,
+    findings: `${by("id", "severity")} (proxyscope_finding) > 0`,
+    nftablesCapable: `${by()} (proxyscope_kernel_nftables_capable)`,
+    virtualServers: `${by()} (proxyscope_ipvs_virtual_servers)`,
+    kubeIpvs0Present: `${by()} (proxyscope_kube_ipvs0_present)`,
+    kubeIpvs0Addresses: `${by()} (proxyscope_kube_ipvs0_addresses)`,
+    blackHoled: `${by()} (proxyscope_black_holed_addresses)`,
+    probeFailed: `min by (${nodeLabel}, probe) (proxyscope_probe_success) == 0`,
+    lastScan: `${by()} (proxyscope_last_scan_timestamp_seconds)`,
+    buildInfo: `${by("version")} (proxyscope_build_info)`,
+  } as const;
+}
+export type QueryName = keyof ReturnType<typeof queries>;
+
+/**
+ * Pure: the per-node observations from the query results. A node with some series but no phase is
+ * "no-data" with the reason; nodes with no series at all are added by the rollup from the API's list.
+ */
+export function observationsFromSeries(
+  results: Record<QueryName, Sample[]>,
+  nodeLabel: string,
+  endpoint: string,
+  nowS: number,
+  staleAfterS: number,
+): NodeObservation[] {
+  const nodes = new Set<string>();
+  const per = <T>(name: QueryName, f: (s: Sample) => T) => {
+    const m = new Map<string, T[]>();
+    for (const s of results[name]) {
+      const n = s.metric[nodeLabel];
+      if (!n) continue;
+      nodes.add(n);
+      m.set(n, [...(m.get(n) ?? []), f(s)]);
+    }
+    return m;
+  };
+  const num = (s: Sample) => Number(s.value[1]);
+  const phase = per("phase", (s) => Phase.safeParse(s.metric.phase));
+  const verdict = per("verdict", (s) => Verdict.safeParse(s.metric.verdict));
+  const findings = per("findings", (s) => ({
+    id: s.metric.id ?? "",
+    severity: Severity.safeParse(s.metric.severity),
+  }));
+  const capable = per("nftablesCapable", num);
+  const vs = per("virtualServers", num);
+  const addrs = per("kubeIpvs0Addresses", num);
+  const bh = per("blackHoled", num);
+  const failed = per("probeFailed", (s) => s.metric.probe ?? "");
+  const last = per("lastScan", num);
+  const build = per("buildInfo", (s) => s.metric.version ?? null);
+  per("kubeIpvs0Present", num);
+
+  return [...nodes].sort().map((node) => {
+    const ph = phase.get(node) ?? [];
+    const p = ph.find((x) => x.success);
+    if (!p?.success)
+      return failedObservation(
+        node,
+        endpoint,
+        "no-data",
+        ph.length > 1
+          ? "more than one current phase in Prometheus"
+          : "proxyscope series present but no current proxyscope_node_phase",
+      );
+    const v = (verdict.get(node) ?? []).find((x) => x.success);
+    const lastScan = last.get(node)?.[0] ?? null;
+    const age = lastScan !== null ? nowS - lastScan : null;
+    const first = (m: Map<string, number[]>) => m.get(node)?.[0] ?? null;
+    const cap = first(capable);
+    return {
+      node,
+      outcome: "ok",
+      reason: age !== null && age > staleAfterS ? `last scan ${Math.round(age)} s ago` : null,
+      endpoint,
+      phase: p.data,
+      verdict: v?.success ? v.data : "unknown",
+      findings: (findings.get(node) ?? []).flatMap((f) =>
+        f.severity.success ? [{ id: f.id, severity: f.severity.data }] : [],
+      ),
+      agentVersion: build.get(node)?.[0] ?? null,
+      scannedAt: lastScan !== null ? new Date(lastScan * 1000).toISOString() : null,
+      kernelRelease: null,
+      kernelNftablesCapable: cap === null ? null : cap > 0,
+      failedProbes: failed.get(node) ?? [],
+      ipvsVirtualServers: first(vs),
+      kubeIpvs0Addresses: first(addrs),
+      blackHoledAddresses: first(bh),
+    } satisfies NodeObservation;
+  });
+}
+
+/** Every fact for every node, in one query per fact (a dozen queries, whatever the fleet size). */
+export async function gatherFromPrometheus(opts: PrometheusOptions): Promise<PromResult<NodeObservation[]>> {
+  const q = queries(opts.nodeLabel);
+  const names = Object.keys(q) as QueryName[];
+  const answers = await Promise.all(names.map((n) => instantQuery(opts, q[n])));
+  const results = {} as Record<QueryName, Sample[]>;
+  for (const [i, n] of names.entries()) {
+    const a = answers[i]!;
+    if (!a.ok) return { ok: false, error: `Prometheus at ${opts.url}: ${a.error}` };
+    results[n] = a.value;
+  }
+  return {
+    ok: true,
+    value: observationsFromSeries(results, opts.nodeLabel, opts.url, opts.now(), opts.staleAfterS),
+  };
+}

@@ -1,0 +1,38 @@
+import { readFile } from "node:fs/promises";
+import type { AgentTarget } from "./agents.js";
+
+/**
+ * A static list of agents for clusters the collector cannot reach through the API: one per line,
+ * `URL` or `NODE URL`; blank lines and # comments are skipped.
+ */
+export function parseTargets(text: string): { targets: AgentTarget[]; errors: string[] } {
+  const targets: AgentTarget[] = [];
+  const errors: string[] = [];
+  text.split("\n").forEach((raw, i) => {
+    const line = raw.replace(/#.*/, "").trim();
+    if (!line) return;
+    const parts = line.split(/\s+/);
+    const [a, b] = parts;
+    const url = parts.length === 1 ? a : b;
+    const node = parts.length === 2 ? a! : null;
+    if (parts.length > 2 || !url || !/^https?:\/\/[^\s]+$/.test(url)) {
+      errors.push(`line ${i + 1}: expected "URL" or "NODE URL", got ${JSON.stringify(line.slice(0, 80))}`);
+      return;
+    }
+    targets.push({ node, url });
+  });
+  return { targets, errors };
+}
+
+/** Flags take `URL` or `NODE=URL`. */
+export function targetsFromFlags(urls: readonly string[]): { targets: AgentTarget[]; errors: string[] } {
+  return parseTargets(urls.map((u) => u.replace(/^([^=\s]+)=(https?:\/\/)/, "$1 $2")).join("\n"));
+}
+
+export async function readTargetsFile(path: string): Promise<{ targets: AgentTarget[]; errors: string[] }> {
+  try {
+    return parseTargets(await readFile(path, "utf8"));
+  } catch (e) {
+    return { targets: [], errors: [`cannot read ${path}: ${(e as Error).message}`] };
+  }
+}

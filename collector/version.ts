@@ -1,0 +1,1 @@
+export { AGENT_VERSION as COLLECTOR_VERSION } from "../agent/version.js";
