@@ -28,6 +28,7 @@ const VERDICT_TONE: Record<string, Tone> = {
 const STATUS_TONE: Record<PlanStatus, Tone> = { done: "good", todo: "meh", blocked: "bad", "n/a": "dim" };
 
 // Display width ignoring colour codes, so columns line up on a TTY too.
+// eslint-disable-next-line no-control-regex
 const width = (s: string) => [...s.replace(/\u001b\[[0-9;]*m/g, "")].length;
 const cut = (s: string, n: number) => ([...s].length > n ? `${[...s].slice(0, n - 1).join("")}…` : s);
 
