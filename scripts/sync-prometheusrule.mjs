@@ -3,6 +3,7 @@
 // PrometheusRule and the plain rule file (the one promtool tests) carry the same groups.
 // `--check` exits 1 instead of writing when the two differ (test/unit/deploy checks it too).
 import { readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse, stringify } from "yaml";

@@ -1,0 +1,91 @@
+// The agent DaemonSet's capabilities, proven on a real kernel: in a fresh network namespace holding
+// KUBE-* state, each listing tool the probes run is started with exactly the manifest's capabilities as
+// its bounding set (as a container runtime would leave uid 0 after `drop: [ALL]` + `add`), and must
+// read that state; with any one of those capabilities removed some tool must fail, so none is spare.
+// (ipvsadm is not covered here: the host kernel has no IPVS; the hardening issue covers it in UML.)
+import { spawnSync } from "node:child_process";
+import t from "tap";
+import { manifestObjects, which } from "./lib.js";
+
+const ds = manifestObjects().find((x) => x.obj.kind === "DaemonSet")!.obj;
+const caps: string[] = ds.spec.template.spec.containers[0].securityContext.capabilities.add;
+
+const setup = [
+  "iptables-legacy -t nat -N KUBE-SERVICES",
+  "iptables-nft -t nat -N KUBE-NODEPORTS",
+  "nft add table ip kube-proxy",
+  "ipset create KUBE-CLUSTER-IP hash:ip,port",
+];
+const probes: { tool: string; args: string; expect: RegExp }[] = [
+  { tool: "iptables-legacy-save", args: "-t nat", expect: /KUBE-SERVICES/ },
+  { tool: "iptables-nft-save", args: "-t nat", expect: /KUBE-NODEPORTS/ },
+  { tool: "nft", args: "list tables", expect: /table ip kube-proxy/ },
+  { tool: "ipset", args: "list -name", expect: /KUBE-CLUSTER-IP/ },
+  { tool: "ip", args: "-j addr show", expect: /"ifname":"lo"/ },
+];
+
+// One shell inside `unshare -n`: set the state up with full privileges, then run each tool under
+// setpriv with a given bounding set and print a marker per tool.
+function runInNetns(bounding: string[]): { ok: Map<string, boolean>; raw: string } {
+  const set = ["-all", ...bounding.map((c) => `+${c.toLowerCase()}`)].join(",");
+  const script = [
+    ...setup.map((c) => `${c} >/dev/null 2>&1 || { echo "SETUP FAILED: ${c}"; exit 99; }`),
+    ...probes.map(
+      (p) =>
+        `out=$(setpriv --inh-caps=-all --bounding-set=${set} -- ${p.tool} ${p.args} 2>&1); rc=$?; ` +
+        `printf '%s\\n' "== ${p.tool} rc=$rc"; printf '%s\\n' "$out" | head -50`,
+    ),
+  ].join("\n");
+  const r = spawnSync("unshare", ["-n", "sh", "-c", script], { encoding: "utf8", timeout: 60_000 });
+  if (r.status === 99 || r.status === null) throw new Error(`netns setup: ${r.stdout}${r.stderr}`);
+  const ok = new Map<string, boolean>();
+  const sections = r.stdout.split(/^== /m).slice(1);
+  for (const p of probes) {
+    const sec = sections.find((s) => s.startsWith(`${p.tool} `)) ?? "";
+    ok.set(p.tool, /^\S+ rc=0\n/.test(sec) && p.expect.test(sec));
+  }
+  return { ok, raw: r.stdout + r.stderr };
+}
+
+const missing = [
+  "unshare",
+  "setpriv",
+  ...probes.map((p) => p.tool),
+  "iptables-legacy",
+  "iptables-nft",
+].filter((c) => which(c) === null);
+const isRoot = process.getuid?.() === 0;
+
+t.test(
+  "the manifest's capabilities are enough, and each is needed",
+  {
+    skip:
+      (!isRoot && "needs root (network namespaces)") ||
+      (missing.length > 0 && `missing ${missing.join(", ")}`),
+  },
+  async (t) => {
+    t.same([...caps].sort(), ["NET_ADMIN", "NET_RAW"]);
+    const withAll = runInNetns(caps);
+    for (const p of probes)
+      t.ok(withAll.ok.get(p.tool), `${p.tool} reads the state with ${caps.join("+")}\n${withAll.raw}`);
+
+    const none = runInNetns([]);
+    t.notOk(none.ok.get("nft"), "sanity: without capabilities nft cannot list");
+    t.ok(none.ok.get("ip"), "ip addr needs no capability");
+
+    for (const c of caps) {
+      const less = runInNetns(caps.filter((x) => x !== c));
+      const broken = probes.filter((p) => !less.ok.get(p.tool)).map((p) => p.tool);
+      t.ok(broken.length > 0, `without ${c} something breaks: ${broken.join(", ")}`);
+    }
+    const noRaw = runInNetns(caps.filter((x) => x !== "NET_RAW"));
+    t.notOk(
+      noRaw.ok.get("iptables-legacy-save"),
+      "iptables-legacy-save needs NET_RAW (libiptc opens a raw socket)",
+    );
+    t.ok(
+      noRaw.ok.get("nft") && noRaw.ok.get("ipset") && noRaw.ok.get("iptables-nft-save"),
+      "netlink listing needs only NET_ADMIN",
+    );
+  },
+);
