@@ -8,6 +8,12 @@ export interface AgentMetricsOptions {
   processMetrics?: boolean;
 }
 
+const TOTAL_NAMED_GAUGES = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+];
+
 /**
  * The agent's own registry (never prom-client's global one). Node gauges change only in
  * `recordScan`, all at once and synchronously, so a scrape never sees half of one scan and half of
@@ -44,7 +50,12 @@ export class AgentMetrics {
         new Gauge({ name, help: d.help, labelNames: [...d.labels], registers: [] }),
       ]),
     ) as Record<NodeGaugeName, Gauge>;
-    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry });
+    if (opts.processMetrics) {
+      collectDefaultMetrics({ register: this.registry });
+      // Gauges named *_total break Prometheus' naming rules (promtool check metrics flags them);
+      // the per-type nodejs_active_* gauges carry the same numbers.
+      for (const name of TOTAL_NAMED_GAUGES) this.registry.removeSingleMetric(name);
+    }
   }
 
   recordScan(report: NodeReport): void {

@@ -157,7 +157,7 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
     proxyscope_probe_success: r.probes.map((p) => ({ labels: { probe: p.name }, value: bool(p.ok) })),
     proxyscope_probe_duration_seconds: r.probes.map((p) => ({
       labels: { probe: p.name },
-      value: p.durationMs / 1000,
+      value: Math.round(p.durationMs * 10) / 10_000,
     })),
     proxyscope_last_scan_timestamp_seconds: one(scanEnd),
     proxyscope_last_scan_duration_seconds: one(r.scanDurationMs / 1000),
