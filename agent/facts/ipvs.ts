@@ -1,20 +1,31 @@
 import { z } from "zod";
+import { ProbeError } from "./probe-error.js";
 
 export const IpvsProtocol = z.enum(["TCP", "UDP", "SCTP", "FWM"]);
 
 /** One IPVS virtual server. Real servers are summarised: a 10,000-Service node has 100,000 of them. */
 export const VirtualServer = z.object({
   protocol: IpvsProtocol,
-  family: z.enum(["inet", "inet6"]),
-  /** Canonical text form (IPv6 compressed); null for a firewall-mark service. */
+  /**
+   * Address family. /proc/net/ip_vs does not print a firewall-mark service's family: it is taken
+   * from its real servers, and null when it has none.
+   */
+  family: z.enum(["inet", "inet6"]).nullable(),
+  /** Canonical text form (IPv6 compressed as inet_ntop does); null for a firewall-mark service. */
   address: z.string().nullable(),
   port: z.number().int().nullable(),
   fwmark: z.number().int().nullable(),
   scheduler: z.string(),
-  /** Flags as /proc/net/ip_vs prints them after the scheduler ("persistent", "ops", ...). */
+  /**
+   * Flags as /proc/net/ip_vs prints them after the scheduler: "ops", "persistent". Scheduler flags
+   * (sh-port, sh-fallback, mh-port) are not among them: only ipvsadm shows those.
+   */
   flags: z.array(z.string()),
-  /** Persistence timeout in seconds (the kernel prints jiffies-derived seconds), null if not persistent. */
-  persistentTimeoutS: z.number().nullable(),
+  /**
+   * Persistence (ClientIP session affinity) timeout exactly as the kernel prints it: in jiffies, not
+   * seconds, so 600 s reads 60000 with HZ=100 and 150000 with HZ=250. Null if not persistent.
+   */
+  persistentTimeoutJiffies: z.number().int().nullable(),
   realServers: z.number().int(),
   activeConns: z.number().int(),
   inactiveConns: z.number().int(),
@@ -22,8 +33,10 @@ export const VirtualServer = z.object({
 export type VirtualServer = z.infer<typeof VirtualServer>;
 
 export const RealServer = z.object({
+  family: z.enum(["inet", "inet6"]),
   address: z.string(),
   port: z.number().int(),
+  /** "Masq", "Local", "Route" (direct routing) or "Tunnel", as /proc/net/ip_vs prints it. */
   forward: z.string(),
   weight: z.number().int(),
   activeConns: z.number().int(),
@@ -41,6 +54,8 @@ export const IpvsFacts = z.object({
   virtualServers: z.array(VirtualServer),
   /** From `ipvsadm -L --timeout` (seconds); null when ipvsadm could not say. */
   timeouts: z.object({ tcp: z.number(), tcpFin: z.number(), udp: z.number() }).nullable(),
+  /** Why `timeouts` is null (kind "missing-tool" when ipvsadm is not installed); absent otherwise. */
+  timeoutsError: ProbeError.optional(),
 });
 export type IpvsFacts = z.infer<typeof IpvsFacts>;
 
@@ -56,10 +71,16 @@ export const KubeIpvs0Facts = z.object({
 export type KubeIpvs0Facts = z.infer<typeof KubeIpvs0Facts>;
 
 export const IpsetFacts = z.object({
+  /**
+   * False when the kernel has no ip_set (no <sys>/module/ip_set): ipset is then not run at all, since
+   * asking would make the kernel load the module, and `sets` is empty. Not a failure.
+   */
+  available: z.boolean().optional(),
   sets: z.array(
     z.object({
       name: z.string(),
       type: z.string(),
+      /** From the set's header; null for types without one (bitmap:port). */
       family: z.enum(["inet", "inet6"]).nullable(),
       entries: z.number().int(),
       references: z.number().int().nullable(),

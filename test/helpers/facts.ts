@@ -91,7 +91,7 @@ export function vs(
     fwmark: null,
     scheduler: "rr",
     flags: [],
-    persistentTimeoutS: null,
+    persistentTimeoutJiffies: null,
     realServers: 1,
     activeConns: 0,
     inactiveConns: 0,

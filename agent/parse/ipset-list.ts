@@ -1,0 +1,96 @@
+import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+
+// `ipset list -terse` (ipset 7.x) prints one header block per set, blocks separated by a blank line:
+//
+//   Name: KUBE-CLUSTER-IP
+//   Type: hash:ip,port
+//   Revision: 6
+//   Header: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x4bd180ed
+//   Size in memory: 240
+//   References: 0
+//   Number of entries: 1
+//
+// A full `ipset list` adds "Members:" and one line per member; those are skipped, so either works.
+
+export interface IpsetHeader {
+  name: string;
+  type: string;
+  revision: number;
+  /** "inet"/"inet6" from the Header line; null for types without a family (bitmap:port). */
+  family: "inet" | "inet6" | null;
+  header: string;
+  sizeInMemory: number;
+  references: number;
+  entries: number;
+}
+
+const KEYS: Record<string, keyof IpsetHeader> = {
+  Name: "name",
+  Type: "type",
+  Revision: "revision",
+  Header: "header",
+  "Size in memory": "sizeInMemory",
+  References: "references",
+  "Number of entries": "entries",
+};
+const NUMERIC = new Set<keyof IpsetHeader>(["revision", "sizeInMemory", "references", "entries"]);
+
+export function parseIpsetTerse(text: string): Parsed<IpsetHeader[]> {
+  const sets: IpsetHeader[] = [];
+  let cur: Partial<Record<keyof IpsetHeader, string | number>> | null = null;
+  let inMembers = false;
+  const lines = text.split("\n");
+  const close = (): string | null => {
+    if (cur === null) return null;
+    for (const key of Object.values(KEYS)) {
+      if (cur[key] === undefined) {
+        return key === "entries"
+          ? `set ${String(cur.name)} has no "Number of entries" (ipset older than 7?)`
+          : `set ${String(cur.name)} has no ${key}`;
+      }
+    }
+    const family = /(?:^| )family (inet6?)(?: |$)/.exec(String(cur.header))?.[1] ?? null;
+    sets.push({ ...(cur as Omit<IpsetHeader, "family">), family: family as IpsetHeader["family"] });
+    cur = null;
+    return null;
+  };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line === "") {
+      const err = close();
+      if (err) return unparsable(err);
+      inMembers = false;
+      continue;
+    }
+    if (inMembers) continue;
+    if (line === "Members:") {
+      inMembers = true;
+      continue;
+    }
+    const m = /^([A-Za-z][A-Za-z ]*): ?(.*)$/.exec(line);
+    const key = m ? KEYS[m[1]!] : undefined;
+    if (!m || key === undefined) return unparsable(`ipset list line ${i + 1}: ${excerpt(line)}`);
+    if (key === "name") {
+      const err = close();
+      if (err) return unparsable(err);
+      cur = {};
+    } else if (cur === null) {
+      return unparsable(`ipset list line ${i + 1}: ${m[1]} before any Name: ${excerpt(line)}`);
+    }
+    if (NUMERIC.has(key)) {
+      if (!/^\d+$/.test(m[2]!)) return unparsable(`ipset list line ${i + 1}: not a number: ${excerpt(line)}`);
+      cur[key] = Number(m[2]);
+    } else cur[key] = m[2]!;
+  }
+  const err = close();
+  if (err) return unparsable(err);
+  return parsed(sets);
+}
+
+/** Parses `ipset list -name`: one set name per line. */
+export function parseIpsetNames(text: string): Parsed<string[]> {
+  const names = text.split("\n").filter((l) => l !== "");
+  const bad = names.find((n) => !/^[\x21-\x7e]{1,31}$/.test(n));
+  if (bad !== undefined) return unparsable(`not an ipset name: ${excerpt(bad)}`);
+  return parsed(names);
+}

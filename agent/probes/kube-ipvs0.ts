@@ -1,0 +1,41 @@
+import { KubeIpvs0Facts } from "../facts/ipvs.js";
+import { parseKubeIpvs0Json } from "../parse/kube-ipvs0.js";
+import type { Probe } from "./types.js";
+
+const DEVICE = "kube-ipvs0";
+const ARGS = ["-j", "-d", "addr", "show", "dev", DEVICE] as const;
+// One address per Service IP: 10,000 Services print about 2 MB of JSON.
+const MAX_BYTES = 64 * 1024 * 1024;
+
+// The dummy link ipvs mode binds every Service IP to. `ip` exits 1 with 'Device "kube-ipvs0" does
+// not exist.' when there is none: that is an answer (present: false), not a failure.
+export const kubeIpvs0Probe: Probe<KubeIpvs0Facts> = {
+  name: "kube-ipvs0",
+  schema: KubeIpvs0Facts,
+  async run(ctx) {
+    const command = `ip ${ARGS.join(" ")}`;
+    const r = await ctx.tools.run("ip", ARGS, {
+      timeoutMs: ctx.callTimeoutMs,
+      maxBytes: MAX_BYTES,
+      okExitCodes: [0, 1],
+    });
+    if (!r.ok) return r;
+    if (r.exitCode !== 0) {
+      if (/does not exist/.test(r.stderr)) {
+        return { ok: true, facts: { present: false, kind: null, operState: null, flags: [], addresses: [] } };
+      }
+      const first = r.stderr.trim().split("\n")[0]?.slice(0, 300) ?? "";
+      return {
+        ok: false,
+        error: {
+          kind: /operation not permitted|permission denied/i.test(r.stderr) ? "not-permitted" : "exit-status",
+          message: `ip exited ${r.exitCode}${first ? `: ${first}` : ""}`,
+          command,
+        },
+      };
+    }
+    const p = parseKubeIpvs0Json(r.stdout, DEVICE);
+    if (!p.ok) return { ok: false, error: { kind: "garbage", message: p.error, command } };
+    return { ok: true, facts: p.value };
+  },
+};

@@ -1,0 +1,324 @@
+// Boots User-Mode Linux (Debian's user-mode-linux, kernel 6.1) with the host's filesystem as its root
+// and runs one shell script as init. The guest has its own kernel: IPVS, ipsets, iptables-legacy,
+// dummy links and network namespaces work there without touching the host. The host's node runs
+// inside it, so a test can run our probes (built into dist/) against real kernel state.
+//
+// Layout of a boot:
+//   <workDir>/init.sh    written here: mounts, modules, then runs script.sh between two markers
+//   <workDir>/script.sh  the caller's script, run by /bin/sh with cwd = the repository root
+//   <workDir>/<umid>/    UML's pid file and mconsole socket (uml_dir=)
+// The work directory is on the host's disk, outside /tmp and /run (tmpfs inside the guest), so
+// whatever the script writes under $PROXYSCOPE_WORKDIR lands on the host; the init script syncs
+// before powering off.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const UML_KERNEL = process.env.PROXYSCOPE_UML_KERNEL ?? "/usr/bin/linux.uml";
+export const UML_MODULES_ROOT = "/usr/lib/uml/modules";
+/** The repository root: the guest sees the same path, since its root is the host's "/". */
+export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
+export const GUEST_LIB = join(REPO_ROOT, "test/helpers/uml/guest-lib.sh");
+
+/** Modules by purpose; boots load `DEFAULT_MODULES` (all of them) unless told otherwise. */
+export const MODULE_GROUPS = {
+  net: ["ipv6", "dummy", "veth", "bridge"],
+  ipvs: [
+    "ip_vs",
+    "ip_vs_rr",
+    "ip_vs_wrr",
+    "ip_vs_lc",
+    "ip_vs_wlc",
+    "ip_vs_sh",
+    "ip_vs_sed",
+    "ip_vs_nq",
+    "ip_vs_mh",
+  ],
+  ipset: [
+    "ip_set",
+    "ip_set_hash_ip",
+    "ip_set_hash_ipport",
+    "ip_set_hash_ipportip",
+    "ip_set_hash_ipportnet",
+    "ip_set_hash_net",
+    "ip_set_bitmap_port",
+    "xt_set",
+  ],
+  iptables: [
+    "nf_conntrack",
+    "ip_tables",
+    "iptable_nat",
+    "iptable_filter",
+    "iptable_mangle",
+    "iptable_raw",
+    "ip6_tables",
+    "ip6table_nat",
+    "ip6table_filter",
+    "ip6table_mangle",
+    "xt_comment",
+    "xt_mark",
+    "xt_conntrack",
+    "xt_addrtype",
+    "xt_MASQUERADE",
+    "xt_nat",
+    "xt_multiport",
+    "xt_statistic",
+    "xt_tcpudp",
+    "xt_ipvs",
+  ],
+} as const;
+export const DEFAULT_MODULES: readonly string[] = Object.values(MODULE_GROUPS).flat();
+
+export interface UmlOptions {
+  /** Shell script (POSIX sh) run as the guest's payload; its exit status is returned. */
+  script: string;
+  /** Guest memory; node inside the guest wants at least 256. Default 512. */
+  memMb?: number;
+  /** Hard limit for the whole boot; the UML process group is killed past it. Default 120 s. */
+  timeoutMs?: number;
+  /** Kernel modules to load before the script runs. Default: DEFAULT_MODULES. */
+  modules?: readonly string[];
+  /** Extra environment for the script (names must be shell identifiers). */
+  env?: Record<string, string>;
+  /** Keep the work directory after the boot (it is removed otherwise). */
+  keepWorkDir?: boolean;
+  /** The UML kernel binary; default UML_KERNEL ($PROXYSCOPE_UML_KERNEL or /usr/bin/linux.uml). */
+  kernel?: string;
+}
+
+export interface UmlResult {
+  /** The script's exit status. */
+  exitCode: number;
+  /** What the script printed (stdout and stderr, interleaved), cut from the console between markers. */
+  output: string;
+  /** The whole console, kernel messages included, with CRs removed. */
+  console: string;
+  /** Modules that did not load (named by the guest). */
+  modulesFailed: string[];
+  durationMs: number;
+  /** The host directory the script could write to ($PROXYSCOPE_WORKDIR); gone unless keepWorkDir. */
+  workDir: string;
+}
+
+export class UmlUnavailableError extends Error {
+  override name = "UmlUnavailableError";
+}
+export class UmlBootError extends Error {
+  override name = "UmlBootError";
+  constructor(
+    message: string,
+    readonly console: string,
+    /** The boot's work directory (already removed unless keepWorkDir). */
+    readonly workDir = "",
+  ) {
+    super(`${message}\n--- last console lines ---\n${tail(console, 40)}`);
+  }
+}
+
+/** Why UML cannot run here, or null when it can. Tests use it for `skip`. */
+export function umlUnavailableReason(kernel = UML_KERNEL): string | null {
+  try {
+    accessSync(kernel, constants.X_OK);
+  } catch {
+    return `${kernel} not found or not executable: install Debian's user-mode-linux package (or set PROXYSCOPE_UML_KERNEL)`;
+  }
+  if (!existsSync(UML_MODULES_ROOT)) {
+    return `${UML_MODULES_ROOT} is missing: user-mode-linux is installed without its modules`;
+  }
+  if (!existsSync(GUEST_LIB)) return `${GUEST_LIB} is missing`;
+  return null;
+}
+
+/** Where work directories go: on the host's disk, not /tmp or /run (tmpfs in the guest). */
+export function workRoot(): string {
+  const root = process.env.PROXYSCOPE_UML_WORKDIR ?? "/var/tmp";
+  if (/^\/(tmp|run)(\/|$)/.test(root)) {
+    throw new UmlUnavailableError(
+      `PROXYSCOPE_UML_WORKDIR=${root} is under /tmp or /run, which the guest hides`,
+    );
+  }
+  return root;
+}
+
+/** A directory on the host's disk that a guest script can write to (pass it in `env`); remove it when done. */
+export function hostScratchDir(prefix = "proxyscope-"): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(workRoot(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+// UML backs guest memory with a file it maps executable: tmpfs keeps that fast, and a noexec mount
+// would make the boot fail. /dev/shm when it is a tmpfs without noexec, else the work root (disk).
+function memoryDir(): string {
+  try {
+    const shm = readFileSync("/proc/self/mounts", "utf8")
+      .split("\n")
+      .map((l) => l.split(" "))
+      .filter((f) => f[1] === "/dev/shm")
+      .pop();
+    if (shm && shm[2] === "tmpfs" && !(shm[3] ?? "").split(",").includes("noexec")) return "/dev/shm";
+  } catch {
+    // no /proc: fall through
+  }
+  return workRoot();
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, "SIGKILL"); // UML forks a host process per guest address space
+  } catch {
+    // already gone
+  }
+}
+
+const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function initScript(opts: {
+  nonce: string;
+  workDir: string;
+  modules: readonly string[];
+  env: Record<string, string>;
+}): string {
+  const exports = Object.entries({ ...opts.env, PROXYSCOPE_WORKDIR: opts.workDir }).map(
+    ([k, v]) => `export ${k}=${shq(v)}`,
+  );
+  const n = opts.nonce;
+  return [
+    "#!/bin/sh",
+    `. ${shq(GUEST_LIB)}`,
+    "proxyscope_mount_basics",
+    `echo "@@PROXYSCOPE-BOOTED ${n}@@"`,
+    opts.modules.length > 0 ? `proxyscope_load_modules ${opts.modules.map(shq).join(" ")}` : ":",
+    "ip link set lo up",
+    ...exports,
+    `cd ${shq(REPO_ROOT)}`,
+    `echo "@@PROXYSCOPE-BEGIN ${n}@@"`,
+    `/bin/sh ${shq(join(opts.workDir, "script.sh"))} </dev/null 2>&1`,
+    "rc=$?",
+    "sync",
+    `echo "@@PROXYSCOPE-END ${n} rc=$rc@@"`,
+    "poweroff -f || halt -f",
+    "",
+  ].join("\n");
+}
+
+/**
+ * Boots UML once, runs `script` as its payload and returns what it printed and its exit status.
+ * Throws UmlUnavailableError when UML is not installed, UmlBootError when the guest never reached
+ * the script, died inside it, or ran past `timeoutMs` (its process group is killed first).
+ */
+export async function bootUml(opts: UmlOptions): Promise<UmlResult> {
+  const kernel = opts.kernel ?? UML_KERNEL;
+  const reason = umlUnavailableReason(kernel);
+  if (reason !== null) throw new UmlUnavailableError(reason);
+  for (const k of Object.keys(opts.env ?? {})) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`bad environment name ${JSON.stringify(k)}`);
+  }
+  const memMb = opts.memMb ?? 512;
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const nonce = randomBytes(6).toString("hex");
+  const workDir = mkdtempSync(join(workRoot(), "proxyscope-uml-"));
+  const umid = `proxyscope-${nonce}`;
+  writeFileSync(join(workDir, "script.sh"), opts.script, { mode: 0o755 });
+  writeFileSync(
+    join(workDir, "init.sh"),
+    initScript({ nonce, workDir, modules: opts.modules ?? DEFAULT_MODULES, env: opts.env ?? {} }),
+    { mode: 0o755 },
+  );
+  const args = [
+    `mem=${memMb}M`,
+    "root=/dev/root",
+    "rootfstype=hostfs",
+    "rootflags=/",
+    "rw",
+    "quiet",
+    `umid=${umid}`,
+    `uml_dir=${workDir}`,
+    `init=${join(workDir, "init.sh")}`,
+    "con=null",
+    "con0=fd:0,fd:1",
+  ];
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on("exit", () => {
+      for (const c of live) killGroup(c);
+    });
+  }
+  const started = performance.now();
+  const child = spawn(kernel, args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true, // own process group, so a timeout kills every process UML forked
+    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: workDir, TMPDIR: memoryDir() },
+  });
+  live.add(child);
+  const chunks: Buffer[] = [];
+  child.stdout?.on("data", (b: Buffer) => chunks.push(b));
+  child.stderr?.on("data", (b: Buffer) => chunks.push(b));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup(child);
+  }, timeoutMs);
+  const status = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; error?: Error }>(
+    (resolve) => {
+      child.on("error", (error) => resolve({ code: null, signal: null, error }));
+      child.on("close", (code, signal) => resolve({ code, signal }));
+    },
+  );
+  clearTimeout(timer);
+  killGroup(child); // stray helpers, if any
+  live.delete(child);
+  const durationMs = performance.now() - started;
+  const consoleText = Buffer.concat(chunks).toString("utf8").replace(/\r/g, "");
+  try {
+    if (status.error) {
+      throw new UmlBootError(`${kernel} could not start: ${status.error.message}`, "", workDir);
+    }
+    const moddir = /@@PROXYSCOPE-MODDIR-MISSING (\S+)@@/.exec(consoleText);
+    if (moddir) throw new UmlBootError(`the guest has no modules at ${moddir[1]}`, consoleText, workDir);
+    if (timedOut) {
+      throw new UmlBootError(
+        `UML did not finish within ${timeoutMs} ms and was killed`,
+        consoleText,
+        workDir,
+      );
+    }
+    if (!consoleText.includes(`@@PROXYSCOPE-BOOTED ${nonce}@@`)) {
+      throw new UmlBootError(
+        `UML exited (code ${status.code}, signal ${status.signal}) before running init`,
+        consoleText,
+        workDir,
+      );
+    }
+    const begin = `@@PROXYSCOPE-BEGIN ${nonce}@@\n`;
+    const endRe = new RegExp(`@@PROXYSCOPE-END ${nonce} rc=(\\d+)@@`);
+    const b = consoleText.indexOf(begin);
+    const e = endRe.exec(consoleText);
+    if (b < 0 || !e) {
+      throw new UmlBootError(
+        `the guest stopped before the script finished (code ${status.code}, signal ${status.signal})`,
+        consoleText,
+        workDir,
+      );
+    }
+    const modulesFailed = [...consoleText.matchAll(/@@PROXYSCOPE-MODFAIL (\S+)@@/g)].map((m) => m[1]!);
+    return {
+      exitCode: Number(e[1]),
+      output: consoleText.slice(b + begin.length, e.index),
+      console: consoleText,
+      modulesFailed,
+      durationMs,
+      workDir,
+    };
+  } finally {
+    if (!opts.keepWorkDir) rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+function tail(text: string, lines: number): string {
+  return text.split("\n").slice(-lines).join("\n");
+}

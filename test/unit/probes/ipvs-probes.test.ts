@@ -1,0 +1,304 @@
+import t, { type Test } from "tap";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../../../agent/facts/ipvs.js";
+import { ipsetsProbe } from "../../../agent/probes/ipsets.js";
+import { ipvsProbe, readIpvsTable } from "../../../agent/probes/ipvs.js";
+import { kubeIpvs0Probe } from "../../../agent/probes/kube-ipvs0.js";
+import type { ProbeContext } from "../../../agent/probes/types.js";
+import { recorded, toolDir, type ToolDir } from "../../helpers/tool-scripts.js";
+
+// The probes against recorded fixture trees (procRoot/sysRoot) and stand-in tools that print the
+// recorded answers through the real ToolRunner.
+const fx = (path: string) => fileURLToPath(new URL(`../../fixtures/ipvs/${path}`, import.meta.url));
+
+function scratch(t: Test): string {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-ipvs-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+function tools(t: Test, spec: Parameters<typeof toolDir>[0]): ToolDir {
+  const d = toolDir(spec);
+  t.teardown(d.remove);
+  return d;
+}
+function ctx(over: { procRoot?: string; sysRoot?: string; tools: ToolDir }): ProbeContext {
+  return {
+    hostRoot: "/nonexistent",
+    procRoot: over.procRoot ?? "/nonexistent",
+    sysRoot: over.sysRoot ?? "/nonexistent",
+    tools: over.tools.runner,
+    kubeProxyMetricsUrl: "http://127.0.0.1:1/",
+    kubeProxyHealthUrl: "http://127.0.0.1:1/",
+    nodeIPs: [],
+    callTimeoutMs: 10_000,
+    prior: {},
+  };
+}
+const TIMEOUT_ARGS = "-L --timeout";
+
+t.test("ipvs: kube-small table and its changed timeouts", async (t) => {
+  const d = tools(t, { ipvsadm: recorded(fx("kube-small/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const r = await ipvsProbe.run(ctx({ procRoot: fx("kube-small/proc"), tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  IpvsFacts.parse(r.facts);
+  t.match(r.facts, {
+    available: true,
+    virtualServerCount: 8,
+    realServerCount: 16,
+    schedulers: { rr: 8 },
+    timeouts: { tcp: 7200, tcpFin: 30, udp: 60 },
+  });
+  t.equal(r.facts.timeoutsError, undefined);
+  t.same(d.calls(), ["ipvsadm -L --timeout"]);
+});
+
+t.test("ipvs: IPv6, SCTP, FWM and persistent tables", async (t) => {
+  const d = tools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const want: Record<string, [number, number]> = {
+    empty: [0, 0],
+    ipv6: [5, 6],
+    sctp: [2, 3],
+    fwm: [4, 3],
+    persistent: [4, 5],
+    schedulers: [8, 13],
+  };
+  for (const [scenario, [vs, rs]] of Object.entries(want)) {
+    const r = await ipvsProbe.run(ctx({ procRoot: fx(`${scenario}/proc`), tools: d }));
+    if (!r.ok) return t.fail(JSON.stringify(r.error));
+    t.equal(r.facts.virtualServerCount, vs, `${scenario} virtual servers`);
+    t.equal(r.facts.realServerCount, rs, `${scenario} real servers`);
+    t.same(r.facts.timeouts, { tcp: 900, tcpFin: 120, udp: 300 });
+    IpvsFacts.parse(r.facts);
+  }
+});
+
+t.test("ipvs: the large table streams from disk", async (t) => {
+  const root = scratch(t);
+  mkdirSync(join(root, "net"));
+  writeFileSync(join(root, "net/ip_vs"), gunzipSync(readFileSync(fx("large/proc/net/ip_vs.gz"))));
+  const d = tools(t, { ipvsadm: recorded(fx("large/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const r = await ipvsProbe.run(ctx({ procRoot: root, tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.equal(r.facts.virtualServerCount, 1000);
+  t.equal(r.facts.realServerCount, 10000);
+  t.equal(r.facts.virtualServers.length, 1000);
+  const one = await readIpvsTable(root, {
+    keepRealServersOf: { protocol: "TCP", address: "10.96.0.1", port: 80 },
+  });
+  t.equal(one.ok && one.available && one.table.keptRealServers?.length, 10, "one Service's endpoints");
+});
+
+t.test("ipvs: no /proc/net/ip_vs means IPVS is not loaded, and ipvsadm is not run", async (t) => {
+  // ipvsadm on a kernel without IPVS runs modprobe ip_vs: the recorded answer shows it trying.
+  const d = tools(t, { ipvsadm: recorded(fx("not-loaded/ipvsadm-L-timeout.txt")) });
+  const r = await ipvsProbe.run(ctx({ procRoot: scratch(t), tools: d }));
+  t.same(r, {
+    ok: true,
+    facts: {
+      available: false,
+      virtualServerCount: 0,
+      realServerCount: 0,
+      schedulers: {},
+      virtualServers: [],
+      timeouts: null,
+    },
+  });
+  t.same(d.calls(), []);
+});
+
+t.test("ipvs: timeouts are null, with the reason, when ipvsadm cannot say", async (t) => {
+  const procRoot = fx("kube-small/proc");
+  const missing = await ipvsProbe.run(ctx({ procRoot, tools: tools(t, {}) }));
+  t.match(missing, {
+    ok: true,
+    facts: {
+      available: true,
+      virtualServerCount: 8,
+      timeouts: null,
+      timeoutsError: { kind: "missing-tool" },
+    },
+  });
+  const failing = await ipvsProbe.run(
+    ctx({ procRoot, tools: tools(t, { ipvsadm: recorded(fx("not-loaded/ipvsadm-L-timeout.txt")) }) }),
+  );
+  t.match(failing, {
+    ok: true,
+    facts: {
+      timeouts: null,
+      timeoutsError: {
+        kind: "exit-status",
+        message:
+          "ipvsadm exited 2: modprobe: FATAL: Module ip_vs not found in directory /lib/modules/6.1.176",
+        command: "ipvsadm -L --timeout",
+      },
+    },
+  });
+  const garbage = await ipvsProbe.run(
+    ctx({ procRoot, tools: tools(t, { ipvsadm: { stdout: "Timeout: soon\n" } }) }),
+  );
+  t.match(garbage, { ok: true, facts: { timeouts: null, timeoutsError: { kind: "garbage" } } });
+  if (garbage.ok) IpvsFacts.parse(garbage.facts);
+});
+
+t.test("ipvs: an unreadable or garbled table fails the probe with a named error", async (t) => {
+  const d = tools(t, {});
+  const garbled = scratch(t);
+  mkdirSync(join(garbled, "net"));
+  writeFileSync(
+    join(garbled, "net/ip_vs"),
+    readFileSync(fx("kube-small/proc/net/ip_vs"), "utf8").replace(/ {2}-> AC120004:192B.*\n/, "  -> AC12\n"),
+  );
+  const g = await ipvsProbe.run(ctx({ procRoot: garbled, tools: d }));
+  t.match(g, { ok: false, error: { kind: "garbage", command: `${garbled}/net/ip_vs` } });
+  if (!g.ok) t.match(g.error.message, /line \d+: not a real server line/);
+
+  const dir = scratch(t);
+  mkdirSync(join(dir, "net/ip_vs"), { recursive: true }); // a directory: EISDIR
+  t.match(await ipvsProbe.run(ctx({ procRoot: dir, tools: d })), { ok: false, error: { kind: "io" } });
+
+  const empty = scratch(t);
+  mkdirSync(join(empty, "net"));
+  writeFileSync(join(empty, "net/ip_vs"), "");
+  t.match(await ipvsProbe.run(ctx({ procRoot: empty, tools: d })), {
+    ok: false,
+    error: { kind: "garbage", message: /empty/ },
+  });
+});
+
+const IP_ARGS = "-j -d addr show dev kube-ipvs0";
+
+t.test("kube-ipvs0: present with addresses, present without, absent", async (t) => {
+  const present = await kubeIpvs0Probe.run(
+    ctx({ tools: tools(t, { ip: recorded(fx("kube-ipvs0/present.json"), IP_ARGS) }) }),
+  );
+  if (!present.ok) return t.fail(JSON.stringify(present.error));
+  KubeIpvs0Facts.parse(present.facts);
+  t.match(present.facts, { present: true, kind: "dummy", operState: "DOWN" });
+  t.same(
+    present.facts.addresses.map((a) => `${a.address}/${a.prefixLen}`),
+    ["10.96.0.1/32", "10.96.0.10/32", "10.96.143.20/32", "fd00:10:96::a/128", "fd00:10:96::1/128"],
+  );
+
+  const empty = await kubeIpvs0Probe.run(
+    ctx({ tools: tools(t, { ip: recorded(fx("kube-ipvs0/empty.json"), IP_ARGS) }) }),
+  );
+  t.match(empty, { ok: true, facts: { present: true, addresses: [] } });
+
+  const absent = await kubeIpvs0Probe.run(
+    ctx({ tools: tools(t, { ip: recorded(fx("kube-ipvs0/absent.json"), IP_ARGS) }) }),
+  );
+  t.same(absent, {
+    ok: true,
+    facts: { present: false, kind: null, operState: null, flags: [], addresses: [] },
+  });
+});
+
+t.test("kube-ipvs0: other failures are named", async (t) => {
+  const missing = await kubeIpvs0Probe.run(ctx({ tools: tools(t, {}) }));
+  t.match(missing, { ok: false, error: { kind: "missing-tool", command: `ip ${IP_ARGS}` } });
+
+  const denied = await kubeIpvs0Probe.run(
+    ctx({
+      tools: tools(t, { ip: { exit: 1, stderr: "Cannot open netlink socket: Operation not permitted\n" } }),
+    }),
+  );
+  t.match(denied, { ok: false, error: { kind: "not-permitted", message: /Operation not permitted/ } });
+
+  const otherExit1 = await kubeIpvs0Probe.run(
+    ctx({ tools: tools(t, { ip: { exit: 1, stderr: "RTNETLINK answers: Invalid argument\n" } }) }),
+  );
+  t.match(otherExit1, {
+    ok: false,
+    error: { kind: "exit-status", message: "ip exited 1: RTNETLINK answers: Invalid argument" },
+  });
+
+  const exit255 = await kubeIpvs0Probe.run(
+    ctx({ tools: tools(t, { ip: { exit: 255, stderr: 'Object "addr" is unknown\n' } }) }),
+  );
+  t.match(exit255, { ok: false, error: { kind: "exit-status", message: /^ip exited 255/ } });
+
+  const garbage = await kubeIpvs0Probe.run(
+    ctx({ tools: tools(t, { ip: { stdout: "1: kube-ipvs0: <BROADCAST,NOARP>\n" } }) }),
+  );
+  t.match(garbage, { ok: false, error: { kind: "garbage", message: /not JSON/ } });
+});
+
+const IPSET_ARGS = "list -terse";
+
+t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => {
+  const d = tools(t, { ipset: recorded(fx("ipsets/kube/ipset-list-terse.txt"), IPSET_ARGS) });
+  const r = await ipsetsProbe.run(ctx({ sysRoot: fx("sys"), tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  IpsetFacts.parse(r.facts);
+  t.equal(r.facts.available, true);
+  t.equal(r.facts.sets.length, 37);
+  t.equal(r.facts.sets.filter((s) => s.kubeProxy).length, 34);
+  t.same(
+    r.facts.sets.filter((s) => !s.kubeProxy).map((s) => s.name),
+    ["f2b-sshd", "cali40all-ipam-pools", "KUBE-CUSTOM-ALLOW"],
+  );
+  t.same(
+    r.facts.sets.find((s) => s.name === "KUBE-6-NODE-PORT-LOCAL-SCTP-HAS"),
+    {
+      name: "KUBE-6-NODE-PORT-LOCAL-SCTP-HAS",
+      type: "hash:ip,port",
+      family: "inet6",
+      entries: 0,
+      references: 0,
+      kubeProxy: true,
+    },
+  );
+  t.same(d.calls(), ["ipset list -terse"]);
+
+  const none = await ipsetsProbe.run(
+    ctx({ sysRoot: fx("sys"), tools: tools(t, { ipset: recorded(fx("ipsets/none/ipset-list-terse.txt")) }) }),
+  );
+  t.same(none, { ok: true, facts: { available: true, sets: [] } });
+});
+
+t.test("ipsets: without ip_set in sysfs, ipset is not run (it would load the module)", async (t) => {
+  const sys = scratch(t);
+  mkdirSync(join(sys, "module/ip_tables"), { recursive: true });
+  const d = tools(t, { ipset: recorded(fx("not-loaded/ipset-list-terse.txt")) });
+  t.same(await ipsetsProbe.run(ctx({ sysRoot: sys, tools: d })), {
+    ok: true,
+    facts: { available: false, sets: [] },
+  });
+  t.same(d.calls(), []);
+});
+
+t.test("ipsets: failures are named", async (t) => {
+  // No sysfs to ask: ipset answers, here as a kernel without ip_set does.
+  const notLoaded = await ipsetsProbe.run(
+    ctx({ tools: tools(t, { ipset: recorded(fx("not-loaded/ipset-list-terse.txt"), IPSET_ARGS) }) }),
+  );
+  t.match(notLoaded, {
+    ok: false,
+    error: { kind: "exit-status", message: "ipset exited 1: ipset v7.17: Cannot open session to kernel." },
+  });
+  const denied = await ipsetsProbe.run(
+    ctx({
+      sysRoot: fx("sys"),
+      tools: tools(t, {
+        ipset: { exit: 1, stderr: "ipset v7.17: Kernel error received: Operation not permitted\n" },
+      }),
+    }),
+  );
+  t.match(denied, { ok: false, error: { kind: "not-permitted" } });
+  t.match(await ipsetsProbe.run(ctx({ sysRoot: fx("sys"), tools: tools(t, {}) })), {
+    ok: false,
+    error: { kind: "missing-tool", command: "ipset list -terse" },
+  });
+  const terse = readFileSync(fx("ipsets/kube/ipset-list-terse.txt"), "utf8");
+  const truncated = await ipsetsProbe.run(
+    ctx({
+      sysRoot: fx("sys"),
+      tools: tools(t, { ipset: { stdout: terse.slice(0, terse.indexOf("References")) } }),
+    }),
+  );
+  t.match(truncated, { ok: false, error: { kind: "garbage", command: "ipset list -terse" } });
+});
