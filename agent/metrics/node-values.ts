@@ -1,6 +1,6 @@
+import { CLEANUP_FAILURE_COUNTER, kernelCanRunNftables, SYNC_FAILURE_COUNTERS } from "../rules/thresholds.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
 import { counterValue, gauge, readCounter } from "../rules/kube-proxy-counters.js";
-import { compareVersions } from "../rules/input.js";
 
 export type Labels = Record<string, string>;
 export interface Series {
@@ -76,16 +76,6 @@ export type NodeGaugeName = keyof typeof NODE_GAUGES;
 /** null: the probe that feeds the gauge failed or did not run, or the reading does not apply; the gauge is then absent, never 0. */
 export type NodeMetricValues = Record<NodeGaugeName, Series[] | null>;
 
-// Mirrors the list the sync-failure rule sums (agent/rules/any-mode.ts); readCounter decides which apply.
-const SYNC_FAILURE_COUNTERS = [
-  "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
-  "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
-  "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total",
-] as const;
-const CLEANUP_FAILURE_COUNTER = "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total";
-// The kernel check of the kernel-too-old rule, which only fires before the switch; capability is told in every phase.
-const NFTABLES_MIN_KERNEL = [5, 13] as const;
-
 const one = (value: number): Series[] => [{ labels: {}, value }];
 const bool = (b: boolean) => (b ? 1 : 0);
 
@@ -116,9 +106,7 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
       labels: { verdict: v },
       value: bool(v === r.verdict),
     })),
-    proxyscope_kernel_nftables_capable: f.kernel
-      ? one(bool(compareVersions([f.kernel.major, f.kernel.minor], NFTABLES_MIN_KERNEL) >= 0))
-      : null,
+    proxyscope_kernel_nftables_capable: f.kernel ? one(bool(kernelCanRunNftables(f.kernel))) : null,
     proxyscope_ipvs_virtual_servers: f.ipvs ? one(f.ipvs.virtualServerCount) : null,
     proxyscope_ipvs_real_servers: f.ipvs ? one(f.ipvs.realServerCount) : null,
     proxyscope_kube_ipvs0_present: f.kubeIpvs0 ? one(bool(f.kubeIpvs0.present)) : null,

@@ -1,8 +1,11 @@
 import type { Probe } from "./types.js";
 import { addressesProbe } from "./addresses.js";
+import { ipsetsProbe } from "./ipsets.js";
 import { iptablesProbe } from "./iptables.js";
+import { ipvsProbe } from "./ipvs.js";
 import { kernelModulesProbe } from "./kernel-modules.js";
 import { kernelProbe } from "./kernel.js";
+import { kubeIpvs0Probe } from "./kube-ipvs0.js";
 import { kubeProxyConfigzProbe } from "./kube-proxy-configz.js";
 import { kubeProxyHealthProbe } from "./kube-proxy-health.js";
 import { kubeProxyMetricsProbe } from "./kube-proxy-metrics.js";
@@ -20,6 +23,9 @@ export const PROBES: readonly Probe<unknown>[] = [
   kernelModulesProbe,
   sysctlsProbe,
   addressesProbe,
+  ipvsProbe,
+  kubeIpvs0Probe,
+  ipsetsProbe,
   iptablesProbe,
   nftablesProbe,
   kubeProxyModeProbe,

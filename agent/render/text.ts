@@ -1,4 +1,5 @@
 import type { Finding, NodeReport, Severity } from "../report/schema.js";
+import { kernelCanRunNftables } from "../rules/thresholds.js";
 import { terminalSafe as safe } from "./escape.js";
 
 const ORDER: Severity[] = ["critical", "error", "warning", "info"];
@@ -28,7 +29,7 @@ function capabilityLines(r: NodeReport): string[] {
   const f = r.facts;
   const k = f.kernel;
   const kernel = k
-    ? k.major > 5 || (k.major === 5 && k.minor >= 13)
+    ? kernelCanRunNftables(k)
       ? `kernel ${safe(k.release)}: ok (5.13 or newer)`
       : `kernel ${safe(k.release)}: TOO OLD (nftables mode needs 5.13)`
     : "kernel: unknown (probe failed)";

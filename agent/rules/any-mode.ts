@@ -2,16 +2,11 @@ import type { Finding } from "../report/schema.js";
 import { versionParts, type Rule } from "./input.js";
 import { counterValue, describeCounter, gauge, readCounter } from "./kube-proxy-counters.js";
 import { REF } from "./references.js";
-
-const SYNC_FAILURES = [
-  "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
-  "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
-  "kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total",
-];
+import { CLEANUP_FAILURE_COUNTER, SYNC_FAILURE_COUNTERS } from "./thresholds.js";
 
 export const syncFailing: Rule = ({ facts, runningMode }) => {
   if (runningMode === null) return [];
-  const failing = SYNC_FAILURES.map((n) => [n, readCounter(facts, runningMode, n)] as const).filter(
+  const failing = SYNC_FAILURE_COUNTERS.map((n) => [n, readCounter(facts, runningMode, n)] as const).filter(
     ([, r]) => (counterValue(r) ?? 0) > 0,
   );
   if (failing.length === 0) return [];
@@ -32,7 +27,7 @@ export const syncFailing: Rule = ({ facts, runningMode }) => {
 
 export const cleanupFailing: Rule = ({ facts, runningMode }) => {
   if (runningMode === null) return [];
-  const r = readCounter(facts, runningMode, "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total");
+  const r = readCounter(facts, runningMode, CLEANUP_FAILURE_COUNTER);
   const v = counterValue(r);
   if (v === null || v <= 0) return [];
   return [

@@ -3,6 +3,7 @@ import { kernelAdvice } from "./kernel-advice.js";
 import { compareVersions, listed, versionParts, type Rule } from "./input.js";
 import { describeCounter, gauge, readCounter } from "./kube-proxy-counters.js";
 import { REF } from "./references.js";
+import { kernelCanRunNftables } from "./thresholds.js";
 import { classifyVirtualServers } from "./virtual-servers.js";
 
 // Checks that matter while the node still runs ipvs or iptables mode (and are harmless to report after).
@@ -11,7 +12,7 @@ const isBefore = (phase: string) => phase === "ipvs" || phase === "iptables";
 export const kernelTooOld: Rule = ({ facts, phase }) => {
   const k = facts.kernel;
   if (!k || phase === "nftables" || phase === "none") return [];
-  if (compareVersions([k.major, k.minor], [5, 13]) >= 0) return [];
+  if (kernelCanRunNftables(k)) return [];
   return [
     {
       id: "kernel-too-old-for-nftables",

@@ -23,7 +23,7 @@ export function modeEvidence(f: NodeFacts): PhaseDecision["mixed"] {
     if (ipvsChains.length > 0) {
       out.push({
         mode: "ipvs",
-        evidence: `${ipvsChains.length} ipvs-mode chains in ${b.family} iptables (${b.backend})`,
+        evidence: `${ipvsChains.length} chains only ipvs mode creates, in ${b.family} iptables (${b.backend})`,
       });
     }
     const svc = Object.entries(b.patternCounts).reduce((n, [, c]) => n + c, 0);

@@ -391,3 +391,21 @@ t.test("host nft 1.1.3 with a kube-proxy predating the fix", async (t) => {
   t.equal(at("1.1.3", "v1.36.0"), false);
   t.equal(at("1.1.1", "v1.32.9"), false);
 });
+
+t.test("kube-ipvs0 with addresses but no IPVS reading: left, not called a black hole", async (t) => {
+  const f = emptyFacts({
+    ...noKernelState,
+    ipvs: null,
+    proxyMode: { mode: "nftables" },
+    kubeIpvs0: {
+      present: true,
+      kind: "dummy",
+      operState: "DOWN",
+      flags: [],
+      addresses: [{ family: "inet", address: "10.96.0.1", prefixLen: 32 }],
+    },
+  });
+  const j = judge(f, new Map([["ipvs", { kind: "not-permitted" as const, message: "EACCES" }]]), NOW);
+  t.ok(ids(j).includes("kube-ipvs0-left"));
+  t.notOk(ids(j).includes("kube-ipvs0-black-hole"));
+});
