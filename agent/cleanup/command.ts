@@ -7,10 +7,7 @@ import { runCleanup } from "./run.js";
 
 /** `proxyscope-agent cleanup`: a dry run unless --apply; the log (every action, every result) goes to stderr. */
 export async function cleanupCommand(cfg: AgentConfig, input: ScanInput): Promise<number> {
-  const log = pino(
-    { level: cfg.logLevel, base: { node: cfg.node, command: "cleanup" } },
-    pino.destination(2),
-  );
+  const log = pino({ level: cfg.logLevel, base: { node: cfg.node, task: "cleanup" } }, pino.destination(2));
   const outcome = await runCleanup(
     { ...input, node: cfg.node, agentVersion: AGENT_VERSION },
     { apply: cfg.apply, strictArp: cfg.strictArp, log },

@@ -1,0 +1,115 @@
+# Guest side of test/kernel/cleanup-uml.test.ts: runs inside User-Mode Linux (kernel 6.1) as root,
+# cwd = the repository, one network namespace per scenario. Every agent run leaves
+# $OUT/<scenario>.<step>.{out,err,rc}; state dumps are $OUT/<scenario>.<when>.state.
+set -u
+. test/helpers/uml/guest-lib.sh
+OUT=${PROXYSCOPE_OUT:?}
+FIX=test/fixtures/netfilter/sources
+
+# The node's interface (a veth end standing in for eth0), with an address in 192.168.77.0/24.
+node_net() {
+  proxyscope_netns "$1"
+  ip -n "$1" link add eth0 type veth peer name eth1
+  ip -n "$1" addr add 192.168.77.2/24 dev eth0
+  ip -n "$1" link set eth0 up
+  ip -n "$1" link set eth1 up
+}
+
+# kube-ipvs0 holding ClusterIPs, kube-proxy's ipsets, kubelet's and ipvs mode's iptables-legacy
+# chains, strictARP: what ipvs mode leaves when nothing cleans up after it.
+ipvs_leftovers() {
+  ip -n "$1" link add kube-ipvs0 type dummy
+  for a in 10.96.0.1 10.96.0.10 172.30.0.41; do ip -n "$1" addr add "$a/32" dev kube-ipvs0; done
+  ip netns exec "$1" ipset restore <"$FIX/ipvs-mode.ipset"
+  ip netns exec "$1" iptables-legacy-restore --noflush <"$FIX/kubelet.rules"
+  ip netns exec "$1" iptables-legacy-restore --noflush <"$FIX/kube-proxy-ipvs-mode.rules"
+  ip netns exec "$1" sysctl -qw net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
+}
+
+vs() { ip netns exec "$1" ipvsadm -A "$2" "$3" -s rr; }
+
+# A kube-proxy stand-in answering $2's mode; sets KP_ARGS to the agent's flags for it.
+kube_proxy() {
+  ip netns exec "$1" node dist/test/standins/kube-proxy.js "$OUT/$2.json" >"/tmp/$1.kp" 2>&1 &
+  i=0
+  while ! grep -q '^ready' "/tmp/$1.kp" 2>/dev/null; do
+    i=$((i + 1)); [ $i -gt 300 ] && { echo "stand-in in $1 never ready"; cat "/tmp/$1.kp"; return 1; }
+    sleep 0.1
+  done
+  set -- $(grep '^ready' "/tmp/$1.kp")
+  KP_ARGS="--kube-proxy-metrics-url http://127.0.0.1:$2 --kube-proxy-health-url http://127.0.0.1:$3"
+}
+
+# agent NS STEP ARGS...: runs the built agent in the namespace, keeping stdout, stderr and status.
+agent() {
+  ns=$1; step=$2; shift 2
+  eval "kp=\$KP_$ns"
+  # shellcheck disable=SC2086
+  ip netns exec "$ns" node dist/agent/cli.js "$@" --node "$ns" --node-ip 192.168.77.2 $kp \
+    >"$OUT/$ns.$step.out" 2>"$OUT/$ns.$step.err"
+  echo $? >"$OUT/$ns.$step.rc"
+}
+
+# Everything cleanup could touch, without counters and timestamps (the agent's own HTTP moves them).
+state() {
+  {
+    ip netns exec "$1" ipvsadm -Ln
+    ip -n "$1" -d addr show
+    ip netns exec "$1" ipset list
+    ip netns exec "$1" iptables-legacy-save
+    ip netns exec "$1" ip6tables-legacy-save
+    ip netns exec "$1" sysctl net.ipv4.conf.all.arp_ignore net.ipv4.conf.all.arp_announce
+  } 2>&1 | grep -v '^#' | sed 's/ *\[[0-9]*:[0-9]*\]//g' >"$OUT/$1.$2.state"
+}
+
+# blackhole: kube-proxy answers nftables; ipvs mode's leftovers, one Service still in IPVS.
+node_net blackhole
+ipvs_leftovers blackhole
+vs blackhole -t 10.96.0.1:443
+kube_proxy blackhole nftables && KP_blackhole=$KP_ARGS
+agent blackhole verify-before verify --sync-window-s 0 --service-address 10.96.0.10:443 --call-timeout-ms 3000
+state blackhole before
+agent blackhole dry-run cleanup --strict-arp
+state blackhole after-dry-run
+agent blackhole apply cleanup --apply --strict-arp
+state blackhole after-apply
+agent blackhole scan-after scan --json
+agent blackhole verify-after verify --sync-window-s 0 --skip-connect
+
+# ipvs: kube-proxy still answers ipvs; the same state is in use, so --apply must refuse.
+node_net ipvs
+ipvs_leftovers ipvs
+vs ipvs -t 10.96.0.1:443
+vs ipvs -t 192.168.77.2:30080
+kube_proxy ipvs ipvs && KP_ipvs=$KP_ARGS
+state ipvs before
+agent ipvs apply cleanup --apply --strict-arp
+state ipvs after-apply
+agent ipvs verify verify --sync-window-s 0 --skip-connect
+
+# silent: no kube-proxy answering at all: the mode cannot be told, so --apply must refuse.
+node_net silent
+ipvs_leftovers silent
+KP_silent="--kube-proxy-metrics-url http://127.0.0.1:9 --kube-proxy-health-url http://127.0.0.1:9"
+state silent before
+agent silent apply cleanup --apply
+state silent after-apply
+
+# foreign: kubelet's chains, a user chain and built-in rules jumping into kube-proxy's chains, and a
+# keepalived-style VIP in IPVS next to kube-proxy's virtual servers.
+node_net foreign
+ipvs_leftovers foreign
+ip -n foreign addr add 192.168.77.10/32 dev eth0
+ip netns exec foreign iptables-legacy-restore --noflush <"$FIX/foreign-jump.rules"
+vs foreign -t 10.96.0.1:443
+ip netns exec foreign ipvsadm -a -t 10.96.0.1:443 -r 192.168.77.3:6443 -m
+vs foreign -u 10.96.0.10:53
+vs foreign -t 192.168.77.2:30080
+vs foreign -t 192.168.77.10:80
+ip netns exec foreign ipvsadm -a -t 192.168.77.10:80 -r 192.168.77.20:80 -m
+kube_proxy foreign nftables && KP_foreign=$KP_ARGS
+state foreign before
+agent foreign apply cleanup --apply --json
+state foreign after-apply
+agent foreign verify-after verify --sync-window-s 0 --skip-connect --json
+echo guest-done
