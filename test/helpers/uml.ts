@@ -67,6 +67,10 @@ export const MODULE_GROUPS = {
     "xt_statistic",
     "xt_tcpudp",
     "xt_ipvs",
+    // kube-proxy's ipvs-mode rules match on bridge ports and reject Services without endpoints.
+    "xt_physdev",
+    "ipt_REJECT",
+    "ip6t_REJECT",
   ],
 } as const;
 export const DEFAULT_MODULES: readonly string[] = Object.values(MODULE_GROUPS).flat();

@@ -1,14 +1,12 @@
 import t from "tap";
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { staleBuild } from "../helpers/built.js";
+import { readFileSync } from "node:fs";
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../../agent/facts/ipvs.js";
 import { bootUml, hostScratchDir, umlUnavailableReason } from "../helpers/uml.js";
 
 // One UML boot: real IPVS services, a real kube-ipvs0 and real ipsets in one network namespace (as
 // kube-proxy's ipvs mode leaves a node), nothing in another; the three probes run inside the guest
 // from dist/ with the real tools, and their facts are checked here.
-const root = new URL("../../", import.meta.url);
 
 const GUEST = `
 set -eu
@@ -52,14 +50,8 @@ const reason = umlUnavailableReason();
 if (reason !== null) {
   t.fail(`User-Mode Linux is needed for this test and does not skip silently: ${reason}`);
 } else {
-  const build = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "."], {
-    cwd: fileURLToPath(root),
-    encoding: "utf8",
-  });
-  const built = ["ipvs", "kube-ipvs0", "ipsets"].every((p) =>
-    existsSync(new URL(`dist/agent/probes/${p}.js`, root)),
-  );
-  t.ok(built, `built dist/ (tsc: ${build.stdout.slice(0, 300)})`);
+  const stale = staleBuild(["agent/probes/ipvs.ts", "agent/probes/kube-ipvs0.ts", "agent/probes/ipsets.ts"]);
+  t.equal(stale, null, "dist/ is built and current");
 
   const out = hostScratchDir("proxyscope-ipvs-uml-");
   t.teardown(out.remove);

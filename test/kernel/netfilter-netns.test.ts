@@ -1,5 +1,5 @@
 import t from "tap";
-import { spawnSync } from "node:child_process";
+import { staleBuild } from "../helpers/built.js";
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseIptablesSave } from "../../agent/parse/iptables-save.js";
@@ -20,14 +20,8 @@ const recExists = (s: string, f: string) =>
 if (!netnsAvailable()) {
   t.fail("cannot create network namespaces here (needs root); this test does not skip silently");
 } else {
-  const build = spawnSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "."], {
-    cwd: fileURLToPath(root),
-    encoding: "utf8",
-  });
-  t.ok(
-    existsSync(new URL("dist/agent/probes/nftables.js", root)),
-    `built dist/ (tsc: ${build.stdout.slice(0, 300)})`,
-  );
+  const stale = staleBuild(["agent/probes/nftables.ts", "agent/probes/iptables.ts"]);
+  t.equal(stale, null, "dist/ is built and current");
 
   const kubelet = (ns: NetNs, backend: "nft" | "legacy") => {
     ns.iptablesRestore(src("kubelet.rules"), backend, "ipv4");
