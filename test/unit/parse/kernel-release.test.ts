@@ -3,7 +3,10 @@ import { readFileSync } from "node:fs";
 import { parseKernelRelease } from "../../../agent/parse/kernel-release.js";
 
 t.test("recorded /proc/sys/kernel/osrelease", async (t) => {
-  const text = readFileSync(new URL("../../fixtures/host/proc/sys/kernel/osrelease", import.meta.url), "utf8");
+  const text = readFileSync(
+    new URL("../../fixtures/host/proc/sys/kernel/osrelease", import.meta.url),
+    "utf8",
+  );
   const r = parseKernelRelease(text);
   t.ok(r.ok);
   if (r.ok) {
