@@ -7,6 +7,8 @@ import { risingCounters } from "./server/rising.js";
 import { ScanLoop } from "./server/scan-loop.js";
 import { logScan } from "./server/scan-log.js";
 import { AgentState } from "./server/state.js";
+import { registerVerifyRoute } from "./server/verify-route.js";
+import { verifyOptions } from "./verify/command.js";
 import { scanNode, type ScanInput } from "./scan.js";
 
 // A scan still running at shutdown gets this long to finish; the kubelet's grace period is 30 s.
@@ -27,6 +29,7 @@ export async function runServe(
     lookupVirtualServer: procIpvsLookup(cfg.procRoot),
     retryAfterS: Math.min(cfg.scanIntervalS, cfg.probeTimeoutMs / 1000),
   });
+  registerVerifyRoute(app, state, input, verifyOptions(cfg));
   await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
   const address = app.server.address();
   log.info(

@@ -168,8 +168,9 @@ function syncFailures(r: NodeReport, second: MetricsReading | null, windowS: num
       `second /metrics read failed: ${second.error ?? "no answer"}`,
     );
   const later = counterValue(readCounter({ ...r.facts, kubeProxyMetrics: second.facts }, mode, metric)) ?? 0;
+  const span = Math.round((second.at - Date.parse(r.scannedAt) / 1000) * 10) / 10;
   if (later > first)
-    return check("sync-failures", name, "fail", `rose from ${first} to ${later} in ${windowS} s`);
+    return check("sync-failures", name, "fail", `rose from ${first} to ${later} in ${span} s`);
   if (later < first)
     return check(
       "sync-failures",
@@ -177,7 +178,7 @@ function syncFailures(r: NodeReport, second: MetricsReading | null, windowS: num
       "fail",
       `fell from ${first} to ${later}: kube-proxy restarted during the window; run again`,
     );
-  return check("sync-failures", name, "ok", `${later} over ${windowS} s`);
+  return check("sync-failures", name, "ok", `${later} over ${span} s`);
 }
 
 function lastSync(r: NodeReport, second: MetricsReading | null, staleAfterS: number): VerifyCheck {

@@ -2,18 +2,22 @@ import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
 import { AGENT_VERSION } from "../version.js";
 import { renderVerify } from "./render.js";
-import { runVerify } from "./run.js";
+import { runVerify, type VerifyOptions } from "./run.js";
+
+export function verifyOptions(cfg: AgentConfig): VerifyOptions {
+  return {
+    syncWindowS: cfg.syncWindowS,
+    serviceAddress: cfg.serviceAddress,
+    skipConnect: cfg.skipConnect,
+    connectTimeoutMs: cfg.callTimeoutMs,
+  };
+}
 
 /** `proxyscope-agent verify`: exit 0 when every check passes, 1 otherwise. */
 export async function verifyCommand(cfg: AgentConfig, input: ScanInput): Promise<number> {
   const result = await runVerify(
     { ...input, node: cfg.node, agentVersion: AGENT_VERSION },
-    {
-      syncWindowS: cfg.syncWindowS,
-      serviceAddress: cfg.serviceAddress,
-      skipConnect: cfg.skipConnect,
-      connectTimeoutMs: cfg.callTimeoutMs,
-    },
+    verifyOptions(cfg),
   );
   process.stdout.write(cfg.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderVerify(result)}\n`);
   return result.passed ? 0 : 1;

@@ -47,7 +47,9 @@ export async function verifyReport(
 ): Promise<VerifyResult> {
   let second: MetricsReading | null = null;
   if (opts.syncWindowS > 0) {
-    await sleep(opts.syncWindowS * 1000);
+    // The window runs from the scan's read: a report that is already old (the agent's last scan) waits no longer.
+    const waitMs = Date.parse(report.scannedAt) + opts.syncWindowS * 1000 - Date.now();
+    if (waitMs > 0) await sleep(waitMs);
     second = await readMetricsAgain(input);
   }
   const checks = verifyChecks({

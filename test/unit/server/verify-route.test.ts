@@ -1,0 +1,107 @@
+import t from "tap";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { ToolRunner } from "../../../agent/io/run.js";
+import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import type { NodeReport } from "../../../agent/report/schema.js";
+import { buildApp } from "../../../agent/server/app.js";
+import { AgentState } from "../../../agent/server/state.js";
+import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
+import { VerifyResult } from "../../../agent/verify/schema.js";
+import { emptyFacts, noKernelState } from "../../helpers/facts.js";
+
+// GET /verify over the agent's last scan, with a real TCP listener standing in for the Service.
+const report = (mode: string): NodeReport => ({
+  schemaVersion: "1",
+  agentVersion: "test",
+  node: "n1",
+  scannedAt: new Date().toISOString(),
+  scanDurationMs: 1,
+  phase: "nftables",
+  phaseSource: "proxyMode",
+  mixed: [],
+  verdict: "clean",
+  findings: [],
+  probes: [],
+  truncated: {},
+  facts: emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode },
+    nftables: {
+      tables: [],
+      kubeProxyTableName: "kube-proxy",
+      kubeProxy: [
+        {
+          family: "ip",
+          name: "kube-proxy",
+          sets: [],
+          chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
+        },
+      ],
+      firewalls: [],
+    },
+    kubeProxyMetrics: {
+      metrics: {
+        kubeproxy_sync_proxy_rules_last_timestamp_seconds: {
+          type: "gauge",
+          value: Date.now() / 1000,
+          series: 1,
+        },
+      },
+      gitVersion: "v1.34.0",
+      familyCount: 3,
+    },
+  }),
+});
+
+t.test("GET /verify: 503 before a scan, then the check over the last scan, shared and reused", async (t) => {
+  const listener = createServer((c) => c.end());
+  await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
+  t.teardown(() => listener.close());
+  let connections = 0;
+  listener.on("connection", () => connections++);
+  const port = (listener.address() as AddressInfo).port;
+
+  const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
+  const app = buildApp(state, { lookupVirtualServer: async () => ({ status: "ipvs-absent" }) });
+  const input = {
+    hostRoot: "/",
+    procRoot: "/proc",
+    sysRoot: "/sys",
+    tools: new ToolRunner(),
+    kubeProxyMetricsUrl: "http://127.0.0.1:9",
+    kubeProxyHealthUrl: "http://127.0.0.1:9",
+    nodeIPs: [],
+    callTimeoutMs: 2000,
+    probeTimeoutMs: 2000,
+  };
+  registerVerifyRoute(app, state, input, {
+    syncWindowS: 0,
+    serviceAddress: `127.0.0.1:${port}`,
+    skipConnect: false,
+    connectTimeoutMs: 2000,
+  });
+  t.teardown(() => app.close());
+
+  t.equal((await app.inject({ method: "GET", url: "/verify" })).statusCode, 503);
+
+  state.record(report("nftables"));
+  const [a, b] = await Promise.all([
+    app.inject({ method: "GET", url: "/verify" }),
+    app.inject({ method: "GET", url: "/verify" }),
+  ]);
+  t.equal(a.statusCode, 200);
+  const v = VerifyResult.parse(a.json());
+  t.equal(v.passed, true, JSON.stringify(v.checks));
+  t.same(b.json(), a.json(), "a caller arriving meanwhile shares the answer");
+  t.equal(connections, 1, "one verification, one connect");
+  const again = await app.inject({ method: "GET", url: "/verify" });
+  t.same(again.json(), a.json(), "a fresh result is served again");
+  t.equal(connections, 1);
+
+  state.record(report("ipvs"));
+  const after = VerifyResult.parse((await app.inject({ method: "GET", url: "/verify" })).json());
+  t.equal(after.passed, false, "a newer scan is verified anew");
+  t.equal(after.checks.find((c) => c.id === "proxy-mode")?.detail, 'kube-proxy answers "ipvs"');
+  t.equal(connections, 2);
+});
