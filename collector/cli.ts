@@ -207,6 +207,8 @@ async function main(argv: string[]): Promise<number> {
       return serve(c);
     case "lc-audit":
       return lcAudit(c);
+    case "verify":
+      return (await import("./verify-node.js")).verifyNode(c);
     default:
       process.stderr.write(`proxyscope: unknown command ${JSON.stringify(command)} (see --help)\n`);
       return 2;

@@ -33,6 +33,7 @@ export const CollectorConfig = z.object({
     .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
     .nullable(),
   servicePort: z.string().nullable(),
+  node: z.string().min(1).max(253).nullable(),
   help: z.boolean(),
 });
 export type CollectorConfig = z.infer<typeof CollectorConfig>;
@@ -58,6 +59,7 @@ const OPTIONS = {
   "interval-s": { type: "string", default: "300" },
   service: { type: "string" },
   "service-port": { type: "string" },
+  node: { type: "string" },
   help: { type: "boolean", short: "h", default: false },
 } as const;
 
@@ -99,6 +101,7 @@ export function loadConfig(argv: string[]): CollectorConfig {
     intervalS: values["interval-s"],
     service: values.service ?? null,
     servicePort: values["service-port"] ?? null,
+    node: values.node ?? null,
     help: values.help,
   };
   const parsed = CollectorConfig.safeParse(raw);

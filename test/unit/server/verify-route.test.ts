@@ -1,4 +1,6 @@
 import t from "tap";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { ToolRunner } from "../../../agent/io/run.js";
@@ -99,9 +101,28 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
   t.same(again.json(), a.json(), "a fresh result is served again");
   t.equal(connections, 1);
 
+  // The collector's `proxyscope verify --node` (built: needs `npx tsc -p .`) reads this route.
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const agentUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const cli = new URL("../../../dist/collector/cli.js", import.meta.url).pathname;
+  const run = (...args: string[]) =>
+    promisify(execFile)(process.execPath, [cli, "verify", ...args]).then(
+      (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+  const ok = await run("--node", "n1", "--agents", `n1=${agentUrl}`);
+  t.equal(ok.code, 0, ok.stderr);
+  t.match(ok.stdout, /^proxy mode \(\/proxyMode\)\s+ok$/m);
+  t.match(ok.stdout, /^verify n1: PASS$/m);
+  const missing = await run("--node", "n2", "--agents", `n1=${agentUrl}`, "--kubeconfig", "/nonexistent");
+  t.equal(missing.code, 2, "a node with no agent is an error, not a pass");
+
   state.record(report("ipvs"));
   const after = VerifyResult.parse((await app.inject({ method: "GET", url: "/verify" })).json());
   t.equal(after.passed, false, "a newer scan is verified anew");
   t.equal(after.checks.find((c) => c.id === "proxy-mode")?.detail, 'kube-proxy answers "ipvs"');
   t.equal(connections, 2);
+  const failed = await run("--node", "n1", "--agents", `n1=${agentUrl}`, "--output", "json");
+  t.equal(failed.code, 1, "the collector exits 1 on a failing node");
+  t.equal(VerifyResult.parse(JSON.parse(failed.stdout)).passed, false);
 });
