@@ -60,6 +60,19 @@ export const iptablesProbe: Probe<IptablesFacts> = {
     const reads: Read[] = [];
     for (const b of BACKENDS) reads.push(await readBackend(ctx, b));
     const backends = reads.map((r) => r.facts);
+    // A backend the kernel or image lacks is a fact; one we were refused or that hung is not: a
+    // partial view could hide kube-proxy's chains, so the probe fails and says which backend.
+    const untrusted = reads.find((r) => r.kind === "not-permitted" || r.kind === "timeout");
+    if (untrusted?.kind !== undefined) {
+      return {
+        ok: false,
+        error: {
+          kind: untrusted.kind,
+          message: `${untrusted.facts.backend} ${untrusted.facts.family} could not be read, so the view of iptables would be partial: ${untrusted.facts.error}`,
+          command: BACKENDS.map((b) => `${b.tool} -c`).join(", "),
+        },
+      };
+    }
     if (backends.every((b) => !b.available)) {
       const kinds = new Set(reads.map((r) => r.kind));
       const [only] = kinds;
