@@ -31,6 +31,9 @@ export const MetricSample = z.object({
   /** Sum over all series of the family (a histogram's _count/_sum are separate names). */
   value: z.number(),
   series: z.number().int(),
+  /** Smallest and largest series: for per-family gauges such as the last sync timestamp (v1.33+). */
+  min: z.number(),
+  max: z.number(),
 });
 
 export const KubeProxyMetricsFacts = z.object({

@@ -1,6 +1,6 @@
 import { CLEANUP_FAILURE_COUNTER, kernelCanRunNftables, SYNC_FAILURE_COUNTERS } from "../rules/thresholds.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
-import { counterValue, gauge, readCounter } from "../rules/kube-proxy-counters.js";
+import { counterValue, readCounter, timestamp } from "../rules/kube-proxy-counters.js";
 
 export type Labels = Record<string, string>;
 export interface Series {
@@ -94,7 +94,7 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
     return values.length === 0 ? null : one(values.reduce((a, b) => a + b, 0));
   };
 
-  const lastSync = f.kubeProxyMetrics ? gauge(f, "kubeproxy_sync_proxy_rules_last_timestamp_seconds") : null;
+  const lastSync = timestamp(f, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", "oldest");
 
   const bySeverity = new Map<string, number>(SEVERITIES.map((s) => [s, 0]));
   for (const x of r.findings) bySeverity.set(x.severity, (bySeverity.get(x.severity) ?? 0) + 1);

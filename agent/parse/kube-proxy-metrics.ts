@@ -14,7 +14,7 @@ export function parseKubeProxyMetrics(text: string): Parsed<KubeProxyMetricsFact
   for (const [name, s] of sums) {
     // A NaN or infinite sum cannot be reported as a number; leaving it out reads as "not exported".
     if (!name.startsWith("kubeproxy_") || !Number.isFinite(s.value)) continue;
-    metrics[name] = { type: s.type, value: s.value, series: s.series };
+    metrics[name] = { type: s.type, value: s.value, series: s.series, min: s.min, max: s.max };
   }
   const build = p.value.get("kubernetes_build_info")?.samples[0]?.labels["git_version"] ?? null;
   if (p.value.size === 0) return unparsable("no metric families at all: not a kube-proxy /metrics answer");

@@ -188,6 +188,8 @@ export interface FamilySum {
   type: MetricType;
   value: number;
   series: number;
+  min: number;
+  max: number;
 }
 
 /**
@@ -210,5 +212,13 @@ export function sumFamilies(expo: Exposition): Map<string, FamilySum> {
 }
 
 function total(type: MetricType, samples: Sample[]): FamilySum {
-  return { type, value: samples.reduce((a, s) => a + s.value, 0), series: samples.length };
+  // Timestamps are per IP family from v1.33: their sum means nothing, their min and max do.
+  const values = samples.map((s) => s.value);
+  return {
+    type,
+    value: values.reduce((a, v) => a + v, 0),
+    series: samples.length,
+    min: Math.min(...values),
+    max: Math.max(...values),
+  };
 }

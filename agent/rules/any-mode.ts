@@ -1,6 +1,6 @@
 import type { Finding } from "../report/schema.js";
 import { versionParts, type Rule } from "./input.js";
-import { counterValue, describeCounter, gauge, readCounter } from "./kube-proxy-counters.js";
+import { counterValue, describeCounter, readCounter, timestamp } from "./kube-proxy-counters.js";
 import { REF } from "./references.js";
 import { CLEANUP_FAILURE_COUNTER, SYNC_FAILURE_COUNTERS } from "./thresholds.js";
 
@@ -47,8 +47,8 @@ export const cleanupFailing: Rule = ({ facts, runningMode }) => {
 
 export const rulesStale: Rule = ({ facts, now, runningMode }, opts) => {
   if (runningMode === null) return [];
-  const last = gauge(facts, "kubeproxy_sync_proxy_rules_last_timestamp_seconds");
-  const queued = gauge(facts, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds");
+  const last = timestamp(facts, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", "oldest");
+  const queued = timestamp(facts, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds", "newest");
   if (last === null) return [];
   const age = now - last;
   const behind = queued !== null ? queued - last : null;

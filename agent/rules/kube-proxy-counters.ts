@@ -29,6 +29,17 @@ export function describeCounter(r: Reading): string | number {
   return r.state === "missing" ? "missing from kube-proxy's /metrics" : "unknown (/metrics not read)";
 }
 
+/** A gauge summed over its series (counts such as Services without local endpoints). */
 export function gauge(facts: NodeFacts, name: string): number | null {
   return facts.kubeProxyMetrics?.metrics[name]?.value ?? null;
+}
+
+/**
+ * The oldest (min) or newest (max) series of a timestamp gauge. From v1.33 kube-proxy exports one
+ * series per IP family; a dual-stack node is stale when either family is, so staleness reads the min.
+ */
+export function timestamp(facts: NodeFacts, name: string, which: "oldest" | "newest"): number | null {
+  const s = facts.kubeProxyMetrics?.metrics[name];
+  if (!s) return null;
+  return which === "oldest" ? s.min : s.max;
 }

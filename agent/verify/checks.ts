@@ -189,8 +189,8 @@ function lastSync(r: NodeReport, second: MetricsReading | null, staleAfterS: num
   const s = facts.metrics[LAST_SYNC];
   if (s === undefined || s.series === 0)
     return check("last-sync", name, "fail", `${LAST_SYNC} not exported: no successful sync yet`);
-  // Summed over ip_family series on dual-stack nodes; the mean still goes stale when one family does.
-  const age = Math.round(at - s.value / s.series);
+  // One series per IP family on dual-stack nodes (v1.33+): the oldest family decides.
+  const age = Math.round(at - s.min);
   return age < staleAfterS
     ? check("last-sync", name, "ok", `${age} s ago`)
     : check("last-sync", name, "fail", `${age} s ago (limit ${staleAfterS} s)`);

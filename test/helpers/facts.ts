@@ -71,7 +71,7 @@ export function metrics(
 ): NonNullable<NodeFacts["kubeProxyMetrics"]> {
   return {
     metrics: Object.fromEntries(
-      Object.entries(values).map(([k, v]) => [k, { type: null, value: v, series: 1 }]),
+      Object.entries(values).map(([k, v]) => [k, { type: null, value: v, series: 1, min: v, max: v }]),
     ),
     gitVersion,
     familyCount: Object.keys(values).length,

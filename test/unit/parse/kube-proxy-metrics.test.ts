@@ -26,11 +26,15 @@ t.test("recorded v1.37 nftables: failure counters summed, build version, schema-
     type: "counter",
     value: 42,
     series: 1,
+    min: 42,
+    max: 42,
   });
   t.same(f.metrics.kubeproxy_nftables_localhost_nodeport_rejected_packets_total, {
     type: "counter",
     value: 5,
     series: 3,
+    min: 0,
+    max: 5,
   });
   t.equal(f.metrics.kubeproxy_sync_proxy_rules_duration_seconds_count?.type, "histogram");
   t.notOk("kubernetes_build_info" in f.metrics, "only kubeproxy_* families are kept");

@@ -21,7 +21,13 @@ t.test("HELP, TYPE and a counter family summed over its series", async (t) => {
   t.equal(fam.type, "counter");
   t.equal(fam.help, "Requests\nby code, with a \\ backslash");
   t.equal(fam.samples.length, 2);
-  t.same(sumFamilies(r.value).get("reqs_total"), { type: "counter", value: 7.5, series: 2 });
+  t.same(sumFamilies(r.value).get("reqs_total"), {
+    type: "counter",
+    value: 7.5,
+    series: 2,
+    min: 3,
+    max: 4.5,
+  });
 });
 
 t.test("label values with escapes, spacing, trailing comma and an empty label set", async (t) => {
@@ -74,11 +80,11 @@ t.test("histogram and summary samples belong to their family; sums are per _coun
   t.same([...r.value.keys()], ["lat", "rpc", "plain_count"]);
   t.equal(r.value.get("lat")!.samples.length, 8);
   const sums = sumFamilies(r.value);
-  t.same(sums.get("lat_count"), { type: "histogram", value: 5, series: 2 });
-  t.same(sums.get("lat_sum"), { type: "histogram", value: 0.95, series: 2 });
+  t.same(sums.get("lat_count"), { type: "histogram", value: 5, series: 2, min: 2, max: 3 });
+  t.same(sums.get("lat_sum"), { type: "histogram", value: 0.95, series: 2, min: 0.25, max: 0.7 });
   t.notOk(sums.has("lat"), "buckets are not summed into a number");
-  t.same(sums.get("rpc_count"), { type: "summary", value: 0, series: 1 });
-  t.same(sums.get("plain_count"), { type: "untyped", value: 9, series: 1 });
+  t.same(sums.get("rpc_count"), { type: "summary", value: 0, series: 1, min: 0, max: 0 });
+  t.same(sums.get("plain_count"), { type: "untyped", value: 9, series: 1, min: 9, max: 9 });
 });
 
 t.test("lines that are not exposition are garbage, with the line number", async (t) => {

@@ -409,3 +409,17 @@ t.test("kube-ipvs0 with addresses but no IPVS reading: left, not called a black 
   t.ok(ids(j).includes("kube-ipvs0-left"));
   t.notOk(ids(j).includes("kube-ipvs0-black-hole"));
 });
+
+t.test("dual-stack: one stale IP family makes the node stale, whatever the other says", async (t) => {
+  const f = emptyFacts({ ...noKernelState, proxyMode: { mode: "nftables" }, kubeProxyMetrics: metrics({}) });
+  // IPv4 synced 5 s ago, IPv6 900 s ago: a sum or a mean of the two would hide it.
+  f.kubeProxyMetrics!.metrics["kubeproxy_sync_proxy_rules_last_timestamp_seconds"] = {
+    type: "gauge",
+    value: NOW - 5 + (NOW - 900),
+    series: 2,
+    min: NOW - 900,
+    max: NOW - 5,
+  };
+  const stale = judge(f, new Map(), NOW).findings.find((x) => x.id === "kube-proxy-rules-stale");
+  t.equal(stale?.evidence.lastSyncAgeSeconds, 900);
+});

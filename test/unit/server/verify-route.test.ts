@@ -48,6 +48,8 @@ const report = (mode: string): NodeReport => ({
           type: "gauge",
           value: Date.now() / 1000,
           series: 1,
+          min: Date.now() / 1000,
+          max: Date.now() / 1000,
         },
       },
       gitVersion: "v1.34.0",

@@ -15,7 +15,7 @@ const metrics = (over: Record<string, number> = {}): NodeFacts["kubeProxyMetrics
   metrics: Object.fromEntries(
     Object.entries({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 10, ...over }).map(([k, v]) => [
       k,
-      { type: "counter", value: v, series: 1 },
+      { type: "counter", value: v, series: 1, min: v, max: v },
     ]),
   ),
   gitVersion: "v1.34.0",
