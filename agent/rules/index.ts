@@ -59,10 +59,38 @@ export function judge(
   const input: RuleInput = { facts, failedProbes, now, phase: decision.phase, runningMode };
   const findings = RULES.flatMap((r) => r(input, opts));
   findings.push(...rollbackLeftovers(decision.phase, decision.mixed));
+  findings.push(...scanIncomplete(decision.phase, runningMode, failedProbes));
   findings.sort(
     (a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.id.localeCompare(b.id),
   );
   return { ...decision, findings, verdict: decideVerdict(decision.phase, findings) };
+}
+
+/**
+ * A probe that could not read its part of the node leaves a hole no verdict may paper over: such a
+ * node is never "ready" or "clean". kube-proxy's endpoints not answering is its own finding, and on a
+ * kube-proxy-free node it is the expected answer, so those count only when /proxyMode did answer.
+ */
+function scanIncomplete(
+  phase: Phase,
+  runningMode: string | null,
+  failed: ReadonlyMap<string, ProbeError>,
+): Finding[] {
+  const relevant = [...failed].filter(([name]) => !name.startsWith("kube-proxy-") || runningMode !== null);
+  if (relevant.length === 0 || phase === "unknown") return [];
+  return [
+    {
+      id: "scan-incomplete",
+      severity: "warning",
+      stage: "any",
+      blocksMigration: false,
+      title: `${relevant.length} probes could not read their part of this node; the verdict cannot be ready or clean`,
+      evidence: { failedProbes: relevant.map(([name, e]) => `${name}: ${e.kind}: ${e.message}`) },
+      remedy:
+        "Fix what each probe names (a missing tool, a missing capability such as NET_ADMIN/NET_RAW, a timeout) and scan again",
+      reference: REF.verify,
+    },
+  ];
 }
 
 /** nftables state on a node back in ipvs/iptables mode: a rollback whose cleanup did not run. */

@@ -3,7 +3,8 @@ import { LEFTOVER_IDS } from "./after-switch.js";
 
 /**
  * Before the switch (ipvs, iptables): blocked / attention / ready. After it (nftables, or no
- * kube-proxy): unhealthy / leftovers / clean. A node we cannot place is unknown, never "ready".
+ * kube-proxy): unhealthy / leftovers / clean. A node we cannot place, or could not read in full
+ * after the switch, is unknown, never "ready" or "clean".
  */
 export function decideVerdict(phase: Phase, findings: readonly Finding[]): Verdict {
   if (phase === "unknown") return "unknown";
@@ -17,5 +18,6 @@ export function decideVerdict(phase: Phase, findings: readonly Finding[]): Verdi
   }
   if (broken) return "unhealthy";
   if (findings.some((f) => LEFTOVER_IDS.has(f.id))) return "leftovers";
+  if (findings.some((f) => f.id === "scan-incomplete")) return "unknown";
   return "clean";
 }

@@ -46,6 +46,8 @@ export const MODULE_GROUPS = {
     "ip_set_bitmap_port",
     "xt_set",
   ],
+  // nft works (lists, reads) once nf_tables is in; UML's build still has no ip-family tables.
+  nftables: ["nf_tables"],
   iptables: [
     "nf_conntrack",
     "ip_tables",
