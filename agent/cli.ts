@@ -10,7 +10,10 @@ const USAGE = `usage: proxyscope-agent <command> [flags]
 
 commands:
   scan      scan this node once and print the report (exit 1 when a finding reaches --fail-on)
-  serve     run as the node agent: scan on an interval, serve /metrics, /report, /healthz, /readyz
+  serve     run as the node agent: scan on an interval, serve /metrics, /report, /healthz, /readyz, /verify
+  verify    the node acceptance check after a switch to nftables mode (exit 1 on any failure)
+  cleanup   remove what ipvs mode left behind: a dry run unless --apply, refused unless kube-proxy
+            on this node answers nftables mode
   schema    print the NodeReport JSON Schema
 
 flags (each also from the environment variable in brackets):
@@ -28,6 +31,11 @@ flags (each also from the environment variable in brackets):
   --listen HOST --port N         serve: address to listen on (default 0.0.0.0:9977)
   --scan-interval-s N            serve: seconds between scans (default 60)
   --log-level LEVEL
+  --sync-window-s N              verify: seconds between two reads of the sync-failure counter (0: one read)
+  --service-address HOST:PORT    verify: the kubernetes Service to connect to [KUBERNETES_SERVICE_HOST/PORT]
+  --skip-connect                 verify: do not try the Service connection (reported as skipped)
+  --apply                        cleanup: carry out the actions (default: print them)
+  --strict-arp                   cleanup: also reset net.ipv4.conf.all.arp_ignore/arp_announce
 `;
 
 export function scanInput(cfg: AgentConfig) {

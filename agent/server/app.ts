@@ -26,6 +26,7 @@ const ROUTES = [
   "/readyz",
   "/metrics",
   "/ipvs/virtual-server",
+  "/verify",
 ];
 const BODY_LIMIT = 1024;
 // Big IPVS tables make each lookup a full read of /proc/net/ip_vs; more at once only slows the node.

@@ -1,7 +1,10 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import { nodeReportJsonSchema, NodeReport } from "../../agent/report/schema.js";
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
+// The schema says scannedAt is a date-time; without the formats ajv would only warn and accept anything.
+addFormats.default(ajv);
 const validateJson = ajv.compile(nodeReportJsonSchema() as object);
 
 /**
