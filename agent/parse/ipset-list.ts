@@ -45,8 +45,8 @@ export function parseIpsetTerse(text: string): Parsed<IpsetHeader[]> {
     for (const key of Object.values(KEYS)) {
       if (cur[key] === undefined) {
         return key === "entries"
-          ? `set ${String(cur.name)} has no "Number of entries" (ipset older than 7?)`
-          : `set ${String(cur.name)} has no ${key}`;
+          ? `set ${excerpt(String(cur.name))} has no "Number of entries" (ipset older than 7?)`
+          : `set ${excerpt(String(cur.name))} has no ${key}`;
       }
     }
     const family = /(?:^| )family (inet6?)(?: |$)/.exec(String(cur.header))?.[1] ?? null;
@@ -78,7 +78,8 @@ export function parseIpsetTerse(text: string): Parsed<IpsetHeader[]> {
       return unparsable(`ipset list line ${i + 1}: ${m[1]} before any Name: ${excerpt(line)}`);
     }
     if (NUMERIC.has(key)) {
-      if (!/^\d+$/.test(m[2]!)) return unparsable(`ipset list line ${i + 1}: not a number: ${excerpt(line)}`);
+      if (!/^\d+$/.test(m[2]!) || !Number.isSafeInteger(Number(m[2])))
+        return unparsable(`ipset list line ${i + 1}: not a number: ${excerpt(line)}`);
       cur[key] = Number(m[2]);
     } else cur[key] = m[2]!;
   }

@@ -6,7 +6,7 @@ import {
   isKubeletJump,
   perServicePattern,
 } from "./iptables-owners.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
 type Backend = IptablesBackendFacts["backend"];
 type Family = IptablesBackendFacts["family"];
@@ -16,7 +16,8 @@ const MAX_LISTED = 200;
 // kube-proxy's chains whose ACCEPT rules let NodePort / health-check traffic in today.
 const NODEPORT_ACCEPT_CHAINS = new Set(["KUBE-NODEPORTS", "KUBE-NODE-PORT", "KUBE-FORWARD"]);
 
-const COUNTERS = /^\[(\d+):(\d+)\]\s+/;
+// Packet and byte counters are u64: at most 20 digits, always finite as a Number.
+const COUNTERS = /^\[(\d{1,20}):(\d{1,20})\]\s+/;
 const CHAIN_DECL = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/;
 
 /** Splits an iptables-save rule into argv the way iptables-restore would ("..." with \" escapes). */
@@ -80,7 +81,8 @@ export class IptablesSaveParser {
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (line === "" || line.startsWith("#")) return;
     if (line.startsWith("*")) {
-      if (this.table !== null) return this.fail(`table *${this.table} not committed before ${excerpt(line)}`);
+      if (this.table !== null)
+        return this.fail(`table *${clip(this.table)} not committed before ${excerpt(line)}`);
       this.table = line.slice(1).trim();
       if (this.table === "") return this.fail("empty table name");
       return;
@@ -157,7 +159,7 @@ export class IptablesSaveParser {
   finish(): Parsed<IptablesBackendFacts> {
     if (this.error !== null) return unparsable(this.error);
     if (this.table !== null)
-      return unparsable(`iptables-save output ends inside table *${this.table} (no COMMIT)`);
+      return unparsable(`iptables-save output ends inside table *${clip(this.table)} (no COMMIT)`);
     const kubeChains: IptablesBackendFacts["kubeChains"] = [];
     for (const [key, rules] of this.kubeChainRules) {
       const [table, name] = key.split("\u0000") as [string, string];

@@ -51,7 +51,7 @@ export function parseConfigz(body: string): Parsed<ConfigzFacts> {
   const duration = (v: unknown, what: string): string | null => {
     if (v === undefined || v === null || v === "0s" || v === "") return null;
     if (typeof v === "string" && /^-?(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(v)) return v;
-    errors.push(`${what} is not a Go duration: ${JSON.stringify(v)}`);
+    errors.push(`${what} is not a Go duration: ${excerpt(JSON.stringify(v) ?? "")}`);
     return null;
   };
   const optString = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);

@@ -106,7 +106,7 @@ export function parseNftSets(text: string): Parsed<NftSet[]> {
     }
     const type = Array.isArray(s.type) ? s.type.map(String).join(" . ") : String(s.type ?? "");
     if (s.elem !== undefined && !Array.isArray(s.elem)) {
-      return unparsable(`nft -j list ${kind}s: "elem" of ${s.name} is not a list`);
+      return unparsable(`nft -j list ${kind}s: "elem" of ${excerpt(s.name)} is not a list`);
     }
     const elements = Array.isArray(s.elem) ? s.elem.length : 0;
     out.push({ family: f, table: s.table, name: s.name, kind, type, elements });

@@ -9,3 +9,8 @@ export function excerpt(text: string, max = 80): string {
   const cut = text.length > max ? `${text.slice(0, max)}…` : text;
   return JSON.stringify(cut);
 }
+
+/** A name taken from bad input, cut to a bounded length for an error message (escaped where rendered). */
+export function clip(text: string, max = 80): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
