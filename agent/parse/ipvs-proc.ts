@@ -39,14 +39,14 @@ export interface IpvsProcTable {
   keptRealServers: RealServer[] | null;
 }
 
-const HEADER_1 = /^IP Virtual Server version (\d+\.\d+\.\d+) \(size=(\d+)\)$/;
+const HEADER_1 = /^IP Virtual Server version (\d+\.\d+\.\d+) \(size=(\d{1,10})\)$/;
 const HEADER_2 = "Prot LocalAddress:Port Scheduler Flags";
 const HEADER_3 = "  -> RemoteAddress:Port Forward Weight ActiveConn InActConn";
 const SERVICE =
   /^(TCP|UDP|SCTP) {2}(?:([0-9A-Fa-f]{8})|\[([0-9A-Fa-f:]{39})\]):([0-9A-Fa-f]{4}) (\S+) ?(.*)$/;
 const FWM = /^FWM {2}([0-9A-Fa-f]{8}) (\S+) ?(.*)$/;
 const DEST =
-  /^ {2}-> (?:([0-9A-Fa-f]{8})|\[([0-9A-Fa-f:]{39})\]):([0-9A-Fa-f]{4}) +(\S+) +(\d+) +(\d+) +(\d+) *$/;
+  /^ {2}-> (?:([0-9A-Fa-f]{8})|\[([0-9A-Fa-f:]{39})\]):([0-9A-Fa-f]{4}) +(\S+) +(\d{1,10}) +(\d{1,10}) +(\d{1,10}) *$/;
 
 /**
  * Incremental parser: feed it every line (without its newline) with `push`, then call `finish`.
@@ -145,7 +145,11 @@ export class IpvsProcParser {
       if (w === "persistent") {
         // "persistent <timeout in jiffies> <netmask in hex>"
         const timeout = words[i + 1];
-        if (timeout === undefined || !/^\d+$/.test(timeout) || !/^[0-9A-Fa-f]+$/.test(words[i + 2] ?? "")) {
+        if (
+          timeout === undefined ||
+          !/^\d{1,10}$/.test(timeout) ||
+          !/^[0-9A-Fa-f]+$/.test(words[i + 2] ?? "")
+        ) {
           return this.fail(line, "persistent without its timeout and netmask");
         }
         vs.persistentTimeoutJiffies = Number(timeout);
