@@ -30,7 +30,7 @@ export function observationFromReport(
   node = r.node,
 ): NodeObservation {
   const blackHole = r.findings.find((f) => f.id === "kube-ipvs0-black-hole");
-  const bh = blackHole?.evidence.addresses;
+  const count = blackHole?.evidence.blackHoledCount;
   return {
     node,
     outcome: "ok",
@@ -48,7 +48,13 @@ export function observationFromReport(
     failedProbes: r.probes.filter((p) => !p.ok).map((p) => p.name),
     ipvsVirtualServers: r.facts.ipvs?.available ? r.facts.ipvs.virtualServerCount : null,
     kubeIpvs0Addresses: r.facts.kubeIpvs0 ? r.facts.kubeIpvs0.addresses.length : null,
-    blackHoledAddresses: blackHole ? (Array.isArray(bh) ? bh.length : null) : r.facts.kubeIpvs0 ? 0 : null,
+    blackHoledAddresses: blackHole
+      ? typeof count === "number"
+        ? count
+        : null
+      : r.facts.kubeIpvs0
+        ? 0
+        : null,
   };
 }
 

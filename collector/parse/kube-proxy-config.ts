@@ -57,6 +57,7 @@ function isEmpty(v: unknown): boolean {
     v === null ||
     v === undefined ||
     v === "" ||
+    v === "0s" ||
     v === false ||
     v === 0 ||
     (Array.isArray(v) && v.length === 0) ||

@@ -5,7 +5,8 @@ import {
   KubeConfig,
   VersionApi,
   type ConfigurationOptions,
-  type PromiseConfigurationOptions,
+  Observable,
+  type ObservableMiddleware,
   type RequestContext,
   type ResponseContext,
   type V1ConfigMap,
@@ -50,22 +51,16 @@ export function loadKubeConfig(path: string | null): KubeResult<KubeConfig> {
   }
 }
 
-// Every API call carries a deadline; the client passes the signal to its fetch. The object-parameter API
-// wraps promise middleware at runtime (wrapOptions) although its type names the observable kind.
+// Every API call carries a deadline: the client hands the request's signal to its fetch.
 function deadline(timeoutMs: number): ConfigurationOptions {
-  const opts: PromiseConfigurationOptions = {
-    middleware: [
-      {
-        pre: async (ctx: RequestContext) => {
-          ctx.setSignal(AbortSignal.timeout(timeoutMs));
-          return ctx;
-        },
-        post: async (r: ResponseContext) => r,
-      },
-    ],
-    middlewareMergeStrategy: "append",
+  const withDeadline: ObservableMiddleware = {
+    pre: (ctx: RequestContext) => {
+      ctx.setSignal(AbortSignal.timeout(timeoutMs));
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (r: ResponseContext) => new Observable(Promise.resolve(r)),
   };
-  return opts as unknown as ConfigurationOptions;
+  return { middleware: [withDeadline], middlewareMergeStrategy: "append" };
 }
 
 const notFound = (e: unknown) => e instanceof ApiException && e.code === 404;

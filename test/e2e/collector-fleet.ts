@@ -1,0 +1,234 @@
+// Helpers for the collector's end-to-end tests: the API server stand-in, agents on loopback (serving
+// NodeReports made by the real agent), and the collector CLI as a child process.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildReport } from "../../agent/report/build.js";
+import type { NodeFacts } from "../../agent/report/schema.js";
+import { startStandin, AGENT_CLI } from "../helpers/standin.js";
+import { REPO_ROOT } from "../helpers/uml.js";
+
+export const COLLECTOR_CLI = join(REPO_ROOT, "dist/collector/cli.js");
+export const APISERVER = join(REPO_ROOT, "dist/test/standins/apiserver.js");
+const FIX = join(REPO_ROOT, "test/fixtures/kubernetes");
+export const fixture = <T = unknown>(name: string): T =>
+  JSON.parse(readFileSync(join(FIX, name), "utf8")) as T;
+
+export interface NodeSpec {
+  name: string;
+  kernel: string;
+  osImage: string;
+  labels?: Record<string, string>;
+  ip?: string;
+}
+
+/** A Node object from the recorded-shape template with this node's name, kernel, OS and labels. */
+export function node(spec: NodeSpec): object {
+  const n = structuredClone(fixture<Record<string, any>>("node.template.json")); // eslint-disable-line @typescript-eslint/no-explicit-any
+  n.metadata.name = spec.name;
+  n.metadata.uid = `uid-${spec.name.length}-${Buffer.from(spec.name).toString("hex").slice(0, 16)}`;
+  n.metadata.labels = { ...n.metadata.labels, "kubernetes.io/hostname": spec.name, ...(spec.labels ?? {}) };
+  n.status.nodeInfo.kernelVersion = spec.kernel;
+  n.status.nodeInfo.osImage = spec.osImage;
+  n.status.addresses = [
+    { type: "InternalIP", address: spec.ip ?? "192.168.4.21" },
+    { type: "Hostname", address: spec.name },
+  ];
+  return n;
+}
+
+/** An agent pod (host network: the pod IP is where the agent listens) on a node. */
+export function agentPod(nodeName: string, ip: string, i: number): object {
+  return {
+    kind: "Pod",
+    apiVersion: "v1",
+    metadata: {
+      name: `proxyscope-agent-${i}`,
+      namespace: "proxyscope",
+      labels: { "app.kubernetes.io/name": "proxyscope-agent" },
+    },
+    spec: { nodeName, hostNetwork: true, containers: [{ name: "agent", image: "proxyscope:dev" }] },
+    status: { phase: "Running", podIP: ip, podIPs: [{ ip }], hostIP: ip },
+  };
+}
+
+export interface ClusterSpec {
+  nodes: object[];
+  pods: object[];
+  configMaps?: object[];
+  daemonSets?: object[];
+  services?: object[];
+  version?: object;
+  forbidden?: string[];
+}
+
+export interface RunningApi {
+  kubeconfig: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startApiServer(spec: ClusterSpec, token = "stand-in-token"): Promise<RunningApi> {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-api-"));
+  const file = join(dir, "cluster.json");
+  writeFileSync(
+    file,
+    JSON.stringify({
+      token,
+      version: spec.version ?? fixture("version.json"),
+      nodes: spec.nodes,
+      pods: spec.pods,
+      configMaps: spec.configMaps ?? [
+        fixture("kube-proxy-configmap.kubeadm-ipvs.json"),
+        fixture("kubeadm-config.json"),
+      ],
+      daemonSets: spec.daemonSets ?? [fixture("kube-proxy-daemonset.kubeadm.json")],
+      services: spec.services ?? fixture("services.json"),
+      forbidden: spec.forbidden ?? [],
+    }),
+  );
+  const child = spawn(process.execPath, [APISERVER, file], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /ready (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once("exit", (c) => reject(new Error(`apiserver stand-in exited ${c}`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const kubeconfig = writeKubeconfig(dir, url, token);
+  return {
+    kubeconfig,
+    url,
+    stop: () =>
+      new Promise((r) => {
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+export function writeKubeconfig(dir: string, server: string, token: string): string {
+  const path = join(dir, "kubeconfig");
+  writeFileSync(
+    path,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: stand-in
+  cluster:
+    server: ${server}
+    # The stand-in speaks plain HTTP on loopback; the client refuses http:// without this.
+    insecure-skip-tls-verify: true
+contexts:
+- name: stand-in
+  context:
+    cluster: stand-in
+    user: collector
+current-context: stand-in
+users:
+- name: collector
+  user:
+    token: ${token}
+`,
+  );
+  return path;
+}
+
+/** What the real agent prints for `scan --json` on a node with this kernel and kube-proxy in this mode. */
+export async function realScan(
+  nodeName: string,
+  kernel: string,
+  mode: "ipvs" | "iptables" | "nftables" | "",
+): Promise<string> {
+  const kp = await startStandin({ mode, version: "v1.37.1" });
+  try {
+    const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
+    mkdirSync(join(root, "proc/sys/kernel"), { recursive: true });
+    writeFileSync(join(root, "proc/sys/kernel/osrelease"), `${kernel}\n`);
+    const { code, stdout, stderr } = await run(process.execPath, [
+      AGENT_CLI,
+      "scan",
+      "--json",
+      "--node",
+      nodeName,
+      "--proc-root",
+      join(root, "proc"),
+      "--host-root",
+      join(REPO_ROOT, "test/fixtures/host"),
+      "--sys-root",
+      join(root, "sys"),
+      "--tool-dir",
+      join(root, "no-tools"),
+      "--kube-proxy-metrics-url",
+      kp.metricsUrl,
+      "--kube-proxy-health-url",
+      kp.healthUrl,
+    ]);
+    if (code !== 0 && code !== 1) throw new Error(`agent scan exited ${code}: ${stderr}`);
+    return stdout;
+  } finally {
+    await kp.stop();
+  }
+}
+
+/**
+ * A node whose kube-ipvs0 survived the switch to nftables with addresses on it: the agent's own rules
+ * judge these facts (the kube-ipvs0 probe needs a real dummy link, i.e. User-Mode Linux).
+ */
+export function blackHoleReport(nodeName: string, facts: Partial<NodeFacts>): string {
+  const now = new Date();
+  const runs = [
+    { name: "kernel" as const, outcome: { ok: true as const, facts: facts.kernel }, durationMs: 1 },
+    { name: "kube-ipvs0" as const, outcome: { ok: true as const, facts: facts.kubeIpvs0 }, durationMs: 1 },
+    { name: "ipvs" as const, outcome: { ok: true as const, facts: facts.ipvs }, durationMs: 1 },
+    {
+      name: "kube-proxy-mode" as const,
+      outcome: { ok: true as const, facts: facts.proxyMode },
+      durationMs: 1,
+    },
+  ];
+  return JSON.stringify(
+    buildReport(runs, { node: nodeName, agentVersion: "0.1.0", startedAt: now, finishedAt: now }),
+  );
+}
+
+export type AgentBehaviour = { report: string } | { garbage: string } | { status: number } | { hang: true };
+
+/** A tiny loopback server answering /report the way an agent would (or would not). */
+export async function startAgent(ip: string, port: number, b: AgentBehaviour): Promise<() => Promise<void>> {
+  const server = http.createServer((req, res) => {
+    if ("hang" in b) return; // accept, never answer: the collector's deadline must end it
+    if (req.url !== "/report") {
+      res.writeHead(404).end();
+      return;
+    }
+    if ("status" in b) return res.writeHead(b.status, { "content-type": "application/json" }).end("{}");
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end("report" in b ? b.report : b.garbage);
+  });
+  await new Promise<void>((r) => server.listen(port, ip, () => r()));
+  return () =>
+    new Promise((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+}
+
+export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export const collector = (args: string[]) =>
+  run(process.execPath, [COLLECTOR_CLI, ...args], { NO_COLOR: "1" });

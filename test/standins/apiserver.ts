@@ -1,0 +1,140 @@
+/*
+ * STAND-IN for the Kubernetes API server. This is NOT an API server: no storage, no watch, no
+ * admission, no RBAC beyond one bearer token. It serves the few read paths the collector uses, with
+ * objects in their real JSON shapes, so the official @kubernetes/client-node can talk to it through an
+ * ordinary kubeconfig pointing at loopback.
+ *
+ * Shapes, from kubernetes/kubernetes:
+ * - Node, Service, Pod, ConfigMap, DaemonSet: staging/src/k8s.io/api/core/v1/types.go and apps/v1,
+ *   as published in api/openapi-spec; the objects themselves come from test/fixtures/kubernetes/.
+ * - List envelopes: {kind: "NodeList", apiVersion: "v1", metadata: {resourceVersion, continue}, items}
+ *   with limit/continue paging (apimachinery ListMeta).
+ * - Errors: metav1.Status {kind: "Status", status: "Failure", reason: NotFound|Forbidden|Unauthorized, code}.
+ * - /version: version.Info {major, minor, gitVersion, ...}.
+ *
+ * Usage: node dist/test/standins/apiserver.js CLUSTER.json
+ * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, forbidden?: string[] }
+ * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
+ */
+import http from "node:http";
+import { readFileSync } from "node:fs";
+
+interface Obj {
+  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  spec?: { nodeName?: string };
+}
+
+interface Cluster {
+  token: string;
+  version: Record<string, string>;
+  nodes: Obj[];
+  configMaps: Obj[];
+  daemonSets: Obj[];
+  services: Obj[];
+  pods: Obj[];
+  /** Resource names answered with 403 Forbidden (e.g. "services"), as a tight RBAC role would. */
+  forbidden?: string[];
+}
+
+const cluster = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Cluster;
+
+function status(res: http.ServerResponse, code: number, reason: string, message: string) {
+  res.writeHead(code, { "content-type": "application/json" });
+  res.end(
+    JSON.stringify({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message,
+      reason,
+      code,
+    }),
+  );
+}
+
+function send(res: http.ServerResponse, body: unknown) {
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}
+
+/** Equality-based selectors only (a=b,c=d): all the collector sends. */
+function matches(sel: string | null, labels: Record<string, string> = {}): boolean {
+  if (!sel) return true;
+  return sel.split(",").every((term) => {
+    const [k, v] = term.split("=");
+    return k !== undefined && labels[k] === v;
+  });
+}
+
+function list(res: http.ServerResponse, kind: string, apiVersion: string, items: Obj[], q: URLSearchParams) {
+  const sel = q.get("labelSelector");
+  const all = items.filter((o) => matches(sel, o.metadata?.labels));
+  const limit = Number(q.get("limit") ?? 0);
+  const start = Number(q.get("continue") ?? 0);
+  const page = limit > 0 ? all.slice(start, start + limit) : all;
+  const next = limit > 0 && start + limit < all.length ? String(start + limit) : undefined;
+  send(res, {
+    kind,
+    apiVersion,
+    metadata: { resourceVersion: "4711", ...(next ? { continue: next } : {}) },
+    items: page,
+  });
+}
+
+const byName = (items: Obj[], ns: string, name: string) =>
+  items.find((o) => o.metadata?.namespace === ns && o.metadata?.name === name);
+
+const server = http.createServer((req, res) => {
+  if (req.headers.authorization !== `Bearer ${cluster.token}`)
+    return status(res, 401, "Unauthorized", "Unauthorized");
+  if (req.method !== "GET") return status(res, 405, "MethodNotAllowed", "the stand-in only reads");
+  const url = new URL(req.url ?? "/", "http://stand-in");
+  const p = url.pathname;
+  const q = url.searchParams;
+  let m: RegExpExecArray | null;
+  const deny = (resource: string) => {
+    if (!cluster.forbidden?.includes(resource)) return false;
+    status(
+      res,
+      403,
+      "Forbidden",
+      `${resource} is forbidden: User "proxyscope" cannot list resource "${resource}"`,
+    );
+    return true;
+  };
+  if (p === "/version") return send(res, cluster.version);
+  if (p === "/api/v1/nodes") return deny("nodes") || list(res, "NodeList", "v1", cluster.nodes, q);
+  if (p === "/api/v1/services")
+    return deny("services") || list(res, "ServiceList", "v1", cluster.services, q);
+  if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(p)))
+    return (
+      deny("pods") ||
+      list(
+        res,
+        "PodList",
+        "v1",
+        cluster.pods.filter((o) => o.metadata?.namespace === m![1]),
+        q,
+      )
+    );
+  if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/(configmaps|services)\/([^/]+)$/.exec(p))) {
+    if (deny(m[2]!)) return;
+    const o = byName(m[2] === "configmaps" ? cluster.configMaps : cluster.services, m[1]!, m[3]!);
+    return o ? send(res, o) : status(res, 404, "NotFound", `${m[2]} "${m[3]}" not found`);
+  }
+  if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/daemonsets\/([^/]+)$/.exec(p))) {
+    if (deny("daemonsets")) return;
+    const o = byName(cluster.daemonSets, m[1]!, m[2]!);
+    return o ? send(res, o) : status(res, 404, "NotFound", `daemonsets.apps "${m[2]}" not found`);
+  }
+  return status(res, 404, "NotFound", "the server could not find the requested resource");
+});
+
+server.listen(0, "127.0.0.1", () => {
+  const a = server.address();
+  process.stdout.write(`ready ${typeof a === "object" && a ? a.port : 0}\n`);
+});
+const stop = () => server.close(() => process.exit(0));
+process.on("SIGTERM", stop);
+process.on("SIGINT", stop);
