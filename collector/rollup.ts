@@ -195,6 +195,14 @@ export function rollup(input: RollupInput): FleetReport {
 
 const names = (ns: readonly FleetNode[]) => ns.map((n) => n.node);
 
+/**
+ * Fit for a canary: nothing blocks it and nothing is broken. "attention" qualifies — every ipvs node
+ * carries the deprecation warning itself — but "ready" nodes go first.
+ */
+const canaryFit = (n: FleetNode) =>
+  n.verdict !== "blocked" &&
+  !n.findings.some((f) => f.blocksMigration === true || f.severity === "error" || f.severity === "critical");
+
 /** The guide's five steps, in its order, each with a status and the nodes it concerns. */
 export function plan(
   cluster: ClusterFacts | null,
@@ -276,7 +284,9 @@ export function plan(
     .map(([pool, ns]) => ({
       pool,
       nodes: names(ns),
-      readyNodes: names(ns.filter((n) => n.verdict === "ready")),
+      readyNodes: names(
+        ns.filter(canaryFit).sort((a, b) => Number(b.verdict === "ready") - Number(a.verdict === "ready")),
+      ),
     }))
     .sort(
       (a, b) =>
@@ -298,9 +308,9 @@ export function plan(
         : "blocked",
     detail:
       canaries.length > 0
-        ? `Canary candidates (one ready node per pool, best pool first): ${canaries.join(", ")}`
+        ? `Canary candidates (one per pool, best pool first; a working day each before its pool): ${canaries.join(", ")}`
         : pre.length > 0
-          ? "No node is ready: fix the blocked and attention nodes first"
+          ? "No node is fit for a canary: every candidate is blocked or has an error; fix those first"
           : migrationOpen
             ? "No answered node runs ipvs or iptables; unanswered nodes decide"
             : "Every answered node has moved",

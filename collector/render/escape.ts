@@ -1,4 +1,6 @@
-export { terminalSafe } from "../../agent/render/escape.js";
+import { terminalSafe } from "../../agent/render/escape.js";
+
+export { terminalSafe };
 
 const HTML: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
@@ -25,8 +27,7 @@ export function jsonForScript(v: unknown): string {
  * breaks would end the row.
  */
 export function md(s: string | number | boolean | null | undefined): string {
-  return String(s ?? "")
-    .replace(/[\r\n]+/g, " ")
+  return terminalSafe(String(s ?? "").replace(/[\r\n]+/g, " "))
     .replace(/[&<>"']/g, (c) => HTML[c]!)
     .replace(/([\\`|*_[\]#])/g, "\\$1");
 }

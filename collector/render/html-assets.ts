@@ -6,6 +6,7 @@ export const CSS = `
 header{padding:18px 28px;border-bottom:1px solid var(--line);display:flex;gap:24px;align-items:baseline;flex-wrap:wrap}
 h1{font-size:20px;margin:0}h2{font-size:15px;margin:0 0 10px;color:var(--dim);text-transform:uppercase;letter-spacing:.06em}
 .meta{color:var(--dim)}.partial{background:#3d1d1f;color:#ffb4ad;padding:8px 28px;border-bottom:1px solid #6e2a2a}
+section#nodes{overflow-x:auto}
 main{padding:20px 28px;display:grid;gap:20px;grid-template-columns:repeat(12,1fr)}
 section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px}
 .span4{grid-column:span 4}.span8{grid-column:span 8}.span12{grid-column:span 12}.span6{grid-column:span 6}

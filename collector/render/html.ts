@@ -80,7 +80,7 @@ export function renderHtml(r: FleetReport): string {
           : ""
       }${
         p.pools && p.pools.length
-          ? `<div class="nodes">pools: ${p.pools.map((x) => `${h(x.pool)} (${x.readyNodes.length}/${x.nodes.length} ready)`).join("; ")}</div>`
+          ? `<div class="nodes">pools: ${p.pools.map((x) => `${h(x.pool)} (${x.readyNodes.length}/${x.nodes.length} fit)`).join("; ")}</div>`
           : ""
       }</div></li>`,
     )

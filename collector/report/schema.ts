@@ -79,7 +79,7 @@ export const PlanStep = z.object({
   detail: z.string(),
   /** The nodes the step concerns (too-old kernels, canary candidates, nodes not yet measured...). */
   nodes: z.array(z.string()),
-  /** Step 4 only: candidate pools in the order to roll them, each with its ready nodes. */
+  /** Step 4 only: pools in the order to roll them; readyNodes: fit for a canary (not blocked, no error), ready first. */
   pools: z
     .array(z.object({ pool: z.string(), nodes: z.array(z.string()), readyNodes: z.array(z.string()) }))
     .optional(),

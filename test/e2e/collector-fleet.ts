@@ -232,3 +232,75 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
 
 export const collector = (args: string[]) =>
   run(process.execPath, [COLLECTOR_CLI, ...args], { NO_COLOR: "1" });
+
+export interface RealAgent {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real `proxyscope-agent serve` process on a loopback address, scanning a fixture /proc (this
+ * kernel) and a kube-proxy STAND-IN in this mode. Resolves once /readyz says the first scan is in.
+ */
+export async function startRealAgent(
+  nodeName: string,
+  ip: string,
+  port: number,
+  kernel: string,
+  mode: "ipvs" | "iptables" | "nftables" | "",
+): Promise<RealAgent> {
+  const kp = await startStandin({ mode, version: "v1.37.1" });
+  const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
+  mkdirSync(join(root, "proc/sys/kernel"), { recursive: true });
+  writeFileSync(join(root, "proc/sys/kernel/osrelease"), `${kernel}\n`);
+  const child = spawn(
+    process.execPath,
+    [
+      AGENT_CLI,
+      "serve",
+      "--node",
+      nodeName,
+      "--listen",
+      ip,
+      "--port",
+      String(port),
+      "--proc-root",
+      join(root, "proc"),
+      "--host-root",
+      join(REPO_ROOT, "test/fixtures/host"),
+      "--sys-root",
+      join(root, "sys"),
+      "--tool-dir",
+      join(root, "no-tools"),
+      "--kube-proxy-metrics-url",
+      kp.metricsUrl,
+      "--kube-proxy-health-url",
+      kp.healthUrl,
+      "--scan-interval-s",
+      "2",
+      "--log-level",
+      "error",
+    ],
+    { stdio: ["ignore", "ignore", "inherit"] },
+  );
+  const url = `http://${ip}:${port}`;
+  for (let i = 0; i < 200; i++) {
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
+    if (ok) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    url,
+    stop: async () => {
+      await new Promise<void>((r) => {
+        if (child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      });
+      await kp.stop();
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// The Prometheus source against a real Prometheus (Debian's) that scraped real `proxyscope-agent serve`
+// processes on loopback; the API server STAND-IN lists one node more than Prometheus has series for.
+import t from "tap";
+import { existsSync } from "node:fs";
+import { FleetReport } from "../../collector/report/schema.js";
+import { freePort, PROMETHEUS, startPrometheus } from "../helpers/prometheus.js";
+import { agentPod, collector, node, startApiServer, startRealAgent } from "./collector-fleet.js";
+
+if (!existsSync(PROMETHEUS)) {
+  t.plan(0, "Debian prometheus is not installed");
+  process.exit(0);
+}
+
+const port = await freePort();
+const fleet = [
+  { name: "prom-ipvs", ip: "127.0.0.41", kernel: "6.8.0-1015-aws", mode: "ipvs" as const },
+  { name: "prom-old", ip: "127.0.0.42", kernel: "4.18.0-553.el8_10.x86_64", mode: "ipvs" as const },
+  { name: "prom-nft", ip: "127.0.0.43", kernel: "6.1.0-26-amd64", mode: "nftables" as const },
+];
+const agents = await Promise.all(fleet.map((n) => startRealAgent(n.name, n.ip, port, n.kernel, n.mode)));
+t.teardown(() => Promise.all(agents.map((a) => a.stop())));
+
+// The shipped scrape config sets `node` by relabeling from __meta_kubernetes_pod_node_name; static
+// targets carry the same label here.
+const prom = await startPrometheus({
+  scrapeIntervalS: 1,
+  jobs: fleet.map((n) => ({
+    job: `agent-${n.name}`,
+    targets: [`${n.ip}:${port}`],
+    labels: { node: n.name },
+  })),
+});
+t.teardown(() => prom.stop());
+await prom.waitFor("count(proxyscope_node_phase == 1)", (s) => s[0]?.value === fleet.length, 60_000);
+
+const api = await startApiServer({
+  nodes: [
+    ...fleet.map((n) => node({ name: n.name, kernel: n.kernel, osImage: "Ubuntu 24.04.1 LTS" })),
+    node({ name: "prom-silent", kernel: "6.8.0-1015-aws", osImage: "Ubuntu 24.04.1 LTS" }),
+  ],
+  pods: fleet.map((n, i) => agentPod(n.name, n.ip, i)),
+});
+t.teardown(() => api.stop());
+
+const viaProm = await collector([
+  "report",
+  "--source",
+  "prometheus",
+  "--prometheus-url",
+  prom.url,
+  "--kubeconfig",
+  api.kubeconfig,
+  "--output",
+  "json",
+]);
+const viaAgents = await collector([
+  "report",
+  "--kubeconfig",
+  api.kubeconfig,
+  "--agent-port",
+  String(port),
+  "--output",
+  "json",
+]);
+
+t.test("the same fleet through Prometheus and through the agents agrees on phase and verdict", async (t) => {
+  t.equal(viaProm.code, 0, viaProm.stderr);
+  t.equal(viaAgents.code, 0, viaAgents.stderr);
+  const p = FleetReport.parse(JSON.parse(viaProm.stdout));
+  const a = FleetReport.parse(JSON.parse(viaAgents.stdout));
+  t.equal(p.source, "prometheus");
+  for (const n of fleet) {
+    const pn = p.nodes.find((x) => x.node === n.name)!;
+    const an = a.nodes.find((x) => x.node === n.name)!;
+    t.equal(pn.outcome, "ok", n.name);
+    t.equal(an.outcome, "ok", n.name);
+    t.equal(pn.phase, an.phase, `${n.name} phase`);
+    t.equal(pn.verdict, an.verdict, `${n.name} verdict`);
+    t.same(pn.findings.map((f) => f.id).sort(), an.findings.map((f) => f.id).sort(), `${n.name} finding ids`);
+    t.equal(pn.nftablesCapableKernel, n.kernel.startsWith("4.") ? false : true);
+    t.ok(pn.agentVersion, "build_info version");
+    t.ok(pn.scannedAt, "last scan timestamp");
+  }
+  t.equal(p.nodes.find((x) => x.node === "prom-old")?.verdict, "blocked");
+});
+
+t.test("a node the API lists but Prometheus has no series for is no-data, never dropped", async (t) => {
+  const p = FleetReport.parse(JSON.parse(viaProm.stdout));
+  const silent = p.nodes.find((x) => x.node === "prom-silent");
+  t.equal(silent?.outcome, "no-data");
+  t.equal(p.partial, true);
+  t.equal(p.nodes.length, 4);
+  const a = FleetReport.parse(JSON.parse(viaAgents.stdout));
+  t.equal(a.nodes.find((x) => x.node === "prom-silent")?.outcome, "no-agent");
+});
+
+t.test("Prometheus unreachable: no report, exit 2", async (t) => {
+  const closed = await freePort();
+  const r = await collector([
+    "report",
+    "--source",
+    "prometheus",
+    "--prometheus-url",
+    `http://127.0.0.1:${closed}`,
+    "--kubeconfig",
+    api.kubeconfig,
+  ]);
+  t.equal(r.code, 2);
+  t.match(r.stderr, /Prometheus at http:\/\/127\.0\.0\.1:\d+/);
+});
