@@ -46,7 +46,7 @@ function capabilityLines(r: NodeReport): string[] {
     const absent = m.modules.filter((x) => x.state === "absent").map((x) => x.name);
     const loaded = m.modules.filter((x) => x.state === "loaded" || x.state === "builtin").length;
     modules = !m.moduleTreeReadable
-      ? `modules: ${loaded} of ${m.modules.length} loaded; no module tree under the host root, so the rest cannot be told from absent`
+      ? `modules: ${loaded} of ${m.modules.length} loaded; no module tree under the host root to tell built-in from absent${f.nftables ? " (nf_tables itself answers: nft read the ruleset)" : ""}`
       : absent.length > 0
         ? `modules: MISSING ${absent.join(", ")}`
         : `modules: ok (${loaded} loaded or built in, the rest installed)`;
@@ -95,7 +95,20 @@ export function renderText(r: NodeReport, colour: boolean): string {
     out.push("");
   }
   if (r.findings.length === 0) out.push(c("ok", "No findings."), "");
-  const failed = r.probes.filter((p) => !p.ok);
+  // On a kube-proxy-free node a refused kube-proxy port is the answer, not a failure worth a warning.
+  const expected = (p: NodeReport["probes"][number]) =>
+    r.phase === "none" && p.name.startsWith("kube-proxy-") && p.error?.kind === "unreachable";
+  const quiet = r.probes.filter((p) => !p.ok && expected(p));
+  if (quiet.length > 0) {
+    out.push(
+      c(
+        "dim",
+        `kube-proxy's endpoints refused the connection (${quiet.map((p) => p.error?.command ?? p.name).join(", ")})`,
+      ),
+      "",
+    );
+  }
+  const failed = r.probes.filter((p) => !p.ok && !expected(p));
   if (failed.length > 0) {
     out.push(
       c(
