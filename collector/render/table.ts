@@ -87,9 +87,14 @@ export function renderTable(r: FleetReport, colour: boolean): string {
 
   out.push(c("bold", "PLAN"));
   for (const p of r.plan) {
-    const nodes = p.nodes.length ? ` — ${cut(p.nodes.map(safe).join(", "), 100)}` : "";
+    // Step 4 names its candidates in the detail; its pools get a line of their own.
+    const nodes = p.nodes.length && !p.pools ? ` — ${cut(p.nodes.map(safe).join(", "), 100)}` : "";
     out.push(`  ${p.step}. ${c(STATUS_TONE[p.status], p.status.padEnd(7))} ${safe(p.title)}`);
     if (p.detail) out.push(`             ${safe(p.detail)}${c("dim", nodes)}`);
+    if (p.pools?.length)
+      out.push(
+        `             ${c("dim", `pools: ${cut(p.pools.map((x) => `${safe(x.pool)} (${x.readyNodes.length}/${x.nodes.length} fit)`).join("; "), 160)}`)}`,
+      );
   }
   out.push("");
 
