@@ -1,0 +1,27 @@
+import t from "tap";
+import { readdirSync, readFileSync } from "node:fs";
+
+// The README's table of checks is the user's reference: it must name exactly the ids the rules emit.
+const root = new URL("../../../", import.meta.url);
+const rulesDir = new URL("agent/rules/", root);
+const emitted = new Set(
+  readdirSync(rulesDir)
+    .filter((f) => f.endsWith(".ts"))
+    .flatMap((f) =>
+      [...readFileSync(new URL(f, rulesDir), "utf8").matchAll(/\bid: "([a-z0-9-]+)"/g)].map((m) => m[1]!),
+    ),
+);
+const readme = readFileSync(new URL("README.md", root), "utf8");
+const documented = new Set([...readme.matchAll(/^\| `([a-z0-9-]+)` \|/gm)].map((m) => m[1]!));
+
+t.ok(emitted.size > 20, "the rules were found");
+t.same(
+  [...emitted].filter((id) => !documented.has(id)).sort(),
+  [],
+  "every finding id is in the README's table",
+);
+t.same(
+  [...documented].filter((id) => !emitted.has(id)).sort(),
+  [],
+  "the table names no id the rules do not emit",
+);
