@@ -1,5 +1,26 @@
+import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
+
+/** A line longer than this is not the text we read (ip_vs lines are ~100 bytes): stop, do not buffer it whole. */
+export const MAX_LINE_BYTES = 1024 * 1024;
+
+// O_NONBLOCK: a FIFO (or other special file) put where a /proc or host file should be must not block
+// a libuv thread-pool thread in open() forever; it is refused as not a regular file instead.
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+async function openRegular(path: string) {
+  const fh = await open(path, OPEN_FLAGS);
+  const st = await fh.stat().catch(async (e: unknown) => {
+    await fh.close();
+    throw e;
+  });
+  if (!st.isFile()) {
+    await fh.close();
+    throw Object.assign(new Error("not a regular file"), { code: "ENOTREG" });
+  }
+  return fh;
+}
 
 export type ReadResult = { ok: true; text: string } | { ok: false; error: ProbeError; missing: boolean };
 
@@ -7,7 +28,7 @@ export type ReadResult = { ok: true; text: string } | { ok: false; error: ProbeE
 export async function readTextFile(path: string, maxBytes = 1024 * 1024): Promise<ReadResult> {
   let fh;
   try {
-    fh = await open(path, "r");
+    fh = await openRegular(path);
   } catch (e) {
     return fileError(path, e);
   }
@@ -44,7 +65,7 @@ export async function readLines(
 ): Promise<{ ok: true } | { ok: false; error: ProbeError; missing: boolean }> {
   let fh;
   try {
-    fh = await open(path, "r");
+    fh = await openRegular(path);
   } catch (e) {
     return fileError(path, e);
   }
@@ -64,14 +85,32 @@ export async function readLines(
           error: { kind: "output-cap", message: `${path} is larger than ${maxBytes} bytes`, command: path },
         };
       }
-      pending += decoder.decode(buf.subarray(0, bytesRead), { stream: true });
+      // Only the new text can hold a newline: searching all of `pending` again made a file
+      // without newlines quadratic (minutes of CPU for 256 MB, long after the probe gave up).
+      const chunk = decoder.decode(buf.subarray(0, bytesRead), { stream: true });
       let start = 0;
-      let nl: number;
-      while ((nl = pending.indexOf("\n", start)) >= 0) {
-        onLine(pending.slice(start, nl));
+      let nl = chunk.indexOf("\n");
+      if (nl >= 0) {
+        onLine(pending + chunk.slice(0, nl));
+        pending = "";
         start = nl + 1;
+        while ((nl = chunk.indexOf("\n", start)) >= 0) {
+          onLine(chunk.slice(start, nl));
+          start = nl + 1;
+        }
       }
-      pending = pending.slice(start);
+      pending += chunk.slice(start);
+      if (pending.length > MAX_LINE_BYTES) {
+        return {
+          ok: false,
+          missing: false,
+          error: {
+            kind: "output-cap",
+            message: `${path} has a line longer than ${MAX_LINE_BYTES} bytes`,
+            command: path,
+          },
+        };
+      }
     }
     pending += decoder.decode();
     if (pending.length > 0) onLine(pending);
@@ -90,6 +129,10 @@ function fileError(path: string, e: unknown): { ok: false; error: ProbeError; mi
   return {
     ok: false,
     missing,
-    error: { kind, message: `${path}: ${code ?? String(e)}`, command: path },
+    error: {
+      kind,
+      message: `${path}: ${code === "ENOTREG" ? "not a regular file" : (code ?? String(e))}`,
+      command: path,
+    },
   };
 }

@@ -22,6 +22,8 @@ export interface ExecOk {
 export type ExecResult = ExecOk | { ok: false; error: ProbeError };
 
 const STDERR_CAP = 64 * 1024;
+/** streamLines: a longer line is a runaway tool, not a rule; it is not buffered whole. */
+export const MAX_LINE_BYTES = 1024 * 1024;
 const PERMISSION = /operation not permitted|permission denied|you must be root|EPERM|EACCES/i;
 
 /** Resolves a tool to an absolute path in the configured directories, or `null`. */
@@ -150,6 +152,7 @@ export class ToolRunner {
     });
     let bytes = 0;
     let capped = false;
+    let longLine = false;
     let pending = "";
     sub.stdout?.setEncoding("utf8");
     sub.stdout?.on("data", (chunk: string) => {
@@ -160,11 +163,24 @@ export class ToolRunner {
         sub.kill("SIGKILL");
         return;
       }
-      pending += chunk;
-      let nl: number;
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        onLine(pending.slice(0, nl));
-        pending = pending.slice(nl + 1);
+      // Only the new chunk can hold a newline: rescanning `pending` from its start made output
+      // without newlines quadratic, blocking the event loop past every timeout.
+      let start = 0;
+      let nl = chunk.indexOf("\n");
+      if (nl >= 0) {
+        onLine(pending + chunk.slice(0, nl));
+        pending = "";
+        start = nl + 1;
+        while ((nl = chunk.indexOf("\n", start)) >= 0) {
+          onLine(chunk.slice(start, nl));
+          start = nl + 1;
+        }
+      }
+      pending += chunk.slice(start);
+      if (pending.length > MAX_LINE_BYTES) {
+        capped = true;
+        longLine = true;
+        sub.kill("SIGKILL");
       }
     });
     const r = await sub;
@@ -173,7 +189,9 @@ export class ToolRunner {
         ok: false,
         error: {
           kind: "output-cap",
-          message: `${tool} printed more than ${opts.maxBytes} bytes; stopped reading`,
+          message: longLine
+            ? `${tool} printed a line longer than ${MAX_LINE_BYTES} bytes; stopped reading`
+            : `${tool} printed more than ${opts.maxBytes} bytes; stopped reading`,
           command,
         },
       };

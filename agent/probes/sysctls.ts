@@ -1,3 +1,4 @@
+import { excerpt } from "../parse/result.js";
 import { SysctlFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
 import type { Probe } from "./types.js";
@@ -28,8 +29,21 @@ export const sysctlsProbe: Probe<SysctlFacts> = {
     for (const name of SYSCTLS) {
       const path = `${ctx.procRoot}/sys/${name.replace(/\./g, "/")}`;
       const r = await readTextFile(path, 4096);
-      if (r.ok) values.push({ name, value: r.text.trim() });
-      else if (r.missing) values.push({ name, value: null });
+      if (r.ok) {
+        // Each of these is one integer; anything else is not a sysctl read, and must not be served as one.
+        const value = r.text.trim();
+        if (!/^-?\d{1,20}$/.test(value)) {
+          return {
+            ok: false,
+            error: {
+              kind: "garbage",
+              message: `${path} is not an integer: ${excerpt(value)}`,
+              command: path,
+            },
+          };
+        }
+        values.push({ name, value });
+      } else if (r.missing) values.push({ name, value: null });
       else return { ok: false, error: r.error };
     }
     return { ok: true, facts: { values } };
