@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The benchmarks, one command, on a fresh Debian machine as root (about 40 minutes on 2 CPUs):
+# installs what they need, raises vm.max_map_count (a UML guest with GBs of memory needs it),
+# builds, runs `npm run bench`. Results: bench/results/latest.md (the README's table) and *.json.
+#   scripts/bench.sh                    everything
+#   scripts/bench.sh --quick            N = 100 and 200 nodes only (a minute or two: does it work?)
+#   scripts/bench.sh --only nft,fleet   some phases (ipvs, nft, fleet)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup-debian.sh --test
+bench_pkgs=(prometheus-node-exporter time curl)
+missing=()
+for p in "${bench_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The Debian package starts node_exporter on :9100; the benchmark starts its own, ipvs only.
+if systemctl is-active --quiet prometheus-node-exporter 2>/dev/null; then systemctl stop prometheus-node-exporter || true; fi
+
+# UML maps guest memory in many pieces; the default 65530 kills the guest's large processes.
+if [[ "$(sysctl -n vm.max_map_count)" -lt 1048576 ]]; then sysctl -qw vm.max_map_count=1048576; fi
+ulimit -n 65536 || true
+
+[[ -d node_modules ]] || npm ci --no-audit --no-fund
+npx tsc -p .
+npm run bench -- "$@"
