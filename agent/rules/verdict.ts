@@ -13,7 +13,9 @@ export function decideVerdict(phase: Phase, findings: readonly Finding[]): Verdi
   );
   if (phase === "ipvs" || phase === "iptables") {
     if (findings.some((f) => f.blocksMigration)) return "blocked";
-    if (broken || findings.some((f) => f.severity !== "info")) return "attention";
+    // The deprecation itself is why the node should move, not something in the way of moving.
+    const inTheWay = findings.filter((f) => f.id !== "ipvs-mode-deprecated");
+    if (inTheWay.some((f) => f.severity !== "info")) return "attention";
     return "ready";
   }
   if (broken) return "unhealthy";

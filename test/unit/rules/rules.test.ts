@@ -454,3 +454,15 @@ t.test("a failed kernel-state probe: never clean or ready", async (t) => {
   t.equal(free.verdict, "clean");
   t.same(ids(free), ["kube-proxy-free"]);
 });
+
+t.test("the deprecation alone does not hold a node back from ready", async (t) => {
+  const j = judge(
+    ipvsNode({
+      kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW }, "v1.40.1"),
+    }),
+    new Map(),
+    NOW,
+  );
+  t.equal(j.findings.find((f) => f.id === "ipvs-mode-deprecated")?.severity, "error");
+  t.equal(j.verdict, "ready");
+});
