@@ -20,6 +20,7 @@ commands:
              exit 0: nothing reaches --fail-on; 1: something does; 2: no report could be made
   serve      gather every --interval-s; serve / (HTML), /report (JSON), /metrics (fleet gauges), /healthz
   lc-audit   --service NS/NAME: each node's IPVS connection counts per endpoint, side by side
+  verify     --node NAME: run that node's acceptance check (its agent's GET /verify); exit 1 on a failure
   schema     print the FleetReport JSON Schema
 
 flags:
