@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import { NftVersionFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
 import { findApkPackage } from "../parse/apk-installed.js";
@@ -83,15 +84,35 @@ export const nftVersionProbe: Probe<NftVersionFacts> = {
   },
 };
 
+// The package database answers the same until it changes, and reading it is not free: Debian's
+// status file is ~1 MB, and splitting it into stanzas held the event loop for tens of ms on every
+// scan (so /metrics and /report waited). An answer is kept per path while the file's identity
+// (device, inode, size, change times) is the same; dpkg and apk replace the file on every change.
+const answers = new Map<string, { identity: string; answer: Lookup }>();
+
+async function identity(path: string): Promise<string | null> {
+  try {
+    const s = await stat(path, { bigint: true });
+    return [s.dev, s.ino, s.size, s.mtimeNs, s.ctimeNs].join(":");
+  } catch {
+    return null; // let the read say why
+  }
+}
+
 async function lookup(
   path: string,
   find: (text: string, name: string) => Parsed<InstalledPackage | null>,
 ): Promise<Lookup | { error: ProbeOutcome<never> }> {
+  const id = await identity(path);
+  const known = answers.get(path);
+  if (id !== null && known?.identity === id) return known.answer;
   const r = await readTextFile(path, DB_CAP);
   if (!r.ok) return r.missing ? { kind: "no-db" } : { error: { ok: false, error: r.error } };
   const p = find(r.text, "nftables");
   if (!p.ok) return { error: garbage(p.error, path) };
-  return p.value ? { kind: "found", pkg: p.value } : { kind: "not-installed" };
+  const answer: Lookup = p.value ? { kind: "found", pkg: p.value } : { kind: "not-installed" };
+  if (id !== null) answers.set(path, { identity: id, answer });
+  return answer;
 }
 
 function garbage(message: string, command: string): ProbeOutcome<never> {

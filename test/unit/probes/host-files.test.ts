@@ -1,5 +1,5 @@
 import t from "tap";
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, renameSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -119,6 +119,38 @@ t.test("nft-version: host dpkg database wins, no exec under a mounted host root"
   const g = await nftVersionProbe.run(ctx({ hostRoot: garbage, tools }));
   t.same(!g.ok && g.error.kind, "garbage");
 });
+
+t.test(
+  "nft-version: the answer kept for an unchanged package database is the same; a changed one is read again",
+  async (t) => {
+    const tools = new ToolRunner([fx("no-such-tool-dir")]);
+    const status = (v: string) => `Package: nftables\nStatus: install ok installed\nVersion: ${v}\n\n`;
+    const root = tree({ var: { lib: { dpkg: { status: status("1.0.6-2") } } } });
+    const db = join(root, "var/lib/dpkg/status");
+    const want = (v: string, d: string) => ({
+      ok: true,
+      facts: { version: v, source: "dpkg", detail: `nftables ${d}` },
+    });
+    t.same(await nftVersionProbe.run(ctx({ hostRoot: root, tools })), want("1.0.6", "1.0.6-2"));
+    t.same(
+      await nftVersionProbe.run(ctx({ hostRoot: root, tools })),
+      want("1.0.6", "1.0.6-2"),
+      "kept answer",
+    );
+    // dpkg writes status-new and renames it over status: a new inode, so a new answer.
+    writeFileSync(`${db}-new`, status("1.1.3-1"));
+    renameSync(`${db}-new`, db);
+    t.same(await nftVersionProbe.run(ctx({ hostRoot: root, tools })), want("1.1.3", "1.1.3-1"));
+    // Rewritten in place with the same size: the change time moves, so it is read again.
+    await new Promise((r) => setTimeout(r, 20));
+    writeFileSync(db, status("1.1.4-1"));
+    t.same(await nftVersionProbe.run(ctx({ hostRoot: root, tools })), want("1.1.4", "1.1.4-1"));
+    // Garbage is never kept: the next scan reads again.
+    writeFileSync(db, "this is not\na status file\n");
+    const g = await nftVersionProbe.run(ctx({ hostRoot: root, tools }));
+    t.same(!g.ok && g.error.kind, "garbage");
+  },
+);
 
 t.test("nft-version: with hostRoot / the host's own package database still comes first", async (t) => {
   const tools = new ToolRunner([toolDir({ nft: "echo 'nftables v9.9.9 (Stand-in)'" })]);
