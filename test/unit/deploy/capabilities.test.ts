@@ -89,3 +89,58 @@ t.test(
     );
   },
 );
+
+// Every probe, not only the listing tools: the built agent's whole scan (`scan --json`) in a fresh
+// network namespace holding KUBE-* state, with the manifest's capabilities as the bounding set, with
+// none, and with each one removed. File probes (kernel, os-release, kernel-modules, sysctls, ipvs'
+// /proc/net/ip_vs, nft-version's package database) and `ip` need no capability, since the files are
+// world-readable and even CAP_DAC_OVERRIDE is dropped here; the netfilter probes need NET_ADMIN, and
+// iptables' legacy backend NET_RAW.
+import { existsSync } from "node:fs";
+const CLI = new URL("../../../dist/agent/cli.js", import.meta.url).pathname;
+
+function scanProbes(bounding: string[]): Map<string, string> {
+  const set = ["-all", ...bounding.map((c) => `+${c.toLowerCase()}`)].join(",");
+  const script = [
+    ...setup.map((c) => `${c} >/dev/null 2>&1 || { echo "SETUP FAILED: ${c}"; exit 99; }`),
+    `exec setpriv --inh-caps=-all --bounding-set=${set} -- ${process.execPath} ${CLI} scan --json ` +
+      "--kube-proxy-metrics-url http://127.0.0.1:1 --kube-proxy-health-url http://127.0.0.1:1 --call-timeout-ms 5000",
+  ].join("\n");
+  const r = spawnSync("unshare", ["-n", "sh", "-c", script], { encoding: "utf8", timeout: 120_000 });
+  const report = JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))) as {
+    probes: { name: string; ok: boolean; error?: { kind: string } }[];
+  };
+  return new Map(report.probes.map((p) => [p.name, p.ok ? "ok" : (p.error?.kind ?? "failed")]));
+}
+
+t.test(
+  "every probe of a whole scan: which need which capability",
+  {
+    skip:
+      (!isRoot && "needs root (network namespaces)") ||
+      (missing.length > 0 && `missing ${missing.join(", ")}`) ||
+      (!existsSync(CLI) && "run npx tsc -p . first"),
+  },
+  async (t) => {
+    const full = scanProbes(caps);
+    const none = scanProbes([]);
+    const kubeProxy = (n: string) => n.startsWith("kube-proxy-");
+    for (const [name, state] of full) {
+      if (kubeProxy(name)) continue; // no kube-proxy in this namespace: unreachable either way
+      t.equal(state, "ok", `${name} succeeds with ${caps.join("+")}`);
+    }
+    const needCaps = ["nftables", "iptables", "ipsets"];
+    for (const [name, state] of none) {
+      if (kubeProxy(name)) continue;
+      if (needCaps.includes(name)) t.equal(state, "not-permitted", `${name} fails without capabilities`);
+      else t.equal(state, "ok", `${name} needs no capability`);
+    }
+    const noAdmin = scanProbes(caps.filter((c) => c !== "NET_ADMIN"));
+    for (const n of needCaps) t.equal(noAdmin.get(n), "not-permitted", `${n} needs NET_ADMIN`);
+    const noRaw = scanProbes(caps.filter((c) => c !== "NET_RAW"));
+    t.equal(noRaw.get("iptables"), "not-permitted", "iptables (legacy backend) needs NET_RAW");
+    t.equal(noRaw.get("nftables"), "ok", "nftables needs only NET_ADMIN");
+    t.equal(noRaw.get("ipsets"), "ok", "ipsets needs only NET_ADMIN");
+    t.comment(`without capabilities: ${JSON.stringify(Object.fromEntries(none))}`);
+  },
+);
