@@ -60,9 +60,11 @@ export const iptablesProbe: Probe<IptablesFacts> = {
     const reads: Read[] = [];
     for (const b of BACKENDS) reads.push(await readBackend(ctx, b));
     const backends = reads.map((r) => r.facts);
-    // A backend the kernel or image lacks is a fact; one we were refused or that hung is not: a
-    // partial view could hide kube-proxy's chains, so the probe fails and says which backend.
-    const untrusted = reads.find((r) => r.kind === "not-permitted" || r.kind === "timeout");
+    // A backend the kernel or image lacks is a fact; one we were refused, that hung or that flooded
+    // past its cap is not: a partial view could hide kube-proxy's chains, so the probe fails and says which.
+    const untrusted = reads.find(
+      (r) => r.kind === "not-permitted" || r.kind === "timeout" || r.kind === "output-cap",
+    );
     if (untrusted?.kind !== undefined) {
       return {
         ok: false,

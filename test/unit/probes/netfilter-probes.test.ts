@@ -137,3 +137,24 @@ t.test("nftables: missing nft, a kernel without nf_tables, garbage", async (t) =
   t.equal(!garbage.ok && garbage.error.kind, "garbage");
   t.equal(!garbage.ok && garbage.error.command, "nft -j list tables");
 });
+
+t.test(
+  "iptables: one backend refused permission fails the probe, naming it; the others read fine",
+  async (t) => {
+    const dir = toolDir({
+      "iptables-legacy-save": {
+        text: "",
+        code: 1,
+        stderr: "iptables-legacy-save v1.8.9 (legacy): Permission denied (you must be root)",
+      },
+      "ip6tables-legacy-save": { text: "" },
+      "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
+      "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },
+    });
+    const r = await iptablesProbe.run(ctx(dir));
+    t.equal(r.ok, false, "a partial view of iptables is not served as the node's state");
+    if (r.ok) return;
+    t.equal(r.error.kind, "not-permitted");
+    t.match(r.error.message, /^legacy ipv4 could not be read/);
+  },
+);
