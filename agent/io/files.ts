@@ -19,7 +19,26 @@ async function openRegular(path: string) {
     await fh.close();
     throw Object.assign(new Error("not a regular file"), { code: "ENOTREG" });
   }
-  return fh;
+  return { fh, size: st.size };
+}
+
+// A file on disk that is already bigger than the cap is refused without reading it; /proc and /sys
+// files report size 0, so for them the byte count while reading is the cap.
+function tooBig(
+  path: string,
+  size: number,
+  maxBytes: number,
+): { ok: false; error: ProbeError; missing: false } | null {
+  if (size <= maxBytes) return null;
+  return {
+    ok: false,
+    missing: false,
+    error: {
+      kind: "output-cap",
+      message: `${path} is larger than ${maxBytes} bytes (${size})`,
+      command: path,
+    },
+  };
 }
 
 export type ReadResult = { ok: true; text: string } | { ok: false; error: ProbeError; missing: boolean };
@@ -28,7 +47,13 @@ export type ReadResult = { ok: true; text: string } | { ok: false; error: ProbeE
 export async function readTextFile(path: string, maxBytes = 1024 * 1024): Promise<ReadResult> {
   let fh;
   try {
-    fh = await openRegular(path);
+    const opened = await openRegular(path);
+    fh = opened.fh;
+    const big = tooBig(path, opened.size, maxBytes);
+    if (big) {
+      await fh.close();
+      return big;
+    }
   } catch (e) {
     return fileError(path, e);
   }
@@ -65,7 +90,13 @@ export async function readLines(
 ): Promise<{ ok: true } | { ok: false; error: ProbeError; missing: boolean }> {
   let fh;
   try {
-    fh = await openRegular(path);
+    const opened = await openRegular(path);
+    fh = opened.fh;
+    const big = tooBig(path, opened.size, maxBytes);
+    if (big) {
+      await fh.close();
+      return big;
+    }
   } catch (e) {
     return fileError(path, e);
   }
