@@ -83,16 +83,11 @@ t.test("a sysctl that is not an integer is garbage, not a value", async (t) => {
 t.test(
   "a file on disk already bigger than the cap is refused from its size, without reading it",
   async (t) => {
-    const { mkdtempSync, openSync, ftruncateSync, closeSync, rmSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const { readTextFile, readLines } = await import("../../../agent/io/files.js");
     const dir = mkdtempSync(join(tmpdir(), "proxyscope-big-"));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
     const path = join(dir, "status");
-    const fd = openSync(path, "w");
-    ftruncateSync(fd, 300 * 1024 * 1024); // sparse: no disk used
-    closeSync(fd);
+    writeFileSync(path, "");
+    truncateSync(path, 300 * 1024 * 1024); // sparse: no disk used
     const r = await readTextFile(path, 1024 * 1024);
     t.equal(r.ok, false);
     if (!r.ok) t.match(r.error, { kind: "output-cap", message: /\(314572800\)$/ }, "decided from the size");
