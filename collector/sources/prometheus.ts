@@ -36,11 +36,17 @@ export async function instantQuery(opts: PrometheusOptions, promql: string): Pro
   if (!res.ok) return { ok: false, error: res.error.message };
   if (res.status !== 200)
     return { ok: false, error: `${url} answered HTTP ${res.status}: ${res.body.slice(0, 200)}` };
+  const parsed = parseQueryAnswer(res.body, promql);
+  return parsed.ok ? parsed : { ok: false, error: `${url}: ${parsed.error}` };
+}
+
+/** Pure: an instant query's answer body, judged: the vector's samples, or why there are none. */
+export function parseQueryAnswer(body: string, promql: string): PromResult<Sample[]> {
   let doc: unknown;
   try {
-    doc = JSON.parse(res.body);
+    doc = JSON.parse(body);
   } catch {
-    return { ok: false, error: `${url} answered something that is not JSON` };
+    return { ok: false, error: "answered something that is not JSON" };
   }
   const parsed = QueryResponse.safeParse(doc);
   if (!parsed.success)
