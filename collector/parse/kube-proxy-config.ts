@@ -27,11 +27,21 @@ export function parseKubeProxyConfig(text: string): ParseResult<KubeProxyConfigF
   }
   if (!isRecord(doc)) return { ok: false, error: "not a YAML mapping" };
   if (doc.kind !== undefined && doc.kind !== "KubeProxyConfiguration")
-    return { ok: false, error: `kind is ${JSON.stringify(doc.kind)}, not KubeProxyConfiguration` };
+    return {
+      ok: false,
+      // A bounded excerpt: a 1 MiB kind, or a self-referencing YAML alias JSON.stringify throws on.
+      error: `kind is ${typeof doc.kind === "string" ? JSON.stringify(doc.kind.slice(0, 80)) : `of type ${typeof doc.kind}`}, not KubeProxyConfiguration`,
+    };
+  // A mapping or list where kube-proxy expects a string is an error, not text: String() of a YAML
+  // mapping with a `toString:` key throws, and "[object Object]" would pass for a mode.
+  if (typeof doc.mode === "object" && doc.mode !== null)
+    return { ok: false, error: "mode is a mapping or list, not a string" };
   const mode = doc.mode === undefined || doc.mode === null ? null : String(doc.mode);
   const ipvs = isRecord(doc.ipvs) ? doc.ipvs : null;
   const conntrack = isRecord(doc.conntrack) ? doc.conntrack : null;
   const npa = doc.nodePortAddresses;
+  if (Array.isArray(npa) && npa.some((x) => typeof x === "object" && x !== null))
+    return { ok: false, error: "nodePortAddresses holds a mapping or list, not strings" };
   return {
     ok: true,
     value: {
