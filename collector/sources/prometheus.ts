@@ -124,7 +124,9 @@ export function observationsFromSeries(
           : "proxyscope series present but no current proxyscope_node_phase",
       );
     const v = (verdict.get(node) ?? []).find((x) => x.success);
-    const lastScan = last.get(node)?.[0] ?? null;
+    // A gauge can read NaN or +Inf, or a time no Date holds: that is no known scan time, not a throw.
+    const ts = last.get(node)?.[0];
+    const lastScan = ts !== undefined && !Number.isNaN(new Date(ts * 1000).getTime()) ? ts : null;
     const age = lastScan !== null ? nowS - lastScan : null;
     const first = (m: Map<string, number[]>) => m.get(node)?.[0] ?? null;
     const cap = first(capable);

@@ -20,3 +20,20 @@ t.test("a YAML mapping where kube-proxy expects a string is a typed error, not a
     value: { mode: "nftables", nodePortAddresses: ["primary", "null"] },
   });
 });
+
+t.test("a last-scan gauge of NaN, +Inf or far beyond any date is no scan time, not a throw", async (t) => {
+  // new Date(NaN).toISOString() threw a RangeError out of gatherFromPrometheus: exit 2, internal error.
+  const { observationsFromSeries, queries } = await import("../../../collector/sources/prometheus.js");
+  type Q = keyof ReturnType<typeof queries>;
+  for (const v of ["NaN", "+Inf", "-Inf", "1e300"]) {
+    const results = Object.fromEntries(Object.keys(queries("node")).map((q) => [q, []])) as unknown as Record<
+      Q,
+      { metric: Record<string, string>; value: [number, string] }[]
+    >;
+    results.phase = [{ metric: { node: "a", phase: "ipvs" }, value: [1, "1"] }];
+    results.lastScan = [{ metric: { node: "a" }, value: [1, v] }];
+    const [obs] = observationsFromSeries(results, "node", "http://prom", 1764417600, 900);
+    t.equal(obs?.scannedAt, null, `${v}: no scan time`);
+    t.equal(obs?.outcome, "ok", `${v}: the node's other facts stay`);
+  }
+});
