@@ -148,7 +148,7 @@ export function toKubeProxyConfigMap(cm: V1ConfigMap): KubeProxyConfigMap {
 }
 
 export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
-  const containers = ds.spec?.template.spec?.containers ?? [];
+  const containers = ds.spec?.template?.spec?.containers ?? [];
   const c = containers.find((x) => x.name === "kube-proxy") ?? containers[0];
   const argv = [...(c?.command ?? []), ...(c?.args ?? [])];
   const gates = flagValue(argv, "feature-gates");
@@ -161,7 +161,7 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
     configFlag: flagValue(argv, "config"),
     updateStrategy: ds.spec?.updateStrategy?.type ?? "RollingUpdate",
     maxUnavailable: ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? null,
-    configMapVolumes: (ds.spec?.template.spec?.volumes ?? []).flatMap((v) =>
+    configMapVolumes: (ds.spec?.template?.spec?.volumes ?? []).flatMap((v) =>
       v.configMap?.name ? [v.configMap.name] : [],
     ),
   };

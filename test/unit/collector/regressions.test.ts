@@ -37,3 +37,14 @@ t.test("a last-scan gauge of NaN, +Inf or far beyond any date is no scan time, n
     t.equal(obs?.outcome, "ok", `${v}: the node's other facts stay`);
   }
 });
+
+t.test("a DaemonSet without a pod template is read, not a throw", async (t) => {
+  // ds.spec.template.spec threw a TypeError outside the gap handling: exit 2, internal error.
+  const { toKubeProxyDaemonSet } = await import("../../../collector/sources/kubernetes.js");
+  t.match(toKubeProxyDaemonSet({ metadata: { name: "kube-proxy" }, spec: {} } as never), {
+    name: "kube-proxy",
+    argv: [],
+    image: null,
+    configMapVolumes: [],
+  });
+});
