@@ -94,13 +94,13 @@ async function listAll<T>(
 
 export function toApiNode(n: V1Node): ApiNode {
   const info = n.status?.nodeInfo;
-  const ready = n.status?.conditions?.find((c) => c.type === "Ready");
+  const ready = n.status?.conditions?.find((c) => c?.type === "Ready");
   return {
     name: n.metadata?.name ?? "",
     kubeletVersion: info?.kubeletVersion ?? null,
     kernelVersion: info?.kernelVersion ?? null,
     osImage: info?.osImage ?? null,
-    addresses: (n.status?.addresses ?? []).map((a) => ({ type: a.type, address: a.address })),
+    addresses: (n.status?.addresses ?? []).flatMap((a) => (a ? [{ type: a.type, address: a.address }] : [])),
     labels: { ...(n.metadata?.labels ?? {}) },
     ready: ready ? ready.status === "True" : null,
     unschedulable: n.spec?.unschedulable === true,
@@ -113,12 +113,18 @@ export function toApiService(s: V1Service): ApiService {
     name: s.metadata?.name ?? "",
     type: s.spec?.type ?? "ClusterIP",
     clusterIPs: s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : []),
-    ports: (s.spec?.ports ?? []).map((p) => ({
-      name: p.name ?? null,
-      protocol: p.protocol ?? "TCP",
-      port: p.port,
-      nodePort: p.nodePort ?? null,
-    })),
+    ports: (s.spec?.ports ?? []).flatMap((p) =>
+      p
+        ? [
+            {
+              name: p.name ?? null,
+              protocol: p.protocol ?? "TCP",
+              port: p.port,
+              nodePort: p.nodePort ?? null,
+            },
+          ]
+        : [],
+    ),
     sessionAffinity: s.spec?.sessionAffinity ?? null,
     internalTrafficPolicy: s.spec?.internalTrafficPolicy ?? null,
     externalTrafficPolicy: s.spec?.externalTrafficPolicy ?? null,
@@ -149,8 +155,8 @@ export function toKubeProxyConfigMap(cm: V1ConfigMap): KubeProxyConfigMap {
 
 export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
   const containers = ds.spec?.template?.spec?.containers ?? [];
-  const c = containers.find((x) => x.name === "kube-proxy") ?? containers[0];
-  const argv = [...(c?.command ?? []), ...(c?.args ?? [])];
+  const c = containers.find((x) => x?.name === "kube-proxy") ?? containers[0];
+  const argv = [...(c?.command ?? []), ...(c?.args ?? [])].filter((x) => typeof x === "string");
   const gates = flagValue(argv, "feature-gates");
   return {
     name: ds.metadata?.name ?? "kube-proxy",
@@ -162,7 +168,7 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
     updateStrategy: ds.spec?.updateStrategy?.type ?? "RollingUpdate",
     maxUnavailable: ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? null,
     configMapVolumes: (ds.spec?.template?.spec?.volumes ?? []).flatMap((v) =>
-      v.configMap?.name ? [v.configMap.name] : [],
+      v?.configMap?.name ? [v.configMap.name] : [],
     ),
   };
 }

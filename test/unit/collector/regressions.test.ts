@@ -58,3 +58,30 @@ t.test("versions with more digits than any number holds are not versions", async
   t.same(parseKubeVersion("v1.37.2-eks-abc"), { major: 1, minor: 37 });
   t.same(parseKernelRelease(" 6.8.0-51-generic"), { major: 6, minor: 8 });
 });
+
+t.test("null entries in an object's lists are skipped, not a throw", async (t) => {
+  // The client passes `[null]` through; a.type / p.name / x.name threw outside the gap handling.
+  const k = await import("../../../collector/sources/kubernetes.js");
+  t.match(
+    k.toApiNode({ metadata: { name: "n" }, status: { addresses: [null], conditions: [null] } } as never),
+    {
+      name: "n",
+      addresses: [],
+      ready: null,
+    },
+  );
+  t.match(k.toApiService({ metadata: { name: "s" }, spec: { ports: [null] } } as never), { ports: [] });
+  t.match(
+    k.toKubeProxyDaemonSet({
+      spec: {
+        template: {
+          spec: {
+            containers: [null, { name: "kube-proxy", command: [null, "--proxy-mode=ipvs"] }],
+            volumes: [null],
+          },
+        },
+      },
+    } as never),
+    { argv: ["--proxy-mode=ipvs"], proxyModeFlag: "ipvs", configMapVolumes: [] },
+  );
+});
