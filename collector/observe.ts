@@ -1,7 +1,8 @@
 import { NodeReport, SCHEMA_VERSION } from "../agent/report/schema.js";
 import type { NodeObservation } from "./report/schema.js";
 
-const EMPTY = {
+/** A node with no usable report: every fact unknown, never zero. */
+const EMPTY_OBSERVATION = {
   phase: null,
   verdict: null,
   findings: [],
@@ -21,7 +22,7 @@ export function failedObservation(
   outcome: Exclude<NodeObservation["outcome"], "ok">,
   reason: string,
 ): NodeObservation {
-  return { node, outcome, reason, endpoint, ...EMPTY };
+  return { node, outcome, reason, endpoint, ...EMPTY_OBSERVATION };
 }
 
 export function observationFromReport(

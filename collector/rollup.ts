@@ -1,6 +1,7 @@
 import { Phase, SEVERITIES, Verdict, type Finding } from "../agent/report/schema.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
 import { serviceInventory } from "./checks/services.js";
+import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
 import type { ApiNode, ClusterFacts } from "./report/cluster-facts.js";
@@ -60,26 +61,6 @@ const MEASURE_IDS = new Set([
 ]);
 const AFTER_CONFIG_IDS = new Set(["strict-arp-sysctls-left"]);
 
-function unanswered(name: string, outcome: NodeOutcome, reason: string): NodeObservation {
-  return {
-    node: name,
-    outcome,
-    reason,
-    endpoint: null,
-    phase: null,
-    verdict: null,
-    findings: [],
-    agentVersion: null,
-    scannedAt: null,
-    kernelRelease: null,
-    kernelNftablesCapable: null,
-    failedProbes: [],
-    ipvsVirtualServers: null,
-    kubeIpvs0Addresses: null,
-    blackHoledAddresses: null,
-  };
-}
-
 function fleetNode(obs: NodeObservation, api: ApiNode | undefined, listed: boolean | null): FleetNode {
   const kernel = api?.kernelVersion ?? obs.kernelRelease;
   const labels = api?.labels ?? {};
@@ -112,8 +93,9 @@ export function joinNodes(input: RollupInput): FleetNode[] {
     seen.add(n.name);
     const obs =
       byName.get(n.name) ??
-      unanswered(
+      failedObservation(
         n.name,
+        null,
         input.missingOutcome,
         input.missingOutcome === "no-agent"
           ? "no agent pod found on this node (DaemonSet not scheduled here, or not running)"

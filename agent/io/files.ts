@@ -1,9 +1,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
-
-/** A line longer than this is not the text we read (ip_vs lines are ~100 bytes): stop, do not buffer it whole. */
-export const MAX_LINE_BYTES = 1024 * 1024;
+import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
 
 // O_NONBLOCK: a FIFO (or other special file) put where a /proc or host file should be must not block
 // a libuv thread-pool thread in open() forever; it is refused as not a regular file instead.
@@ -103,7 +101,7 @@ export async function readLines(
   try {
     const buf = Buffer.alloc(256 * 1024);
     let total = 0;
-    let pending = "";
+    const lines = new LineSplitter(onLine);
     const decoder = new TextDecoder("utf-8");
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
@@ -116,22 +114,7 @@ export async function readLines(
           error: { kind: "output-cap", message: `${path} is larger than ${maxBytes} bytes`, command: path },
         };
       }
-      // Only the new text can hold a newline: searching all of `pending` again made a file
-      // without newlines quadratic (minutes of CPU for 256 MB, long after the probe gave up).
-      const chunk = decoder.decode(buf.subarray(0, bytesRead), { stream: true });
-      let start = 0;
-      let nl = chunk.indexOf("\n");
-      if (nl >= 0) {
-        onLine(pending + chunk.slice(0, nl));
-        pending = "";
-        start = nl + 1;
-        while ((nl = chunk.indexOf("\n", start)) >= 0) {
-          onLine(chunk.slice(start, nl));
-          start = nl + 1;
-        }
-      }
-      pending += chunk.slice(start);
-      if (pending.length > MAX_LINE_BYTES) {
+      if (!lines.push(decoder.decode(buf.subarray(0, bytesRead), { stream: true }))) {
         return {
           ok: false,
           missing: false,
@@ -143,8 +126,8 @@ export async function readLines(
         };
       }
     }
-    pending += decoder.decode();
-    if (pending.length > 0) onLine(pending);
+    lines.push(decoder.decode());
+    lines.end();
     return { ok: true };
   } catch (e) {
     return fileError(path, e);

@@ -1,6 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import { execa } from "execa";
+import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
 import { DEFAULT_TOOL_DIRS, type ToolName } from "./tools.js";
 import type { ProbeError } from "../facts/probe-error.js";
 
@@ -22,8 +23,6 @@ export interface ExecOk {
 export type ExecResult = ExecOk | { ok: false; error: ProbeError };
 
 const STDERR_CAP = 64 * 1024;
-/** streamLines: a longer line is a runaway tool, not a rule; it is not buffered whole. */
-export const MAX_LINE_BYTES = 1024 * 1024;
 const PERMISSION = /operation not permitted|permission denied|you must be root|EPERM|EACCES/i;
 
 /** Resolves a tool to an absolute path in the configured directories, or `null`. */
@@ -153,7 +152,7 @@ export class ToolRunner {
     let bytes = 0;
     let capped = false;
     let longLine = false;
-    let pending = "";
+    const lines = new LineSplitter(onLine);
     sub.stdout?.setEncoding("utf8");
     sub.stdout?.on("data", (chunk: string) => {
       if (capped) return;
@@ -163,21 +162,7 @@ export class ToolRunner {
         sub.kill("SIGKILL");
         return;
       }
-      // Only the new chunk can hold a newline: rescanning `pending` from its start made output
-      // without newlines quadratic, blocking the event loop past every timeout.
-      let start = 0;
-      let nl = chunk.indexOf("\n");
-      if (nl >= 0) {
-        onLine(pending + chunk.slice(0, nl));
-        pending = "";
-        start = nl + 1;
-        while ((nl = chunk.indexOf("\n", start)) >= 0) {
-          onLine(chunk.slice(start, nl));
-          start = nl + 1;
-        }
-      }
-      pending += chunk.slice(start);
-      if (pending.length > MAX_LINE_BYTES) {
+      if (!lines.push(chunk)) {
         capped = true;
         longLine = true;
         sub.kill("SIGKILL");
@@ -202,7 +187,7 @@ export class ToolRunner {
         error: { kind: "timeout", message: `${tool} did not finish within ${opts.timeoutMs} ms`, command },
       };
     }
-    if (pending.length > 0) onLine(pending);
+    lines.end();
     const stderr = typeof r.stderr === "string" ? r.stderr : "";
     if (r.exitCode === undefined) {
       return {

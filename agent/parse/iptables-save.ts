@@ -7,6 +7,7 @@ import {
   perServicePattern,
 } from "./iptables-owners.js";
 import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { splitIptablesRule } from "./iptables-argv.js";
 
 type Backend = IptablesBackendFacts["backend"];
 type Family = IptablesBackendFacts["family"];
@@ -19,40 +20,6 @@ const NODEPORT_ACCEPT_CHAINS = new Set(["KUBE-NODEPORTS", "KUBE-NODE-PORT", "KUB
 // Packet and byte counters are u64: at most 20 digits, always finite as a Number.
 const COUNTERS = /^\[(\d{1,20}):(\d{1,20})\]\s+/;
 const CHAIN_DECL = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/;
-
-/** Splits an iptables-save rule into argv the way iptables-restore would ("..." with \" escapes). */
-function tokenize(rule: string): string[] | null {
-  const out: string[] = [];
-  let i = 0;
-  while (i < rule.length) {
-    while (rule[i] === " ") i++;
-    if (i >= rule.length) break;
-    let tok = "";
-    if (rule[i] === '"') {
-      i++;
-      let closed = false;
-      while (i < rule.length) {
-        const c = rule[i];
-        if (c === "\\" && i + 1 < rule.length) {
-          tok += rule[i + 1];
-          i += 2;
-        } else if (c === '"') {
-          closed = true;
-          i++;
-          break;
-        } else {
-          tok += c;
-          i++;
-        }
-      }
-      if (!closed) return null;
-    } else {
-      while (i < rule.length && rule[i] !== " ") tok += rule[i++];
-    }
-    out.push(tok);
-  }
-  return out;
-}
 
 /**
  * Reads `iptables-save -c` output one line at a time, keeping only counts and the few rules that
@@ -123,7 +90,7 @@ export class IptablesSaveParser {
   }
 
   private rule(table: string, rule: string, packets: number, bytes: number): void {
-    const argv = tokenize(rule);
+    const argv = splitIptablesRule(rule);
     if (argv === null || argv.length < 2) return this.fail(`unbalanced quotes in ${excerpt(rule)}`);
     const chain = argv[1] as string;
     this.totalRules++;

@@ -4,7 +4,7 @@ import type { ProbeName } from "../probes/types.js";
 import type { ProbeRun } from "../scan.js";
 import { SCHEMA_VERSION, type NodeFacts, type NodeReport } from "./schema.js";
 
-const FACT_KEY: Record<ProbeName, keyof NodeFacts> = {
+export const FACT_KEY: Record<ProbeName, keyof NodeFacts> = {
   kernel: "kernel",
   "os-release": "osRelease",
   "nft-version": "nftVersion",

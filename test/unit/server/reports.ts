@@ -4,24 +4,7 @@ import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { PROBE_NAMES, type ProbeName } from "../../../agent/probes/types.js";
 import type { ProbeRun } from "../../../agent/scan.js";
 import { emptyFacts, metrics, noKernelState } from "../../helpers/facts.js";
-
-const FACT_OF: Record<ProbeName, keyof NodeFacts> = {
-  kernel: "kernel",
-  "os-release": "osRelease",
-  "nft-version": "nftVersion",
-  "kernel-modules": "kernelModules",
-  sysctls: "sysctls",
-  addresses: "addresses",
-  ipvs: "ipvs",
-  "kube-ipvs0": "kubeIpvs0",
-  ipsets: "ipsets",
-  iptables: "iptables",
-  nftables: "nftables",
-  "kube-proxy-mode": "proxyMode",
-  "kube-proxy-configz": "configz",
-  "kube-proxy-metrics": "kubeProxyMetrics",
-  "kube-proxy-health": "kubeProxyHealth",
-};
+import { FACT_KEY } from "../../../agent/report/build.js";
 
 /**
  * A report through the real builder and rules: every probe in `facts` succeeded with those facts,
@@ -34,7 +17,7 @@ export function reportOf(
 ): NodeReport {
   const runs: ProbeRun[] = [];
   for (const name of PROBE_NAMES) {
-    const key = FACT_OF[name];
+    const key = FACT_KEY[name];
     const error = failed[name];
     if (error) runs.push({ name, outcome: { ok: false, error }, durationMs: 12.5 });
     else if (facts[key] !== undefined && facts[key] !== null)
