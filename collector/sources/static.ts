@@ -1,6 +1,9 @@
 import { readFile } from "node:fs/promises";
 import type { AgentTarget } from "./agents.js";
 
+// A wrong file (a binary, a log) is named by its first few bad lines, not by millions of them.
+const MAX_ERRORS = 10;
+
 /**
  * A static list of agents for clusters the collector cannot reach through the API: one per line,
  * `URL` or `NODE URL`; blank lines and # comments are skipped.
@@ -8,6 +11,7 @@ import type { AgentTarget } from "./agents.js";
 export function parseTargets(text: string): { targets: AgentTarget[]; errors: string[] } {
   const targets: AgentTarget[] = [];
   const errors: string[] = [];
+  let bad = 0;
   text.split("\n").forEach((raw, i) => {
     const line = raw.replace(/#.*/, "").trim();
     if (!line) return;
@@ -16,11 +20,14 @@ export function parseTargets(text: string): { targets: AgentTarget[]; errors: st
     const url = parts.length === 1 ? a : b;
     const node = parts.length === 2 ? a! : null;
     if (parts.length > 2 || !url || !/^https?:\/\/[^\s]+$/.test(url)) {
-      errors.push(`line ${i + 1}: expected "URL" or "NODE URL", got ${JSON.stringify(line.slice(0, 80))}`);
+      bad++;
+      if (errors.length < MAX_ERRORS)
+        errors.push(`line ${i + 1}: expected "URL" or "NODE URL", got ${JSON.stringify(line.slice(0, 80))}`);
       return;
     }
     targets.push({ node, url });
   });
+  if (bad > errors.length) errors.push(`${bad - errors.length} more line(s) like these`);
   return { targets, errors };
 }
 

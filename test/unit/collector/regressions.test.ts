@@ -85,3 +85,16 @@ t.test("null entries in an object's lists are skipped, not a throw", async (t) =
     { argv: ["--proxy-mode=ipvs"], proxyModeFlag: "ipvs", configMapVolumes: [] },
   );
 });
+
+t.test("a target list of millions of bad lines is named by its first ten", async (t) => {
+  // Every bad line was an error: 10 MB of one-character lines made 5 million errors (~300 MB) and
+  // one error message of all of them, in 9 s.
+  const { parseTargets } = await import("../../../collector/sources/static.js");
+  const r = parseTargets("a\n".repeat(1_000_000));
+  t.equal(r.errors.length, 11);
+  t.equal(r.errors[10], "999990 more line(s) like these");
+  t.match(parseTargets("x\nn1 http://10.0.0.7:9977\n"), {
+    targets: [{ node: "n1", url: "http://10.0.0.7:9977" }],
+    errors: ['line 1: expected "URL" or "NODE URL", got "x"'],
+  });
+});
