@@ -59,6 +59,9 @@ export function observationFromReport(
   };
 }
 
+// What an agent sent is quoted, never copied whole: a 10 MB schemaVersion is not a 10 MB reason.
+const excerpt = (s: string) => (s.length > 120 ? `${s.slice(0, 120)}…` : s);
+
 export type ParsedReport =
   { ok: true; report: NodeReport } | { ok: false; outcome: "garbage" | "schema-mismatch"; reason: string };
 
@@ -75,7 +78,7 @@ export function parseNodeReport(body: string): ParsedReport {
     return {
       ok: false,
       outcome: "schema-mismatch",
-      reason: `NodeReport schemaVersion ${JSON.stringify(version)}; this collector reads ${SCHEMA_VERSION} (upgrade the collector or the agent so they match)`,
+      reason: `NodeReport schemaVersion ${excerpt(JSON.stringify(version))}; this collector reads ${SCHEMA_VERSION} (upgrade the collector or the agent so they match)`,
     };
   const parsed = NodeReport.safeParse(doc);
   if (!parsed.success) {
@@ -83,7 +86,7 @@ export function parseNodeReport(body: string): ParsedReport {
     return {
       ok: false,
       outcome: "garbage",
-      reason: `not a NodeReport: ${issue ? `${issue.path.join(".") || "(root)"}: ${issue.message}` : "invalid"}`,
+      reason: `not a NodeReport: ${issue ? `${excerpt(issue.path.join(".") || "(root)")}: ${excerpt(issue.message)}` : "invalid"}`,
     };
   }
   return { ok: true, report: parsed.data };

@@ -98,3 +98,19 @@ t.test("a target list of millions of bad lines is named by its first ten", async
     errors: ['line 1: expected "URL" or "NODE URL", got "x"'],
   });
 });
+
+t.test("an agent's huge schemaVersion or key is quoted, not copied into the reason", async (t) => {
+  // The reason carried the whole value: a 1 MB schemaVersion was a 1 MB note in every renderer.
+  const { parseNodeReport } = await import("../../../collector/observe.js");
+  const big = "x".repeat(1_000_000);
+  for (const body of [
+    JSON.stringify({ schemaVersion: big }),
+    JSON.stringify({ schemaVersion: "1", [big]: 1 }),
+  ]) {
+    const r = parseNodeReport(body);
+    t.ok(!r.ok && r.reason.length < 500, `${r.ok ? "" : r.reason.length} characters`);
+  }
+  t.match(parseNodeReport(JSON.stringify({ schemaVersion: "2" })), {
+    reason: /schemaVersion "2"; this collector/,
+  });
+});
