@@ -128,7 +128,11 @@ export function observationsFromSeries(
     const ts = last.get(node)?.[0];
     const lastScan = ts !== undefined && !Number.isNaN(new Date(ts * 1000).getTime()) ? ts : null;
     const age = lastScan !== null ? nowS - lastScan : null;
-    const first = (m: Map<string, number[]>) => m.get(node)?.[0] ?? null;
+    // "NaN", "+Inf" or a label where a number belongs: unknown, not a NaN outside the report's schema.
+    const first = (m: Map<string, number[]>) => {
+      const v = m.get(node)?.[0];
+      return v !== undefined && Number.isFinite(v) ? v : null;
+    };
     const cap = first(capable);
     return {
       node,

@@ -114,3 +114,19 @@ t.test("an agent's huge schemaVersion or key is quoted, not copied into the reas
     reason: /schemaVersion "2"; this collector/,
   });
 });
+
+t.test("a Prometheus value that is not a number is unknown, not NaN", async (t) => {
+  const { observationsFromSeries, queries } = await import("../../../collector/sources/prometheus.js");
+  type Q = keyof ReturnType<typeof queries>;
+  const results = Object.fromEntries(Object.keys(queries("node")).map((q) => [q, []])) as unknown as Record<
+    Q,
+    { metric: Record<string, string>; value: [number, string] }[]
+  >;
+  results.phase = [{ metric: { node: "a", phase: "ipvs" }, value: [1, "1"] }];
+  results.virtualServers = [{ metric: { node: "a" }, value: [1, "NaN"] }];
+  results.blackHoled = [{ metric: { node: "a" }, value: [1, "\u001b]0;x\u0007"] }];
+  results.kubeIpvs0Addresses = [{ metric: { node: "a" }, value: [1, "3"] }];
+  t.match(observationsFromSeries(results, "node", "http://prom", 1, 900), [
+    { ipvsVirtualServers: null, blackHoledAddresses: null, kubeIpvs0Addresses: 3 },
+  ]);
+});
