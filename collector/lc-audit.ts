@@ -62,14 +62,14 @@ function disagree(
   ok: readonly Extract<VirtualServerOutcome, { ok: true }>[],
   endpoints: readonly string[],
 ): boolean {
-  // Disagreement: the endpoint one node would pick next (fewest active) differs from another node's pick.
-  const picks = new Set(
-    ok.map((o) => {
-      const counts = endpoints.map(
-        (e) => o.answer.realServers.find((r) => endpointKey(r.address, r.port) === e)?.activeConns ?? 0,
-      );
-      return endpoints[counts.indexOf(Math.min(...counts))];
-    }),
+  // The sentence this gates says the nodes' counts differ, so compare the counts themselves: which
+  // endpoint each node picks next can coincide by a tie even when their views differ.
+  const views = new Set(
+    ok.map((o) =>
+      endpoints
+        .map((e) => o.answer.realServers.find((r) => endpointKey(r.address, r.port) === e)?.activeConns ?? 0)
+        .join(","),
+    ),
   );
-  return picks.size > 1;
+  return views.size > 1;
 }
