@@ -135,7 +135,7 @@ t.test("nftables: missing nft, a kernel without nf_tables, garbage", async (t) =
   );
   const garbage = await nftablesProbe.run(ctx(nftDir("#!/bin/sh\necho 'table ip filter'\n")));
   t.equal(!garbage.ok && garbage.error.kind, "garbage");
-  t.equal(!garbage.ok && garbage.error.command, "nft -j list tables");
+  t.equal(!garbage.ok && garbage.error.command, "nft -j list chains");
 });
 
 t.test(
@@ -156,5 +156,23 @@ t.test(
     if (r.ok) return;
     t.equal(r.error.kind, "not-permitted");
     t.match(r.error.message, /^legacy ipv4 could not be read/);
+  },
+);
+
+t.test(
+  "nftables: tables read off chains, sets and maps match `nft -j list tables` in every recording",
+  async (t) => {
+    const { readdirSync, existsSync, readFileSync } = await import("node:fs");
+    const { parseNftTables } = await import("../../../agent/parse/nft-json.js");
+    for (const scenario of readdirSync(rec)) {
+      const tablesFile = new URL(`${scenario}/nft-list-tables.json`, rec);
+      if (!existsSync(tablesFile)) continue;
+      const listed = parseNftTables(readFileSync(tablesFile, "utf8"));
+      if (!listed.ok) return t.fail(listed.error);
+      const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH(scenario))));
+      if (!r.ok) return t.fail(`${scenario}: ${JSON.stringify(r.error)}`);
+      const key = (x: { family: string; name: string }) => `${x.family} ${x.name}`;
+      t.same(r.facts.tables.map(key), listed.value.map(key), `${scenario}: the same tables, in the same order`);
+    }
   },
 );
