@@ -196,7 +196,8 @@ function initScript(opts: {
   return [
     "#!/bin/sh",
     `. ${shq(GUEST_LIB)}`,
-    "proxyscope_mount_basics",
+    // A checkout under /tmp (CI clones anywhere) must stay visible: then the guest keeps the host's /tmp.
+    `proxyscope_mount_basics${REPO_ROOT === "/tmp" || REPO_ROOT.startsWith("/tmp/") ? " keep-tmp" : ""}`,
     `echo "@@PROXYSCOPE-BOOTED ${n}@@"`,
     opts.modules.length > 0 ? `proxyscope_load_modules ${opts.modules.map(shq).join(" ")}` : ":",
     "ip link set lo up",

@@ -7,11 +7,15 @@ export HOME=/root LC_ALL=C LANG=C
 
 # proc, sys and fresh tmpfs on /run and /tmp: the root is the host's filesystem (hostfs), and the
 # guest must not write into the host's /run or /tmp. Anything under those two paths stays in the guest.
+# "keep-tmp": the repository itself lives under the host's /tmp, so /tmp is left as it is; guest
+# programs still get a private scratch directory through TMPDIR.
 proxyscope_mount_basics() {
   mount -t proc proc /proc
   mount -t sysfs sys /sys
   mount -t tmpfs tmpfs /run
-  mount -t tmpfs tmpfs /tmp
+  [ "${1:-}" = keep-tmp ] || mount -t tmpfs tmpfs /tmp
+  mkdir -p /run/tmp
+  export TMPDIR=/run/tmp
   # Keep printk off the console: the script's output is read from it between markers.
   dmesg -n 1 2>/dev/null || true
 }
