@@ -26,6 +26,8 @@ export const FACT_KEY: Record<ProbeName, keyof NodeFacts> = {
 const CAPS = {
   virtualServers: 200,
   kubeIpvs0Addresses: 1024,
+  // Per interface: kube-ipvs0 holds every Service IP, and it is listed here too.
+  interfaceAddresses: 1024,
   foreignJumps: 100,
   nodePortAccepts: 100,
 } as const;
@@ -91,6 +93,18 @@ function bound(f: NodeFacts, truncated: Record<string, number>): NodeFacts {
     ipvs: f.ipvs && {
       ...f.ipvs,
       virtualServers: cut(f.ipvs.virtualServers, CAPS.virtualServers, "facts.ipvs.virtualServers", truncated),
+    },
+    addresses: f.addresses && {
+      ...f.addresses,
+      interfaces: f.addresses.interfaces.map((i) => ({
+        ...i,
+        addresses: cut(
+          i.addresses,
+          CAPS.interfaceAddresses,
+          `facts.addresses.interfaces.${i.name}.addresses`,
+          truncated,
+        ),
+      })),
     },
     kubeIpvs0: f.kubeIpvs0 && {
       ...f.kubeIpvs0,
