@@ -86,7 +86,7 @@ function rssRows(block: Json, env: string): string[] {
     const last = summarize(y.slice(-10));
     const heapLast = summarize((r.heapMb as number[]).slice(-10));
     rows.push(
-      `| ${env} | ${Number(n).toLocaleString("en-US")} | ${y.length} | ${mb(first)} | ${mb(last)} | ${Math.max(...y).toFixed(0)} | ${slope(y.slice(Math.floor(y.length / 2))).toFixed(2)} | ${mb(heapLast)} |`,
+      `| ${env} | ${Number(n).toLocaleString("en-US")} | ${y.length} | ${mb(first)} | ${mb(last)} | ${Math.max(...y).toFixed(0)} | ${y.length >= 100 ? slope(y.slice(Math.floor(y.length / 2))).toFixed(2) : "— (too few)"} | ${mb(heapLast)} |`,
     );
   }
   return rows;
@@ -102,7 +102,7 @@ function fleetRows(f: Json): string[] {
     const source = k.startsWith("agents") ? "agents (static list, loopback)" : "Prometheus (backfilled TSDB)";
     const conc = k.startsWith("agents")
       ? `${v.concurrency} (timeout ${v.timeoutMs / 1000} s, 1 retry)`
-      : "5 PromQL queries";
+      : "11 instant PromQL queries";
     const outcomes = Object.entries<number>(v.outcomes ?? {})
       .map(([o, c]) => `${o} ${c}`)
       .join(", ");
@@ -145,6 +145,17 @@ export function renderMarkdown(r: Json): string {
     `|---|---|---|---|---|---|---|---|---|---|---|---|---|`,
     ...nodeRows(r.nft, "nft"),
     ``,
+    ...(r.nftAfterFix
+      ? [
+          `After the two nftables fixes of this issue (no \`nft list tables\`; the package database read once),`,
+          `measured after the run above on the same machine, same state (the \`nft list table\` baselines are the run's):`,
+          ``,
+          `| Services | scan wall ms | floor wall ms | scan/floor | scan CPU ms | floor CPU ms | CPU scan/floor | agent peak RSS MB | nft -j list table ms | scan/that | its RSS MB | nft list table (text) ms | its RSS MB |`,
+          `|---|---|---|---|---|---|---|---|---|---|---|---|---|`,
+          ...nodeRows(r.nftAfterFix, "nft"),
+          ``,
+        ]
+      : []),
     `### /metrics and /report from the last scan, while scans run back to back`,
     ``,
     `\`proxyscope-agent serve --scan-interval-s 0.5\` (each scan starts as soon as the last one ends).`,
@@ -154,6 +165,7 @@ export function renderMarkdown(r: Json): string {
     `| where | Services | paced /metrics | paced /report | paced req/s | saturated /metrics | saturated /report | saturated req/s | scans during load | agent max RSS MB | /report KB |`,
     `|---|---|---|---|---|---|---|---|---|---|---|`,
     ...serveRows(r.nft, "netns"),
+    ...serveRows(r.nftAfterFix, "netns, after the fixes"),
     ...serveRows(r.ipvs, "UML"),
     ``,
     `### RSS over consecutive scans (in one process, as the serve loop runs them)`,
@@ -161,6 +173,7 @@ export function renderMarkdown(r: Json): string {
     `| where | Services | scans | RSS MB, first 10 | RSS MB, last 10 | max | slope MB/100 scans (2nd half) | heap MB, last 10 |`,
     `|---|---|---|---|---|---|---|---|`,
     ...rssRows(r.nft, "netns"),
+    ...rssRows(r.nftAfterFix, "netns, after the fixes"),
     ...rssRows(r.ipvs, "UML"),
     ``,
     `### Fleet: the collector`,
@@ -174,6 +187,16 @@ export function renderMarkdown(r: Json): string {
     `|---|---|---|---|---|---|---|`,
     ...fleetRows(r.fleet),
     ``,
+    ...(r.fleetAfterFix
+      ? [
+          `After the report fix of this issue (the 10,000-Service report cut from ${((r.fleet?.reportBytes ?? [])[2] / 1024).toFixed(0)} KB to ${((r.fleetAfterFix.reportBytes ?? [])[2] / 1024).toFixed(0)} KB), the same fleet again:`,
+          ``,
+          `| source | nodes | wall ms | CPU ms | peak RSS MB | concurrency | outcomes |`,
+          `|---|---|---|---|---|---|---|`,
+          ...fleetRows(r.fleetAfterFix),
+          ``,
+        ]
+      : []),
   );
   return out.join("\n");
 }
