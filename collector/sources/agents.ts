@@ -22,9 +22,10 @@ export interface FetchOptions {
 
 export const DEFAULT_MAX_REPORT_BYTES = 16 * 1024 * 1024;
 
-// Transient failures get one more try; an answer we did not like will not improve on a retry.
-const transient = (r: HttpResult) =>
-  !r.ok ? r.error.kind === "unreachable" || r.error.kind === "timeout" : r.status >= 500;
+// A refused connection or a 5xx gets one more try; an answer we did not like will not improve on a
+// retry, and neither will a call that already used its whole deadline: retrying those doubled the wait
+// on every hung agent and made up most of a 5,000-node gather (bench/results/profiles).
+const transient = (r: HttpResult) => (!r.ok ? r.error.kind === "unreachable" : r.status >= 500);
 
 export async function fetchWithRetry(url: string, opts: { timeoutMs: number; maxBytes: number }) {
   const first = await httpGet(url, opts);
@@ -38,7 +39,8 @@ export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<No
   if (!res.ok) {
     const kind = res.error.kind;
     const outcome = kind === "timeout" ? "timeout" : kind === "output-cap" ? "garbage" : "unreachable";
-    return failedObservation(label, url, outcome, `${res.error.message} (after one retry)`);
+    const retried = res.error.kind === "unreachable" ? " (after one retry)" : "";
+    return failedObservation(label, url, outcome, `${res.error.message}${retried}`);
   }
   if (res.status !== 200)
     return failedObservation(label, url, "http-status", `${url} answered HTTP ${res.status}`);
