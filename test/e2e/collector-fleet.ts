@@ -62,6 +62,8 @@ export interface ClusterSpec {
   services?: object[];
   version?: object;
   forbidden?: string[];
+  /** Per resource (nodes, pods, services, daemonsets, configmaps/NAME, version): a status or "hang". */
+  faults?: Record<string, number | "hang">;
 }
 
 export interface RunningApi {
@@ -87,6 +89,7 @@ export async function startApiServer(spec: ClusterSpec, token = "stand-in-token"
       daemonSets: spec.daemonSets ?? [fixture("kube-proxy-daemonset.kubeadm.json")],
       services: spec.services ?? fixture("services.json"),
       forbidden: spec.forbidden ?? [],
+      faults: spec.faults ?? {},
     }),
   );
   const child = spawn(process.execPath, [APISERVER, file], { stdio: ["ignore", "pipe", "inherit"] });
@@ -197,7 +200,15 @@ export function blackHoleReport(nodeName: string, facts: Partial<NodeFacts>): st
   );
 }
 
-export type AgentBehaviour = { report: string } | { garbage: string } | { status: number } | { hang: true };
+export type AgentBehaviour =
+  | { report: string }
+  | { garbage: string }
+  | { status: number }
+  | { hang: true }
+  /** Headers at once, then the body only after this many ms (past the collector's deadline). */
+  | { slowMs: number; report: string }
+  /** A 200 with a body of this many bytes (past the collector's cap). */
+  | { hugeBytes: number };
 
 /** A tiny loopback server answering /report the way an agent would (or would not). */
 export async function startAgent(ip: string, port: number, b: AgentBehaviour): Promise<() => Promise<void>> {
@@ -209,6 +220,13 @@ export async function startAgent(ip: string, port: number, b: AgentBehaviour): P
     }
     if ("status" in b) return res.writeHead(b.status, { "content-type": "application/json" }).end("{}");
     res.writeHead(200, { "content-type": "application/json" });
+    if ("hugeBytes" in b) return res.end(`{"pad":"${"x".repeat(b.hugeBytes)}"}`);
+    if ("slowMs" in b) {
+      res.write(b.report.slice(0, 10));
+      const timer = setTimeout(() => res.end(b.report.slice(10)), b.slowMs);
+      res.once("close", () => clearTimeout(timer));
+      return;
+    }
     res.end("report" in b ? b.report : b.garbage);
   });
   await new Promise<void>((r) => server.listen(port, ip, () => r()));

@@ -13,7 +13,9 @@
  * - /version: version.Info {major, minor, gitVersion, ...}.
  *
  * Usage: node dist/test/standins/apiserver.js CLUSTER.json
- * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, forbidden?: string[] }
+ * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, forbidden?: string[],
+ *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets,
+ *   configmaps/NAME or version: that read answers a metav1.Status with that code, or never answers.
  * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
  */
 import http from "node:http";
@@ -34,7 +36,18 @@ interface Cluster {
   pods: Obj[];
   /** Resource names answered with 403 Forbidden (e.g. "services"), as a tight RBAC role would. */
   forbidden?: string[];
+  /** Per resource: answer this HTTP status (as metav1.Status), or "hang" (accept, never answer). */
+  faults?: Record<string, number | "hang">;
 }
+
+const REASONS: Record<number, string> = {
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "NotFound",
+  429: "TooManyRequests",
+  500: "InternalError",
+  503: "ServiceUnavailable",
+};
 
 const cluster = JSON.parse(readFileSync(process.argv[2]!, "utf8")) as Cluster;
 
@@ -103,6 +116,25 @@ const server = http.createServer((req, res) => {
     );
     return true;
   };
+  const fault = (resource: string) => {
+    const f = cluster.faults?.[resource];
+    if (f === undefined) return false;
+    if (f !== "hang") status(res, f, REASONS[f] ?? "Unknown", `stand-in fault: ${resource} answers ${f}`);
+    return true;
+  };
+  const resource =
+    p === "/version"
+      ? "version"
+      : p === "/api/v1/nodes"
+        ? "nodes"
+        : p === "/api/v1/services"
+          ? "services"
+          : /\/pods$/.test(p)
+            ? "pods"
+            : /\/daemonsets\//.test(p)
+              ? "daemonsets"
+              : `configmaps/${/\/configmaps\/([^/]+)$/.exec(p)?.[1] ?? ""}`;
+  if (fault(resource)) return;
   if (p === "/version") return send(res, cluster.version);
   if (p === "/api/v1/nodes") return deny("nodes") || list(res, "NodeList", "v1", cluster.nodes, q);
   if (p === "/api/v1/services")
@@ -135,6 +167,10 @@ server.listen(0, "127.0.0.1", () => {
   const a = server.address();
   process.stdout.write(`ready ${typeof a === "object" && a ? a.port : 0}\n`);
 });
-const stop = () => server.close(() => process.exit(0));
+// A "hang" fault holds its connections open: close them, or close() would wait for ever.
+const stop = () => {
+  server.close(() => process.exit(0));
+  server.closeAllConnections();
+};
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);
