@@ -204,7 +204,8 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
   }
   const gaps: ClusterFacts["gaps"] = [];
   const [v, cm, ds, kubeadm, services] = await Promise.all([
-    optional("/version", gaps, () => version.getCode(o)),
+    // getCode(param, options): the options are its second argument, or the call has no deadline.
+    optional("/version", gaps, () => version.getCode({}, o)),
     optional(`configmap ${ns}/kube-proxy`, gaps, () =>
       core.readNamespacedConfigMap({ name: "kube-proxy", namespace: ns }, o),
     ),

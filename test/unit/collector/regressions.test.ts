@@ -130,3 +130,33 @@ t.test("a Prometheus value that is not a number is unknown, not NaN", async (t) 
     { ipvsVirtualServers: null, blackHoledAddresses: null, kubeIpvs0Addresses: 3 },
   ]);
 });
+
+t.test("a /version that never answers is a named gap within the deadline, not a hang", async (t) => {
+  // getCode(o) passed the deadline as the request parameter: /version had none, and a hung answer held
+  // `report` for ever (and `serve`'s gather loop with it).
+  const http = await import("node:http");
+  const { KubeConfig } = await import("@kubernetes/client-node");
+  const { gatherCluster } = await import("../../../collector/sources/kubernetes.js");
+  const server = http.createServer((req, res) => {
+    if (req.url === "/version") return; // accept, never answer
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ kind: "List", apiVersion: "v1", metadata: {}, items: [] }));
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  t.teardown(() => {
+    server.closeAllConnections();
+    server.close();
+  });
+  const port = (server.address() as { port: number }).port;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: "c", server: `http://127.0.0.1:${port}`, skipTLSVerify: true }],
+    users: [{ name: "u", token: "x" }],
+    contexts: [{ name: "x", cluster: "c", user: "u" }],
+    currentContext: "x",
+  });
+  const started = Date.now();
+  const r = await gatherCluster(kc, { kubeconfig: null, timeoutMs: 300, namespace: "kube-system" });
+  t.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+  t.match(r, { ok: true, value: { gaps: [{ what: "/version", reason: "timed out" }] } });
+});
