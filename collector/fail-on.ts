@@ -7,7 +7,7 @@ export type FailOn = (typeof FAIL_ON_VALUES)[number];
 /**
  * What in the report reaches --fail-on, in words (empty: nothing). A severity counts node and cluster
  * findings at or above it; a verdict counts nodes with exactly that verdict; "unanswered" counts
- * nodes without a usable report.
+ * nodes without a usable report and cluster reads that failed.
  */
 export function reasonsToFail(r: FleetReport, failOn: FailOn | null): string[] {
   if (failOn === null) return [];
@@ -21,7 +21,11 @@ export function reasonsToFail(r: FleetReport, failOn: FailOn | null): string[] {
       ),
     ];
   }
+  // A cluster read that failed is unanswered too: the checks that needed it did not run.
   if (failOn === "unanswered")
-    return r.nodes.filter((n) => n.outcome !== "ok").map((n) => `${n.node}: ${n.outcome}`);
+    return [
+      ...r.nodes.filter((n) => n.outcome !== "ok").map((n) => `${n.node}: ${n.outcome}`),
+      ...r.cluster.gaps.map((g) => `cluster: ${g.what} not read`),
+    ];
   return r.nodes.filter((n) => n.verdict === failOn).map((n) => `${n.node}: ${failOn}`);
 }

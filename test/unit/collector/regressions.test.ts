@@ -160,3 +160,15 @@ t.test("a /version that never answers is a named gap within the deadline, not a 
   t.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
   t.match(r, { ok: true, value: { gaps: [{ what: "/version", reason: "timed out" }] } });
 });
+
+t.test("--fail-on unanswered counts a cluster read that failed", async (t) => {
+  // A ConfigMap the API would not give (500, 403, a timeout) left the checks that need it unrun, yet
+  // the exit code said the report was whole.
+  const { reasonsToFail } = await import("../../../collector/fail-on.js");
+  const r = {
+    nodes: [{ node: "a", outcome: "ok" }],
+    cluster: { gaps: [{ what: "configmap kube-system/kube-proxy", reason: "HTTP 500" }] },
+    clusterFindings: [],
+  } as never;
+  t.same(reasonsToFail(r, "unanswered"), ["cluster: configmap kube-system/kube-proxy not read"]);
+});
