@@ -1,5 +1,6 @@
 import { Phase, SEVERITIES, Verdict, type Finding } from "../agent/report/schema.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
+import { kubeProxyUnread } from "./checks/proxy-config.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
@@ -204,7 +205,9 @@ export function plan(
 
   const steps: PlanStep[] = [];
   // 1. Pin the mode.
-  const pinned = cf.every((f) => f.id !== "cluster-proxy-mode-not-pinned");
+  // Not read is not "not pinned": without the ConfigMap or DaemonSet the mode is unknown.
+  const pinned = cf.every((f) => f.id !== "cluster-proxy-mode-not-pinned") && mode !== null;
+  const unread = cluster !== null && mode === null && kubeProxyUnread(cluster);
   steps.push({
     step: 1,
     id: "pin-mode",
@@ -214,9 +217,11 @@ export function plan(
       ? "No kube-proxy in this cluster"
       : cluster === null
         ? "Unknown without API access: check the ConfigMap's mode: by hand"
-        : pinned
-          ? `Pinned to ${mode}`
-          : 'mode: is empty: set it explicitly (e.g. mode: "nftables") in the ConfigMap, today',
+        : unread
+          ? "Unknown: the kube-proxy ConfigMap or DaemonSet could not be read (see what was not read)"
+          : pinned
+            ? `Pinned to ${mode}`
+            : 'mode: is empty: set it explicitly (e.g. mode: "nftables") in the ConfigMap, today',
     nodes: [],
   });
 

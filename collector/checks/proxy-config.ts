@@ -15,6 +15,11 @@ export function configuredMode(facts: ClusterFacts): string | null {
   return m ? m : null;
 }
 
+/** The kube-proxy ConfigMap or DaemonSet could not be read: a gap, which is not an absence. */
+export function kubeProxyUnread(facts: ClusterFacts): boolean {
+  return facts.gaps.some((g) => /^(configmap|daemonset) [^/]+\/kube-proxy$/.test(g.what));
+}
+
 /** Gates from the ConfigMap, overridden by the DaemonSet's --feature-gates (flags are read last). */
 export function effectiveGates(facts: ClusterFacts): Record<string, boolean> {
   return {
@@ -24,7 +29,7 @@ export function effectiveGates(facts: ClusterFacts): Record<string, boolean> {
 }
 
 export function noKubeProxy(facts: ClusterFacts): Finding[] {
-  if (facts.kubeProxyDaemonSet || facts.kubeProxyConfigMap) return [];
+  if (facts.kubeProxyDaemonSet || facts.kubeProxyConfigMap || kubeProxyUnread(facts)) return [];
   return [
     {
       id: "cluster-no-kube-proxy",
@@ -42,7 +47,7 @@ export function noKubeProxy(facts: ClusterFacts): Finding[] {
 
 export function modeNotPinned(facts: ClusterFacts): Finding[] {
   if (!facts.kubeProxyDaemonSet && !facts.kubeProxyConfigMap) return [];
-  if (configuredMode(facts) !== null) return [];
+  if (configuredMode(facts) !== null || kubeProxyUnread(facts)) return [];
   const cfg = facts.kubeProxyConfigMap?.config;
   return [
     {
@@ -179,7 +184,8 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
     });
   // The default when nothing pins the mode is iptables (through 1.37, per the guide).
   const expected = configuredMode(facts) ?? "iptables";
-  if (ds && ["ipvs", "iptables", "nftables"].includes(expected)) {
+  const knowable = configuredMode(facts) !== null || !kubeProxyUnread(facts);
+  if (ds && knowable && ["ipvs", "iptables", "nftables"].includes(expected)) {
     const off = observed.filter(
       (o) => ["ipvs", "iptables", "nftables"].includes(o.phase) && o.phase !== expected,
     );

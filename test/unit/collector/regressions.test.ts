@@ -172,3 +172,27 @@ t.test("--fail-on unanswered counts a cluster read that failed", async (t) => {
   } as never;
   t.same(reasonsToFail(r, "unanswered"), ["cluster: configmap kube-system/kube-proxy not read"]);
 });
+
+t.test("an unread kube-proxy ConfigMap or DaemonSet is not an absent one", async (t) => {
+  // A 500 on the ConfigMap made the checks say "mode not pinned", "nodes disagree with the
+  // configured iptables" and the plan "mode: is empty"; both unread made it "no kube-proxy".
+  const { facts } = await import("./checks.test.js");
+  const { clusterChecks } = await import("../../../collector/checks/index.js");
+  const { plan } = await import("../../../collector/rollup.js");
+  const gap = (what: string) => ({ what, reason: "HTTP 500" });
+  const cmUnread = facts({ kubeProxyConfigMap: null, gaps: [gap("configmap kube-system/kube-proxy")] });
+  const ids = clusterChecks(cmUnread, [{ node: "a", phase: "ipvs" }]).map((f) => f.id);
+  t.notOk(ids.includes("cluster-proxy-mode-not-pinned"));
+  t.notOk(ids.includes("cluster-nodes-disagree-with-config"));
+  const step1 = plan(cmUnread, [], clusterChecks(cmUnread, []))[0]!;
+  t.match(step1, { status: "todo", detail: /could not be read/ });
+  const bothUnread = facts({
+    kubeProxyConfigMap: null,
+    kubeProxyDaemonSet: null,
+    gaps: [gap("configmap kube-system/kube-proxy"), gap("daemonset kube-system/kube-proxy")],
+  });
+  t.notOk(clusterChecks(bothUnread, []).some((f) => f.id === "cluster-no-kube-proxy"));
+  // Really absent (404) still is the finding.
+  const absent = facts({ kubeProxyConfigMap: null, kubeProxyDaemonSet: null });
+  t.ok(clusterChecks(absent, []).some((f) => f.id === "cluster-no-kube-proxy"));
+});
