@@ -173,15 +173,20 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
   };
 }
 
+/**
+ * A read that may fail without ending the report; its failure becomes a named gap. A 404 means
+ * "absent" only for a named object (`absentOk`): a list or /version cannot be absent.
+ */
 async function optional<T>(
   what: string,
   gaps: ClusterFacts["gaps"],
   call: () => Promise<T>,
+  absentOk = true,
 ): Promise<T | null> {
   try {
     return await call();
   } catch (e) {
-    if (!notFound(e)) gaps.push({ what, reason: describe(e) });
+    if (!absentOk || !notFound(e)) gaps.push({ what, reason: describe(e) });
     return null;
   }
 }
@@ -205,7 +210,7 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
   const gaps: ClusterFacts["gaps"] = [];
   const [v, cm, ds, kubeadm, services] = await Promise.all([
     // getCode(param, options): the options are its second argument, or the call has no deadline.
-    optional("/version", gaps, () => version.getCode({}, o)),
+    optional("/version", gaps, () => version.getCode({}, o), false),
     optional(`configmap ${ns}/kube-proxy`, gaps, () =>
       core.readNamespacedConfigMap({ name: "kube-proxy", namespace: ns }, o),
     ),
@@ -215,8 +220,11 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
     optional(`configmap ${ns}/kubeadm-config`, gaps, () =>
       core.readNamespacedConfigMap({ name: "kubeadm-config", namespace: ns }, o),
     ),
-    optional("services (all namespaces)", gaps, () =>
-      listAll((cont) => core.listServiceForAllNamespaces({ limit: PAGE, _continue: cont }, o)),
+    optional(
+      "services (all namespaces)",
+      gaps,
+      () => listAll((cont) => core.listServiceForAllNamespaces({ limit: PAGE, _continue: cont }, o)),
+      false,
     ),
   ]);
   const parsed = v ? parseKubeVersion(v.gitVersion) : null;

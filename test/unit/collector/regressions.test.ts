@@ -196,3 +196,52 @@ t.test("an unread kube-proxy ConfigMap or DaemonSet is not an absent one", async
   const absent = facts({ kubeProxyConfigMap: null, kubeProxyDaemonSet: null });
   t.ok(clusterChecks(absent, []).some((f) => f.id === "cluster-no-kube-proxy"));
 });
+
+t.test(
+  "a 404 on the Services list or /version is a named gap; on a named object it is absence",
+  async (t) => {
+    // Every 404 was "absent": a Services list the API would not serve became "0 Services, 0 NodePorts".
+    const http = await import("node:http");
+    const { KubeConfig } = await import("@kubernetes/client-node");
+    const { gatherCluster } = await import("../../../collector/sources/kubernetes.js");
+    const server = http.createServer((req, res) => {
+      const notFound =
+        req.url === "/version" ||
+        req.url!.startsWith("/api/v1/services") ||
+        /configmaps|daemonsets/.test(req.url!);
+      res.writeHead(notFound ? 404 : 200, { "content-type": "application/json" });
+      res.end(
+        JSON.stringify(
+          notFound
+            ? {
+                kind: "Status",
+                apiVersion: "v1",
+                status: "Failure",
+                reason: "NotFound",
+                code: 404,
+                message: "not found",
+              }
+            : { kind: "NodeList", apiVersion: "v1", metadata: {}, items: [] },
+        ),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+    t.teardown(() => server.close());
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [
+        {
+          name: "c",
+          server: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+          skipTLSVerify: true,
+        },
+      ],
+      users: [{ name: "u", token: "x" }],
+      contexts: [{ name: "x", cluster: "c", user: "u" }],
+      currentContext: "x",
+    });
+    const r = await gatherCluster(kc, { kubeconfig: null, timeoutMs: 2000, namespace: "kube-system" });
+    t.match(r, { ok: true, value: { kubeProxyConfigMap: null, kubeProxyDaemonSet: null } });
+    t.same(r.ok && r.value.gaps.map((g) => g.what).sort(), ["/version", "services (all namespaces)"]);
+  },
+);
