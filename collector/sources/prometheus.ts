@@ -48,6 +48,13 @@ export function parseQueryAnswer(body: string, promql: string): PromResult<Sampl
   } catch {
     return { ok: false, error: "answered something that is not JSON" };
   }
+  // Prometheus's own error, named in a bounded excerpt (it answers 200 with status "error" too).
+  const e = doc as { status?: unknown; errorType?: unknown; error?: unknown } | null;
+  if (typeof e === "object" && e !== null && e.status === "error")
+    return {
+      ok: false,
+      error: `Prometheus error ${JSON.stringify(String(e.errorType ?? "")).slice(0, 60)}: ${JSON.stringify(String(e.error ?? "")).slice(0, 300)}`,
+    };
   const parsed = QueryResponse.safeParse(doc);
   if (!parsed.success)
     return { ok: false, error: `unexpected answer to ${promql}: ${parsed.error.issues[0]?.message}` };

@@ -245,3 +245,18 @@ t.test(
     t.same(r.ok && r.value.gaps.map((g) => g.what).sort(), ["/version", "services (all namespaces)"]);
   },
 );
+
+t.test('a Prometheus answer with status "error" names Prometheus\'s error', async (t) => {
+  // It said only 'expected "success"': the errorType and error Prometheus gave were dropped.
+  const { parseQueryAnswer } = await import("../../../collector/sources/prometheus.js");
+  const r = parseQueryAnswer(
+    JSON.stringify({ status: "error", errorType: "bad_data", error: "1:1: parse error" }),
+    "up",
+  );
+  t.match(r, { ok: false, error: 'Prometheus error "bad_data": "1:1: parse error"' });
+  const big = parseQueryAnswer(
+    JSON.stringify({ status: "error", error: "x".repeat(1e6), errorType: {} }),
+    "up",
+  );
+  t.ok(!big.ok && big.error.length < 400, "bounded");
+});
