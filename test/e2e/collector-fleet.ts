@@ -212,6 +212,7 @@ export type AgentBehaviour =
 
 /** A tiny loopback server answering /report the way an agent would (or would not). */
 export async function startAgent(ip: string, port: number, b: AgentBehaviour): Promise<() => Promise<void>> {
+  const huge = "hugeBytes" in b ? Buffer.from(`{"pad":"${"x".repeat(b.hugeBytes)}"}`) : null;
   const server = http.createServer((req, res) => {
     if ("hang" in b) return; // accept, never answer: the collector's deadline must end it
     if (req.url !== "/report") {
@@ -220,7 +221,7 @@ export async function startAgent(ip: string, port: number, b: AgentBehaviour): P
     }
     if ("status" in b) return res.writeHead(b.status, { "content-type": "application/json" }).end("{}");
     res.writeHead(200, { "content-type": "application/json" });
-    if ("hugeBytes" in b) return res.end(`{"pad":"${"x".repeat(b.hugeBytes)}"}`);
+    if ("hugeBytes" in b) return res.end(huge);
     if ("slowMs" in b) {
       res.write(b.report.slice(0, 10));
       const timer = setTimeout(() => res.end(b.report.slice(10)), b.slowMs);
