@@ -106,7 +106,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
     cut(safe(n.osImage ?? "-"), 28),
     phaseOf(n),
     c(VERDICT_TONE[verdictOf(n)] ?? "dim", verdictOf(n)),
-    cut(worstFindings(n), 60) || "-",
+    cut(safe(worstFindings(n)), 60) || "-",
     cut(safe(nodeNote(n)), 80),
   ]);
   out.push(

@@ -260,3 +260,31 @@ t.test('a Prometheus answer with status "error" names Prometheus\'s error', asyn
   );
   t.ok(!big.ok && big.error.length < 400, "bounded");
 });
+
+t.test("the table escapes finding ids too", async (t) => {
+  // Finding ids went to the terminal raw: an agent (or a Prometheus label) with an id carrying
+  // ESC ]0; or a CR could retitle the terminal or overwrite the table's lines.
+  const { renderTable } = await import("../../../collector/render/table.js");
+  const { rollup } = await import("../../../collector/rollup.js");
+  const { failedObservation } = await import("../../../collector/observe.js");
+  const r = rollup({
+    source: "static",
+    collectorVersion: "0.1.0",
+    generatedAt: new Date("2026-11-29T12:00:00Z"),
+    cluster: null,
+    missingOutcome: "no-agent",
+    observations: [
+      {
+        ...failedObservation("n", null, "no-data", ""),
+        outcome: "ok",
+        reason: null,
+        phase: "ipvs",
+        verdict: "attention",
+        findings: [{ id: "x\u001b]0;pwned\u0007\rforged", severity: "warning" }],
+      },
+    ],
+  });
+  const out = renderTable(r, false);
+  t.notMatch(out, /[\u001b\u0007\r]/);
+  t.match(out, /x\\u001b\]0;pwned\\u0007\\u000dforged/);
+});
