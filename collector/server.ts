@@ -54,6 +54,19 @@ export function buildServer(opts: ServeOptions): {
     reply.header("x-content-type-options", "nosniff");
     reply.header("cache-control", "no-store");
   });
+  // Fastify's own 404 and error bodies quote the method, URL or header they refused: answer without
+  // reflecting anything from the request.
+  app.setNotFoundHandler(async (_req, reply) =>
+    reply.code(404).type("application/json; charset=utf-8").send({ error: "not found" }),
+  );
+  app.setErrorHandler(async (err: { statusCode?: number }, _req, reply) => {
+    const code =
+      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    return reply
+      .code(code)
+      .type("application/json; charset=utf-8")
+      .send({ error: code < 500 ? "bad request" : "internal error" });
+  });
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {

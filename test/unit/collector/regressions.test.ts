@@ -288,3 +288,20 @@ t.test("the table escapes finding ids too", async (t) => {
   t.notMatch(out, /[\u001b\u0007\r]/);
   t.match(out, /x\\u001b\]0;pwned\\u0007\\u000dforged/);
 });
+
+t.test("serve: a 404 or a bad request quotes nothing from the request", async (t) => {
+  // Fastify's default 404 said "Route GET:/<script>alert(1)</script> not found": the URL reflected.
+  const { buildServer } = await import("../../../collector/server.js");
+  const s = buildServer({
+    intervalMs: 3_600_000,
+    gather: async () => ({ ok: false, error: "x" }),
+    log: () => {},
+  });
+  t.teardown(() => s.app.close());
+  const r = await s.app.inject({ url: "/<script>alert(1)</script>" });
+  t.equal(r.statusCode, 404);
+  t.equal(r.body, '{"error":"not found"}');
+  const bad = await s.app.inject({ url: "/%" });
+  t.ok(bad.statusCode >= 400 && bad.statusCode < 500);
+  t.notMatch(bad.body, /%/);
+});
