@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
 import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
 import { renderHtml } from "./render/html.js";
@@ -49,7 +49,17 @@ export function buildServer(opts: ServeOptions): {
     }
   }
 
-  const app = Fastify({ logger: false, bodyLimit: 1024, requestTimeout: 30_000 });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1024,
+    requestTimeout: 30_000,
+    // A URL Fastify cannot route (e.g. "/%") is answered before any handler, quoting it by default.
+    frameworkErrors: (_err, _req, reply) =>
+      void (reply as unknown as FastifyReply)
+        .code(400)
+        .type("application/json; charset=utf-8")
+        .send({ error: "bad request" }),
+  });
   app.addHook("onSend", async (_req, reply) => {
     reply.header("x-content-type-options", "nosniff");
     reply.header("cache-control", "no-store");

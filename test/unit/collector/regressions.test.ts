@@ -1,3 +1,4 @@
+/* eslint-disable no-control-regex -- these tests look for raw control characters on purpose */
 // Defects the collector's property tests and fault matrix found, one test each, so a fix cannot
 // quietly come undone. Each names the input that used to throw, lie or grow without bound.
 import t from "tap";
