@@ -172,7 +172,11 @@ t.test(
       const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH(scenario))));
       if (!r.ok) return t.fail(`${scenario}: ${JSON.stringify(r.error)}`);
       const key = (x: { family: string; name: string }) => `${x.family} ${x.name}`;
-      t.same(r.facts.tables.map(key), listed.value.map(key), `${scenario}: the same tables, in the same order`);
+      t.same(
+        r.facts.tables.map(key),
+        listed.value.map(key),
+        `${scenario}: the same tables, in the same order`,
+      );
     }
   },
 );
