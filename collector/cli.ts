@@ -36,6 +36,8 @@ flags:
   --fail-on SEVERITY|VERDICT|unanswered
                                       info|warning|error|critical: a finding at or above it;
                                       ready|blocked|attention|clean|leftovers|unhealthy|unknown: a node with it
+                                      unanswered: a node without a usable report, or a cluster read
+                                      (ConfigMap, DaemonSet, Services, /version) the API would not give
   --concurrency N --timeout-ms N      agent calls in flight (default 32), per-call deadline (default 5000)
   --color auto|always|never
   --listen HOST --port N --interval-s N   serve (default 0.0.0.0:9978, every 300 s)
