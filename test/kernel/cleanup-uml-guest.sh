@@ -9,6 +9,9 @@ FIX=test/fixtures/netfilter/sources
 # The node's interface (a veth end standing in for eth0), with an address in 192.168.77.0/24.
 node_net() {
   proxyscope_netns "$1"
+  # No duplicate address detection: a link-local address leaving "tentative" on its own would look
+  # like a change in the before/after comparison of kernel state.
+  ip netns exec "$1" sysctl -qw net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0
   ip -n "$1" link add eth0 type veth peer name eth1
   ip -n "$1" addr add 192.168.77.2/24 dev eth0
   ip -n "$1" link set eth0 up
