@@ -142,6 +142,23 @@ users:
   return path;
 }
 
+/** The agent flags that point it at a fixture node: this /proc, the recorded host files, no tools, the stand-in. */
+function fixtureNodeFlags(root: string, kp: { metricsUrl: string; healthUrl: string }): string[] {
+  return [
+    "--proc-root",
+    join(root, "proc"),
+    "--host-root",
+    join(REPO_ROOT, "test/fixtures/host"),
+    "--sys-root",
+    join(root, "sys"),
+    "--tool-dir",
+    join(root, "no-tools"),
+    "--kube-proxy-metrics-url",
+    kp.metricsUrl,
+    "--kube-proxy-health-url",
+    kp.healthUrl,
+  ];
+}
 /** What the real agent prints for `scan --json` on a node with this kernel and kube-proxy in this mode. */
 export async function realScan(
   nodeName: string,
@@ -159,18 +176,7 @@ export async function realScan(
       "--json",
       "--node",
       nodeName,
-      "--proc-root",
-      join(root, "proc"),
-      "--host-root",
-      join(REPO_ROOT, "test/fixtures/host"),
-      "--sys-root",
-      join(root, "sys"),
-      "--tool-dir",
-      join(root, "no-tools"),
-      "--kube-proxy-metrics-url",
-      kp.metricsUrl,
-      "--kube-proxy-health-url",
-      kp.healthUrl,
+      ...fixtureNodeFlags(root, kp),
     ]);
     if (code !== 0 && code !== 1) throw new Error(`agent scan exited ${code}: ${stderr}`);
     return stdout;
@@ -283,18 +289,7 @@ export async function startRealAgent(
       ip,
       "--port",
       String(port),
-      "--proc-root",
-      join(root, "proc"),
-      "--host-root",
-      join(REPO_ROOT, "test/fixtures/host"),
-      "--sys-root",
-      join(root, "sys"),
-      "--tool-dir",
-      join(root, "no-tools"),
-      "--kube-proxy-metrics-url",
-      kp.metricsUrl,
-      "--kube-proxy-health-url",
-      kp.healthUrl,
+      ...fixtureNodeFlags(root, kp),
       "--scan-interval-s",
       "2",
       "--log-level",

@@ -98,3 +98,22 @@ export function vs(
     ...extra,
   };
 }
+
+type Backend = NonNullable<NodeFacts["iptables"]>["backends"][number];
+
+/** One iptables backend's facts, readable and empty but for what a test sets. */
+export function iptablesBackend(over: Partial<Backend> = {}): Backend {
+  return {
+    backend: "nft",
+    family: "ipv4",
+    available: true,
+    totalRules: 0,
+    kubeChains: [],
+    patternCounts: {},
+    foreignJumps: [],
+    policies: {},
+    nodePortAccepts: [],
+    firewallChains: {},
+    ...over,
+  };
+}

@@ -1,7 +1,15 @@
 import t from "tap";
 import { judge } from "../../../agent/rules/index.js";
 import { readCounter } from "../../../agent/rules/kube-proxy-counters.js";
-import { configz, emptyFacts, metrics, noKernelState, refused, vs } from "../../helpers/facts.js";
+import {
+  configz,
+  emptyFacts,
+  metrics,
+  noKernelState,
+  refused,
+  vs,
+  iptablesBackend,
+} from "../../helpers/facts.js";
 
 const NOW = 1_800_000_000;
 const ids = (j: ReturnType<typeof judge>) => j.findings.map((f) => f.id).sort();
@@ -245,21 +253,13 @@ t.test("nftables node: leftovers without harm -> leftovers; kubelet chains are n
     ...base,
     iptables: {
       backends: [
-        {
-          backend: "nft",
-          family: "ipv4",
-          available: true,
+        iptablesBackend({
           totalRules: 3,
           kubeChains: [
             { table: "filter", name: "KUBE-FIREWALL", rules: 1, owner: "kubelet" },
             { table: "mangle", name: "KUBE-KUBELET-CANARY", rules: 0, owner: "kubelet" },
           ],
-          patternCounts: {},
-          foreignJumps: [],
-          policies: {},
-          nodePortAccepts: [],
-          firewallChains: {},
-        },
+        }),
       ],
     },
   });

@@ -3,7 +3,7 @@ import { buildReport } from "../../../agent/report/build.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { PROBE_NAMES, type ProbeName } from "../../../agent/probes/types.js";
 import type { ProbeRun } from "../../../agent/scan.js";
-import { emptyFacts, metrics, noKernelState } from "../../helpers/facts.js";
+import { emptyFacts, metrics, noKernelState, iptablesBackend } from "../../helpers/facts.js";
 import { FACT_KEY } from "../../../agent/report/build.js";
 
 /**
@@ -93,10 +93,7 @@ export function movedWithBlackHole(over: Partial<NodeFacts> = {}): Partial<NodeF
     },
     iptables: {
       backends: [
-        {
-          backend: "nft",
-          family: "ipv4",
-          available: true,
+        iptablesBackend({
           totalRules: 12,
           kubeChains: [
             { table: "nat", name: "KUBE-NODE-PORT", rules: 0, owner: "kube-proxy-ipvs" },
@@ -104,12 +101,7 @@ export function movedWithBlackHole(over: Partial<NodeFacts> = {}): Partial<NodeF
             { table: "filter", name: "KUBE-FIREWALL", rules: 1, owner: "kubelet" },
             { table: "mangle", name: "KUBE-KUBELET-CANARY", rules: 0, owner: "kubelet" },
           ],
-          patternCounts: {},
-          foreignJumps: [],
-          policies: {},
-          nodePortAccepts: [],
-          firewallChains: {},
-        },
+        }),
         {
           backend: "legacy",
           family: "ipv4",
