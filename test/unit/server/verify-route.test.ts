@@ -10,53 +10,42 @@ import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { VerifyResult } from "../../../agent/verify/schema.js";
-import { emptyFacts, noKernelState } from "../../helpers/facts.js";
+import { emptyFacts, noKernelState, reportOf } from "../../helpers/facts.js";
 
 // GET /verify over the agent's last scan, with a real TCP listener standing in for the Service.
-const report = (mode: string): NodeReport => ({
-  schemaVersion: "1",
-  agentVersion: "test",
-  node: "n1",
-  scannedAt: new Date().toISOString(),
-  scanDurationMs: 1,
-  phase: "nftables",
-  phaseSource: "proxyMode",
-  mixed: [],
-  verdict: "clean",
-  findings: [],
-  probes: [],
-  truncated: {},
-  facts: emptyFacts({
-    ...noKernelState,
-    proxyMode: { mode },
-    nftables: {
-      tables: [],
-      kubeProxyTableName: "kube-proxy",
-      kubeProxy: [
-        {
-          family: "ip",
-          name: "kube-proxy",
-          sets: [],
-          chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
-        },
-      ],
-      firewalls: [],
-    },
-    kubeProxyMetrics: {
-      metrics: {
-        kubeproxy_sync_proxy_rules_last_timestamp_seconds: {
-          type: "gauge",
-          value: Date.now() / 1000,
-          series: 1,
-          min: Date.now() / 1000,
-          max: Date.now() / 1000,
-        },
+const report = (mode: string): NodeReport =>
+  reportOf(
+    emptyFacts({
+      ...noKernelState,
+      proxyMode: { mode },
+      nftables: {
+        tables: [],
+        kubeProxyTableName: "kube-proxy",
+        kubeProxy: [
+          {
+            family: "ip",
+            name: "kube-proxy",
+            sets: [],
+            chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
+          },
+        ],
+        firewalls: [],
       },
-      gitVersion: "v1.34.0",
-      familyCount: 3,
-    },
-  }),
-});
+      kubeProxyMetrics: {
+        metrics: {
+          kubeproxy_sync_proxy_rules_last_timestamp_seconds: {
+            type: "gauge",
+            value: Date.now() / 1000,
+            series: 1,
+            min: Date.now() / 1000,
+            max: Date.now() / 1000,
+          },
+        },
+        gitVersion: "v1.34.0",
+        familyCount: 3,
+      },
+    }),
+  );
 
 t.test("GET /verify: 503 before a scan, then the check over the last scan, shared and reused", async (t) => {
   const listener = createServer((c) => c.end());

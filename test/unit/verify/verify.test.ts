@@ -8,7 +8,7 @@ import { VerifyResult } from "../../../agent/verify/schema.js";
 import { parseHostPort, serviceAddressFromEnv } from "../../../agent/verify/service-address.js";
 import { ToolRunner } from "../../../agent/io/run.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
-import { emptyFacts, noKernelState } from "../../helpers/facts.js";
+import { emptyFacts, noKernelState, reportOf } from "../../helpers/facts.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00.000Z") / 1000;
 const metrics = (over: Record<string, number> = {}): NodeFacts["kubeProxyMetrics"] => ({
@@ -28,27 +28,16 @@ const table = {
   chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
 };
 function report(over: Partial<NodeFacts> = {}): NodeReport {
-  return {
-    schemaVersion: "1",
-    agentVersion: "test",
-    node: "n1",
-    scannedAt: new Date(NOW * 1000).toISOString(),
-    scanDurationMs: 1,
-    phase: "nftables",
-    phaseSource: "proxyMode",
-    mixed: [],
-    verdict: "clean",
-    findings: [],
-    probes: [],
-    truncated: {},
-    facts: emptyFacts({
+  return reportOf(
+    emptyFacts({
       ...noKernelState,
       nftables: { tables: [], kubeProxyTableName: "kube-proxy", kubeProxy: [table], firewalls: [] },
       proxyMode: { mode: "nftables" },
       kubeProxyMetrics: metrics(),
       ...over,
     }),
-  };
+    new Date(NOW * 1000),
+  );
 }
 const connected: VerifyInput["connect"] = {
   kind: "done",
