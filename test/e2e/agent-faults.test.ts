@@ -42,8 +42,9 @@ async function scanWith(
     args: [
       "--scan-interval-s",
       "600",
+      // Well under the faults' 10 s and 60 s, well over a loaded machine's answer (1.5 s was not).
       "--call-timeout-ms",
-      "1500",
+      "4000",
       "--tool-dir",
       tools.dir,
       "--kube-proxy-metrics-url",
