@@ -278,9 +278,10 @@ const subjects: Subject[] = [
       } catch {
         argv = s.split(/\s+/);
       }
-      if (!Array.isArray(argv)) return { skip: true };
+      // process.argv holds only strings; an object whose toString is not a function is no command line.
+      if (!Array.isArray(argv) || !argv.every((a) => typeof a === "string")) return { skip: true };
       try {
-        return { ok: true, value: loadConfig(argv.map(String).slice(1)) };
+        return { ok: true, value: loadConfig(argv.slice(1)) };
       } catch (e) {
         if (e instanceof ConfigError) return { ok: false, error: e.message };
         throw e;
