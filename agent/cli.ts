@@ -84,9 +84,33 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return 0;
   }
+  const input = scanInput(cfg);
+  // One-shot commands end every tool call still running when they are done (a probe past its
+  // deadline may still be waiting on one), so they exit within their deadlines whatever the tools do.
+  if (command === "scan" || command === "verify" || command === "cleanup") {
+    try {
+      return await oneShot(command, cfg, input);
+    } finally {
+      input.tools.close();
+    }
+  }
+  if (command === "serve") {
+    // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
+    const { runServe } = await import("./serve.js");
+    return runServe(cfg, input);
+  }
+  process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
+  return 2;
+}
+
+async function oneShot(
+  command: "scan" | "verify" | "cleanup",
+  cfg: AgentConfig,
+  input: ReturnType<typeof scanInput>,
+): Promise<number> {
   switch (command) {
     case "scan": {
-      const report = await scanNode(scanInput(cfg));
+      const report = await scanNode(input);
       const colour =
         cfg.color === "always" ||
         (cfg.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
@@ -96,17 +120,9 @@ async function main(argv: string[]): Promise<number> {
       return reachesSeverity(report, cfg.failOn) ? 1 : 0;
     }
     case "verify":
-      return (await import("./verify/command.js")).verifyCommand(cfg, scanInput(cfg));
+      return (await import("./verify/command.js")).verifyCommand(cfg, input);
     case "cleanup":
-      return (await import("./cleanup/command.js")).cleanupCommand(cfg, scanInput(cfg));
-    case "serve": {
-      // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
-      const { runServe } = await import("./serve.js");
-      return runServe(cfg, scanInput(cfg));
-    }
-    default:
-      process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
-      return 2;
+      return (await import("./cleanup/command.js")).cleanupCommand(cfg, input);
   }
 }
 

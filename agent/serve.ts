@@ -64,6 +64,7 @@ export async function runServe(
   });
   log.info({ signal }, "shutting down");
   await loop.stop(SHUTDOWN_GRACE_MS);
+  input.tools.close(); // a scan past the grace must not leave its tools running
   await app.close();
   // A probe still running past the grace holds the event loop only until its own deadline; do not wait for it.
   setTimeout(() => process.exit(0), 1000).unref();

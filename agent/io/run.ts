@@ -1,6 +1,8 @@
+import { spawn, type ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
-import { execa } from "execa";
+import type { Readable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
 import { DEFAULT_TOOL_DIRS, type ToolName } from "./tools.js";
 import type { ProbeError } from "../facts/probe-error.js";
@@ -21,9 +23,18 @@ export interface ExecOk {
   durationMs: number;
 }
 export type ExecResult = ExecOk | { ok: false; error: ProbeError };
+export type StreamResult = { ok: true; exitCode: number; stderr: string } | { ok: false; error: ProbeError };
 
+/** After SIGTERM to a tool's process group, this long before SIGKILL. */
+export const KILL_GRACE_MS = 1000;
+// After the group is gone (or SIGKILLed), how long the pipes may take to report closed before the
+// call drops them: a process stuck in the kernel must not hold the call forever.
+const DRAIN_MS = 500;
 const STDERR_CAP = 64 * 1024;
 const PERMISSION = /operation not permitted|permission denied|you must be root|EPERM|EACCES/i;
+// Set by `npm test` so its leftover check can tell the suite's processes from everyone else's; the
+// tool's environment is otherwise fixed, and this name means nothing outside the test suite.
+const SUITE_MARKER = "PROXYSCOPE_TEST_RUN";
 
 /** Resolves a tool to an absolute path in the configured directories, or `null`. */
 export function resolveTool(tool: ToolName, dirs: readonly string[] = DEFAULT_TOOL_DIRS): string | null {
@@ -43,80 +54,271 @@ function describe(tool: string, args: readonly string[]): string {
   return [tool, ...args].join(" ");
 }
 
+/** Why a call stopped the tool before it finished on its own. */
+type Stop = "timeout" | "output-cap" | "long-line" | "reader-failed" | "closed";
+
+/** How one call ended, before it is judged: the one place `run` and `streamLines` differ is stdout. */
+interface RawEnd {
+  stop: Stop | null;
+  /** Why the reader gave up (reader-failed). */
+  stopDetail?: string;
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  spawnError: NodeJS.ErrnoException | null;
+  stderr: string;
+  durationMs: number;
+}
+
+// Process groups of calls still running (or whose descendants may still run), in every runner:
+// killed outright when this process exits, so no tool outlives the agent.
+const LIVE_GROUPS = new Set<number>();
+let exitHookInstalled = false;
+
+function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-pgid, signal);
+    return true;
+  } catch {
+    return false; // ESRCH: nobody left in the group
+  }
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const pgid of LIVE_GROUPS) signalGroup(pgid, "SIGKILL");
+  });
+}
+
+/**
+ * One running tool in its own process group (detached: a new session). Every way the call ends —
+ * exit, timeout, output cap, close — ends the whole group: SIGTERM, then SIGKILL after the grace.
+ * The call resolves on the direct child's exit and then stops waiting for pipes that descendants
+ * hold, so a wrapper that leaves a hung program behind cannot hold the call, nor the agent.
+ */
+class Call {
+  private child: ChildProcess | null = null;
+  private stop: Stop | null = null;
+  private stopDetail: string | undefined;
+  private code: number | null = null;
+  private signal: NodeJS.Signals | null = null;
+  private spawnError: NodeJS.ErrnoException | null = null;
+  private exited = false;
+  private stderr: Buffer[] = [];
+  private stderrBytes = 0;
+  private openStreams = 0;
+  private timers: NodeJS.Timeout[] = [];
+  private killTimer: NodeJS.Timeout | null = null;
+  private done = false;
+  get finished(): boolean {
+    return this.done;
+  }
+  private readonly started = performance.now();
+  private resolve!: (end: RawEnd) => void;
+  readonly ended: Promise<RawEnd>;
+
+  constructor(
+    path: string,
+    args: readonly string[],
+    env: Record<string, string>,
+    timeoutMs: number,
+    private readonly onStdout: (chunk: Buffer) => Stop | null,
+    private readonly onFinish: (call: Call) => void,
+  ) {
+    this.ended = new Promise((r) => (this.resolve = r));
+    try {
+      this.child = spawn(path, [...args], {
+        shell: false,
+        detached: true,
+        stdio: ["ignore", "pipe", "pipe"],
+        env,
+      });
+    } catch (e) {
+      // Node throws for some spawn errors and emits 'error' for others (EMFILE, EAGAIN, ENOENT).
+      this.spawnError = e as NodeJS.ErrnoException;
+      this.finish();
+      return;
+    }
+    const child = this.child;
+    child.once("error", (e: NodeJS.ErrnoException) => {
+      // Only a failed spawn reaches here: we signal the group with process.kill, never child.kill.
+      this.spawnError ??= e;
+      this.exited = true;
+      this.settle();
+    });
+    if (child.pid !== undefined) {
+      installExitHook();
+      LIVE_GROUPS.add(child.pid);
+    }
+    for (const stream of [child.stdout, child.stderr] as (Readable | null | undefined)[]) {
+      if (!stream) continue; // EMFILE: Node gave up before it made the pipes (undefined, not null)
+      this.openStreams++;
+      stream.once("close", () => {
+        this.openStreams--;
+        this.settle();
+      });
+      stream.on("error", () => undefined); // a destroyed pipe; the exit status tells what happened
+    }
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (this.stop !== null) return;
+      let stop: Stop | null;
+      try {
+        stop = this.onStdout(chunk);
+      } catch (e) {
+        stop = "reader-failed";
+        this.stopDetail = (e as Error)?.message ?? String(e);
+      }
+      if (stop !== null) this.halt(stop);
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      if (this.stderrBytes >= STDERR_CAP) return;
+      this.stderr.push(chunk.subarray(0, STDERR_CAP - this.stderrBytes));
+      this.stderrBytes += chunk.length;
+    });
+    child.once("exit", (code, signal) => {
+      this.code = code;
+      this.signal = signal;
+      this.exited = true;
+      // The direct child is done; whatever it left in its group is done too.
+      if (child.pid !== undefined && signalGroup(child.pid, 0)) this.terminate();
+      this.timers.push(setTimeout(() => this.dropPipes(), KILL_GRACE_MS + DRAIN_MS));
+      this.settle();
+    });
+    this.timers.push(setTimeout(() => this.halt("timeout"), timeoutMs));
+  }
+
+  /** Stops the tool for `why` (the first reason wins). */
+  halt(why: Stop): void {
+    if (this.stop === null && !this.exited) this.stop = why;
+    this.terminate();
+    // A direct child that outlives even SIGKILL (stuck in the kernel) still does not hold the call.
+    this.timers.push(
+      setTimeout(() => {
+        this.exited = true;
+        this.dropPipes();
+      }, KILL_GRACE_MS + DRAIN_MS),
+    );
+  }
+
+  private terminate(): void {
+    const pid = this.child?.pid;
+    if (pid === undefined || this.killTimer !== null) return;
+    signalGroup(pid, "SIGTERM");
+    // Unref'd: a one-shot command may exit before it fires; the exit hook then SIGKILLs the group.
+    this.killTimer = setTimeout(() => {
+      signalGroup(pid, "SIGKILL");
+      LIVE_GROUPS.delete(pid);
+    }, KILL_GRACE_MS);
+    this.killTimer.unref();
+  }
+
+  private dropPipes(): void {
+    this.child?.stdout?.destroy();
+    this.child?.stderr?.destroy();
+    this.openStreams = 0;
+    this.settle();
+  }
+
+  private settle(): void {
+    if (this.done || !this.exited || this.openStreams > 0) return;
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const t of this.timers) clearTimeout(t);
+    const pid = this.child?.pid;
+    // Nobody left in the group: forget it now rather than signal a reused id later.
+    if (pid !== undefined && !signalGroup(pid, 0)) {
+      LIVE_GROUPS.delete(pid);
+      if (this.killTimer !== null) clearTimeout(this.killTimer);
+    }
+    this.onFinish(this);
+    this.resolve({
+      stop: this.stop,
+      stopDetail: this.stopDetail,
+      code: this.code,
+      signal: this.signal,
+      spawnError: this.spawnError,
+      stderr: Buffer.concat(this.stderr).toString("utf8"),
+      durationMs: performance.now() - this.started,
+    });
+  }
+}
+
+/** The one judgement of how a call ended, shared by `run` and `streamLines`. */
+function judge(
+  tool: ToolName,
+  command: string,
+  opts: ExecOptions,
+  end: RawEnd,
+): { ok: true; exitCode: number } | { ok: false; error: ProbeError } {
+  const fail = (kind: ProbeError["kind"], message: string) => ({
+    ok: false as const,
+    error: { kind, message, command },
+  });
+  if (end.spawnError !== null) {
+    const code = end.spawnError.code ?? "unknown";
+    if (code === "EACCES" || code === "EPERM") return fail("not-permitted", `${tool}: ${code}`);
+    return fail("exec-failed", `${tool} could not start: ${code} (${end.spawnError.message})`);
+  }
+  switch (end.stop) {
+    case "timeout":
+      return fail("timeout", `${tool} did not finish within ${opts.timeoutMs} ms`);
+    case "output-cap":
+      return fail("output-cap", `${tool} printed more than ${opts.maxBytes} bytes; stopped reading`);
+    case "long-line":
+      return fail(
+        "output-cap",
+        `${tool} printed a line longer than ${MAX_LINE_BYTES} bytes; stopped reading`,
+      );
+    case "reader-failed":
+      return fail("garbage", `${tool}: its output could not be read: ${end.stopDetail ?? "unknown"}`);
+    case "closed":
+      return fail("exec-failed", `${tool} was stopped: the command it ran for is over`);
+    case null:
+      break;
+  }
+  if (end.code === null) {
+    return fail("exec-failed", `${tool} could not run: killed by ${end.signal ?? "an unknown signal"}`);
+  }
+  const okCodes = opts.okExitCodes ?? [0];
+  if (!okCodes.includes(end.code)) {
+    const firstLine = end.stderr.trim().split("\n")[0]?.slice(0, 300) ?? "";
+    return fail(
+      PERMISSION.test(end.stderr) ? "not-permitted" : "exit-status",
+      `${tool} exited ${end.code}${firstLine ? `: ${firstLine}` : ""}`,
+    );
+  }
+  return { ok: true, exitCode: end.code };
+}
+
 export class ToolRunner {
+  private readonly running = new Set<Call>();
+  private closed = false;
+
   constructor(private readonly dirs: readonly string[] = DEFAULT_TOOL_DIRS) {}
 
   /** Runs a tool with fixed argv, no shell, a timeout and an output cap; never throws. */
   async run(tool: ToolName, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
-    const path = resolveTool(tool, this.dirs);
-    const command = describe(tool, args);
-    if (path === null) {
-      return {
-        ok: false,
-        error: { kind: "missing-tool", message: `${tool} not found in ${this.dirs.join(":")}`, command },
-      };
-    }
-    const started = performance.now();
-    const sub = execa(path, args, {
-      shell: false,
-      reject: false,
-      stdin: "ignore",
-      timeout: opts.timeoutMs,
-      forceKillAfterDelay: 1000,
-      maxBuffer: { stdout: opts.maxBytes, stderr: STDERR_CAP },
-      stripFinalNewline: false,
-      extendEnv: false,
-      // Stable, parseable output: no locale, no colour, no pager.
-      env: { LC_ALL: "C", LANG: "C", PATH: this.dirs.join(":") },
-      encoding: "utf8",
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const r = await this.exec(tool, args, opts, (chunk) => {
+      bytes += chunk.length;
+      if (bytes > opts.maxBytes) return "output-cap";
+      chunks.push(chunk);
+      return null;
     });
-    const r = await sub;
-    const durationMs = performance.now() - started;
-    const stdout = typeof r.stdout === "string" ? r.stdout : "";
-    const stderr = typeof r.stderr === "string" ? r.stderr : "";
-    if (r.timedOut) {
-      return {
-        ok: false,
-        error: { kind: "timeout", message: `${tool} did not finish within ${opts.timeoutMs} ms`, command },
-      };
-    }
-    if (r.isMaxBuffer) {
-      return {
-        ok: false,
-        error: {
-          kind: "output-cap",
-          message: `${tool} printed more than ${opts.maxBytes} bytes; stopped reading`,
-          command,
-        },
-      };
-    }
-    const code = (r as { code?: string }).code;
-    if (code === "EACCES" || code === "EPERM") {
-      return { ok: false, error: { kind: "not-permitted", message: `${tool}: ${code}`, command } };
-    }
-    if (r.exitCode === undefined) {
-      return {
-        ok: false,
-        error: {
-          kind: "exec-failed",
-          message: `${tool} could not run: ${r.signal ? `killed by ${r.signal}` : (r.shortMessage ?? "unknown")}`,
-          command,
-        },
-      };
-    }
-    const okCodes = opts.okExitCodes ?? [0];
-    if (!okCodes.includes(r.exitCode)) {
-      const firstLine = stderr.trim().split("\n")[0]?.slice(0, 300) ?? "";
-      return {
-        ok: false,
-        error: {
-          kind: PERMISSION.test(stderr) ? "not-permitted" : "exit-status",
-          message: `${tool} exited ${r.exitCode}${firstLine ? `: ${firstLine}` : ""}`,
-          command,
-        },
-      };
-    }
-    return { ok: true, stdout, stderr, exitCode: r.exitCode, durationMs };
+    if (!r.ok) return r;
+    return {
+      ok: true,
+      stdout: Buffer.concat(chunks).toString("utf8"),
+      stderr: r.end.stderr,
+      exitCode: r.exitCode,
+      durationMs: r.end.durationMs,
+    };
   }
 
   /**
@@ -128,7 +330,37 @@ export class ToolRunner {
     args: readonly string[],
     opts: ExecOptions,
     onLine: (line: string) => void,
-  ): Promise<{ ok: true; exitCode: number; stderr: string } | { ok: false; error: ProbeError }> {
+  ): Promise<StreamResult> {
+    let bytes = 0;
+    const decoder = new StringDecoder("utf8");
+    const lines = new LineSplitter(onLine);
+    const r = await this.exec(tool, args, opts, (chunk) => {
+      bytes += chunk.length;
+      if (bytes > opts.maxBytes) return "output-cap";
+      return lines.push(decoder.write(chunk)) ? null : "long-line";
+    });
+    if (!r.ok) return r;
+    lines.push(decoder.end());
+    lines.end();
+    return { ok: true, exitCode: r.exitCode, stderr: r.end.stderr };
+  }
+
+  /**
+   * Ends every call still running (their groups get SIGTERM, then SIGKILL) and fails every later
+   * call at once. One-shot commands call it when they are done, so a probe still running past its
+   * deadline cannot keep the command alive.
+   */
+  close(): void {
+    this.closed = true;
+    for (const c of this.running) c.halt("closed");
+  }
+
+  private async exec(
+    tool: ToolName,
+    args: readonly string[],
+    opts: ExecOptions,
+    onStdout: (chunk: Buffer) => Stop | null,
+  ): Promise<({ ok: true; exitCode: number } & { end: RawEnd }) | { ok: false; error: ProbeError }> {
     const path = resolveTool(tool, this.dirs);
     const command = describe(tool, args);
     if (path === null) {
@@ -137,76 +369,30 @@ export class ToolRunner {
         error: { kind: "missing-tool", message: `${tool} not found in ${this.dirs.join(":")}`, command },
       };
     }
-    const sub = execa(path, args, {
-      shell: false,
-      reject: false,
-      stdin: "ignore",
-      timeout: opts.timeoutMs,
-      forceKillAfterDelay: 1000,
-      buffer: { stdout: false, stderr: true },
-      maxBuffer: { stderr: STDERR_CAP },
-      extendEnv: false,
-      env: { LC_ALL: "C", LANG: "C", PATH: this.dirs.join(":") },
-      encoding: "utf8",
-    });
-    let bytes = 0;
-    let capped = false;
-    let longLine = false;
-    const lines = new LineSplitter(onLine);
-    sub.stdout?.setEncoding("utf8");
-    sub.stdout?.on("data", (chunk: string) => {
-      if (capped) return;
-      bytes += Buffer.byteLength(chunk);
-      if (bytes > opts.maxBytes) {
-        capped = true;
-        sub.kill("SIGKILL");
-        return;
-      }
-      if (!lines.push(chunk)) {
-        capped = true;
-        longLine = true;
-        sub.kill("SIGKILL");
-      }
-    });
-    const r = await sub;
-    if (capped) {
+    if (this.closed) {
       return {
         ok: false,
-        error: {
-          kind: "output-cap",
-          message: longLine
-            ? `${tool} printed a line longer than ${MAX_LINE_BYTES} bytes; stopped reading`
-            : `${tool} printed more than ${opts.maxBytes} bytes; stopped reading`,
-          command,
-        },
+        error: { kind: "exec-failed", message: `${tool} not started: runner closed`, command },
       };
     }
-    if (r.timedOut) {
-      return {
-        ok: false,
-        error: { kind: "timeout", message: `${tool} did not finish within ${opts.timeoutMs} ms`, command },
-      };
-    }
-    lines.end();
-    const stderr = typeof r.stderr === "string" ? r.stderr : "";
-    if (r.exitCode === undefined) {
-      return {
-        ok: false,
-        error: { kind: "exec-failed", message: `${tool} could not run: ${r.shortMessage ?? ""}`, command },
-      };
-    }
-    const okCodes = opts.okExitCodes ?? [0];
-    if (!okCodes.includes(r.exitCode)) {
-      const firstLine = stderr.trim().split("\n")[0]?.slice(0, 300) ?? "";
-      return {
-        ok: false,
-        error: {
-          kind: PERMISSION.test(stderr) ? "not-permitted" : "exit-status",
-          message: `${tool} exited ${r.exitCode}${firstLine ? `: ${firstLine}` : ""}`,
-          command,
-        },
-      };
-    }
-    return { ok: true, exitCode: r.exitCode, stderr };
+    const marker = process.env[SUITE_MARKER];
+    const call = new Call(
+      path,
+      args,
+      // Stable, parseable output: no locale, no colour, no pager; nothing inherited.
+      {
+        LC_ALL: "C",
+        LANG: "C",
+        PATH: this.dirs.join(":"),
+        ...(marker === undefined ? {} : { [SUITE_MARKER]: marker }),
+      },
+      opts.timeoutMs,
+      onStdout,
+      (c) => this.running.delete(c),
+    );
+    if (!call.finished) this.running.add(call);
+    const end = await call.ended;
+    const verdict = judge(tool, command, opts, end);
+    return verdict.ok ? { ...verdict, end } : verdict;
   }
 }

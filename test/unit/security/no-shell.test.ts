@@ -1,5 +1,5 @@
 // Security pass, static part: no shell anywhere in what ships (agent, collector), external
-// programs only through agent/io/run.ts (execa with shell: false, an absolute path resolved from the
+// programs only through agent/io/run.ts (spawn with shell: false in a process group of its own, an absolute path resolved from the
 // configured tool dirs, PATH limited to those dirs), and child_process nowhere else. Fixed argv is shown
 // dynamically by the fault matrix: its tool scripts exit 99 on any argv but the recorded ones, and the
 // baseline scan has every probe succeed.
@@ -41,16 +41,18 @@ t.test("no shell in any shipped source", async (t) => {
   }
 });
 
-t.test("programs are started only in agent/io, by execa with shell: false", async (t) => {
+t.test("programs are started only in agent/io, by spawn with shell: false in their own group", async (t) => {
   const starters = shipped.filter((f) =>
     /from "(node:)?child_process"|from "execa"/.test(readFileSync(join(ROOT, f), "utf8")),
   );
   for (const f of starters) t.match(f, /^agent\/io\//, `${f} starts programs`);
   const run = readFileSync(join(ROOT, "agent/io/run.ts"), "utf8");
-  const calls = run.match(/execa\(/g)?.length ?? 0;
+  const calls = run.match(/\bspawn\(/g)?.length ?? 0;
   const noShell = run.match(/shell: false/g)?.length ?? 0;
-  t.ok(calls > 0 && calls === noShell, `every execa call (${calls}) says shell: false (${noShell})`);
-  t.match(run, /extendEnv: false/, "no inherited environment");
+  const ownGroup = run.match(/detached: true/g)?.length ?? 0;
+  t.ok(calls > 0 && calls === noShell, `every spawn call (${calls}) says shell: false (${noShell})`);
+  t.equal(ownGroup, calls, "every spawn puts the tool in its own process group (detached: true)");
+  t.notMatch(run, /process\.env(?!\[SUITE_MARKER\])/, "no inherited environment (only the suite marker)");
   t.match(run, /PATH: this\.dirs\.join\(":"\)/, "PATH is only the tool dirs");
 });
 
