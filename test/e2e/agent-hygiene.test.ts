@@ -2,10 +2,10 @@
 // hanging wrapper (test/helpers/hanging-tools.ts); the processes are counted from /proc by the tool
 // directory's marker. `scan` must exit at all (tap's timeout is the only clock, far past the deadlines
 // plus the kill grace) with nothing left; `serve` must not gain processes scan after scan.
-import { spawn } from "node:child_process";
 import t from "tap";
 import { TOOLS } from "../../agent/io/tools.js";
 import { staleBuild } from "../helpers/built.js";
+import { spawnOwned } from "../helpers/children.js";
 import { HANG_KINDS, hangingToolDir, type HangKind } from "../helpers/hanging-tools.js";
 import { processesWith, untilNoneWith } from "../helpers/procs.js";
 import { AGENT_CLI } from "../helpers/standin.js";
@@ -22,7 +22,7 @@ for (const kind of Object.keys(HANG_KINDS) as HangKind[]) {
     const tools = hangingToolDir(kind);
     t.teardown(tools.remove);
     t.same(processesWith(tools.marker), [], "none before");
-    const child = spawn(
+    const child = spawnOwned(
       process.execPath,
       [
         AGENT_CLI,
@@ -38,15 +38,12 @@ for (const kind of Object.keys(HANG_KINDS) as HangKind[]) {
         NOWHERE,
         ...DEADLINES,
       ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      { stdio: ["ignore", "pipe", "pipe"], owner: t },
     );
-    t.teardown(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    });
     let stdout = "";
     let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.stdout!.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
     // No deadline of ours: a scan that never exits fails by tap's timeout, which names this test.
     const code = await new Promise<number | null>((r) => child.once("close", (c) => r(c)));
     t.not(code, null, `scan exited by itself: ${stderr}`);

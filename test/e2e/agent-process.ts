@@ -1,12 +1,13 @@
 // Runs the built agent (`dist/agent/cli.js serve`) as a real process, on the host's loopback or
 // inside a named network namespace, and talks HTTP to it from wherever it listens.
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { resolveTool } from "../../agent/io/run.js";
 import { TOOLS, type ToolName } from "../../agent/io/tools.js";
 import { AGENT_CLI } from "../helpers/standin.js";
+import { spawnOwned } from "../helpers/children.js";
 
 export interface AgentLogLine {
   level: number;
@@ -53,7 +54,7 @@ export async function startAgent(opts: AgentOptions = {}): Promise<RunningAgent>
     "e2e-node",
     ...(opts.args ?? []),
   ];
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawnOwned(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   const lines: AgentLogLine[] = [];
   let stderr = "";
   let pending = "";

@@ -1,6 +1,5 @@
 // Helpers for the collector's end-to-end tests: the API server stand-in, agents on loopback (serving
 // NodeReports made by the real agent), and the collector CLI as a child process.
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
@@ -9,6 +8,7 @@ import { buildReport } from "../../agent/report/build.js";
 import type { NodeFacts } from "../../agent/report/schema.js";
 import { startStandin, AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
+import { spawnOwned } from "../helpers/children.js";
 
 export const COLLECTOR_CLI = join(REPO_ROOT, "dist/collector/cli.js");
 export const APISERVER = join(REPO_ROOT, "dist/test/standins/apiserver.js");
@@ -92,7 +92,7 @@ export async function startApiServer(spec: ClusterSpec, token = "stand-in-token"
       faults: spec.faults ?? {},
     }),
   );
-  const child = spawn(process.execPath, [APISERVER, file], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawnOwned(process.execPath, [APISERVER, file], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -246,11 +246,14 @@ export async function startAgent(ip: string, port: number, b: AgentBehaviour): P
 
 export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+    const child = spawnOwned(cmd, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    });
     let stdout = "";
     let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }
@@ -278,7 +281,7 @@ export async function startRealAgent(
   const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
   mkdirSync(join(root, "proc/sys/kernel"), { recursive: true });
   writeFileSync(join(root, "proc/sys/kernel/osrelease"), `${kernel}\n`);
-  const child = spawn(
+  const child = spawnOwned(
     process.execPath,
     [
       AGENT_CLI,

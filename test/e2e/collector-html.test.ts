@@ -1,7 +1,6 @@
 // The HTML fleet report as a person sees it: rendered by headless Chromium (Debian `chromium`) from a
 // report the CLI made against the API server STAND-IN and loopback agents serving real agent scans.
 // Node names, OS images and labels carry markup; it must come out as text, and no script from data may run.
-import { spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,6 +9,7 @@ import t from "tap";
 import { freePort } from "../helpers/prometheus.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 import { agentPod, collector, node, realScan, startAgent, startApiServer } from "./collector-fleet.js";
+import { spawnOwned } from "../helpers/children.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
@@ -128,11 +128,11 @@ function chromium(extra: string[]): Promise<{ code: number | null; stdout: strin
     `file://${page}`,
   ];
   return new Promise((resolve) => {
-    const c = spawn(CHROMIUM, args, { stdio: ["ignore", "pipe", "pipe"] });
+    const c = spawnOwned(CHROMIUM, args, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
-    c.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    c.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    c.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+    c.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
     c.on("close", (code) => resolve({ code, stdout, stderr }));
   });
 }

@@ -1,11 +1,11 @@
 import t from "tap";
-import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 import { agentPod, collector, node, startApiServer } from "./collector-fleet.js";
+import { spawnOwned } from "../helpers/children.js";
 
 // lc-audit end to end: the stand-in API server names the Service and the agent pods; real agent
 // processes serve /proc/net/ip_vs tables recorded in UML from two client nodes that opened real
@@ -21,7 +21,7 @@ const nodes = [
 
 function startAgent(name: string, ip: string): Promise<() => Promise<void>> {
   const empty = mkdtempSync(join(tmpdir(), "proxyscope-lc-"));
-  const child = spawn(
+  const child = spawnOwned(
     process.execPath,
     [
       AGENT_CLI,

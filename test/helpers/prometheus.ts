@@ -1,10 +1,11 @@
 // A real Prometheus (Debian's /usr/bin/prometheus) for tests: started on loopback with a temp config
 // and storage dir, queried through its HTTP API. Shared by the agent's and the collector's tests.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnOwned } from "./children.js";
 
 export const PROMETHEUS = "/usr/bin/prometheus";
 export const PROMTOOL = "/usr/bin/promtool";
@@ -97,7 +98,7 @@ export async function startPrometheus(opts: StartOptions): Promise<PrometheusSer
   await writeFile(config, configYaml(opts));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(
+  const child: ChildProcess = spawnOwned(
     PROMETHEUS,
     [
       `--config.file=${config}`,
@@ -187,11 +188,11 @@ export async function startPrometheus(opts: StartOptions): Promise<PrometheusSer
 export async function promtoolCheckMetrics(
   exposition: string,
 ): Promise<{ exitCode: number; output: string }> {
-  const child = spawn(PROMTOOL, ["check", "metrics"], { stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawnOwned(PROMTOOL, ["check", "metrics"], { stdio: ["pipe", "pipe", "pipe"] });
   let output = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (output += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (output += d));
+  child.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
+  child.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
   const done = new Promise<number>((r) => child.once("close", (code) => r(code ?? -1)));
-  child.stdin.end(exposition);
+  child.stdin!.end(exposition);
   return { exitCode: await done, output: output.trim() };
 }

@@ -1,8 +1,9 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "./uml.js";
+import { spawnOwned } from "./children.js";
 
 // Starts the kube-proxy STAND-IN (test/standins/kube-proxy.ts, built into dist/) — optionally inside a
 // network namespace — and hands back its URLs once it printed "ready <metricsPort> <healthPort>".
@@ -26,7 +27,7 @@ export async function startStandin(scenario: object, netns?: string): Promise<Ru
   const argv = netns
     ? ["ip", "netns", "exec", netns, process.execPath, STANDIN, file]
     : [process.execPath, STANDIN, file];
-  const child: ChildProcess = spawn(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawnOwned(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
   const ports = await new Promise<[number, number]>((resolve, reject) => {

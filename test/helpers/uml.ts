@@ -10,11 +10,12 @@
 // The work directory is on the host's disk, outside /tmp and /run (tmpfs inside the guest), so
 // whatever the script writes under $PROXYSCOPE_WORKDIR lands on the host; the init script syncs
 // before powering off.
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { spawnOwned } from "./children.js";
 
 export const UML_KERNEL = process.env.PROXYSCOPE_UML_KERNEL ?? "/usr/bin/linux.uml";
 export const UML_MODULES_ROOT = "/usr/lib/uml/modules";
@@ -170,8 +171,6 @@ function memoryDir(): string {
   return workRoot();
 }
 
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
 function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
   try {
@@ -249,19 +248,13 @@ export async function bootUml(opts: UmlOptions): Promise<UmlResult> {
     "con=null",
     "con0=fd:0,fd:1",
   ];
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on("exit", () => {
-      for (const c of live) killGroup(c);
-    });
-  }
   const started = performance.now();
-  const child = spawn(kernel, args, {
+  const child = spawnOwned(kernel, args, {
     stdio: ["ignore", "pipe", "pipe"],
-    detached: true, // own process group, so a timeout kills every process UML forked
+    // spawnOwned: its own process group (a timeout kills every process UML forked), listed for the
+    // suite's exit hook, tagged with the suite's marker.
     env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: workDir, TMPDIR: memoryDir() },
   });
-  live.add(child);
   const chunks: Buffer[] = [];
   child.stdout?.on("data", (b: Buffer) => chunks.push(b));
   child.stderr?.on("data", (b: Buffer) => chunks.push(b));
@@ -278,7 +271,6 @@ export async function bootUml(opts: UmlOptions): Promise<UmlResult> {
   );
   clearTimeout(timer);
   killGroup(child); // stray helpers, if any
-  live.delete(child);
   const durationMs = performance.now() - started;
   const consoleText = Buffer.concat(chunks).toString("utf8").replace(/\r/g, "");
   try {

@@ -1,11 +1,12 @@
 import t from "tap";
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { VerifyResult } from "../../agent/verify/schema.js";
 import { NetNs, netnsAvailable } from "../helpers/netns.js";
+import { spawnOwned } from "../helpers/children.js";
 
 // `verify` passing on a clean nftables node, for real: in a network namespace on the host kernel
 // (where nftables has the ip family that UML lacks), a kube-proxy-shaped `table ip kube-proxy` DNATs
@@ -55,7 +56,7 @@ else {
   /** Starts a process in the namespace and resolves with the first line it prints. */
   const start = (argv: string[]): Promise<{ child: ChildProcess; line: string }> =>
     new Promise((resolve, reject) => {
-      const child = spawn("ip", ["netns", "exec", ns.name, ...argv], {
+      const child = spawnOwned("ip", ["netns", "exec", ns.name, ...argv], {
         stdio: ["ignore", "pipe", "inherit"],
       });
       children.push(child);

@@ -1,5 +1,5 @@
 import t, { type Test } from "tap";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +11,7 @@ import { kubeProxyMetricsProbe } from "../../../agent/probes/kube-proxy-metrics.
 import { kubeProxyHealthProbe } from "../../../agent/probes/kube-proxy-health.js";
 import type { Probe, ProbeContext, ProbeOutcome } from "../../../agent/probes/types.js";
 import type { Fault, Scenario } from "../../standins/kube-proxy.js";
+import { spawnOwned } from "../../helpers/children.js";
 
 // The four probes against the real stand-in process (test/standins/kube-proxy.ts, compiled, run with
 // plain node as it is in namespaces and UML), on loopback ports chosen by the kernel.
@@ -40,7 +41,7 @@ let seq = 0;
 async function startStandIn(sc: Scenario): Promise<Running> {
   const file = join(work, `scenario-${seq++}.json`);
   writeFileSync(file, JSON.stringify({ ...sc, metricsAddress: "127.0.0.1:0", healthAddress: "127.0.0.1:0" }));
-  const child = spawn(process.execPath, [compiled, file], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawnOwned(process.execPath, [compiled, file], { stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
   const line = await new Promise<string>((ok, fail) => {
