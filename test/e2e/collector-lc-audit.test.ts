@@ -5,14 +5,17 @@ import { join } from "node:path";
 import { AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 import { agentPod, collector, node, startApiServer } from "./collector-fleet.js";
-import { spawnOwned } from "../helpers/children.js";
+import { spawnOwned, stopOwned } from "../helpers/children.js";
+import { freePort } from "../helpers/prometheus.js";
 
 // lc-audit end to end: the stand-in API server names the Service and the agent pods; real agent
 // processes serve /proc/net/ip_vs tables recorded in UML from two client nodes that opened real
 // connections through their own `lc` IPVS tables (test/fixtures/ipvs/lc-audit); a third node's agent
 // does not answer. The collector must put each node's own counts side by side and name the gap.
 
-const PORT = 19_977;
+// One port for every node (lc-audit takes one --agent-port), picked free rather than fixed: a fixed
+// port met another run's agents (or their orphans) and this file then hung in its teardown.
+const PORT = await freePort("127.0.0.41");
 const nodes = [
   { name: "node-1", ip: "127.0.0.41" },
   { name: "node-2", ip: "127.0.0.42" },
@@ -51,10 +54,20 @@ function startAgent(name: string, ip: string): Promise<() => Promise<void>> {
   );
   return new Promise((resolve, reject) => {
     let tries = 0;
+    let exited = false;
+    child.once("exit", (code) => {
+      exited = true;
+      reject(new Error(`agent ${name} exited ${code} before it answered`));
+    });
     const poll = () =>
       fetch(`http://${ip}:${PORT}/healthz`).then(
-        () => resolve(() => new Promise<void>((r) => (child.once("exit", () => r()), child.kill("SIGTERM")))),
-        () => (++tries > 100 ? reject(new Error(`agent ${name} did not start`)) : setTimeout(poll, 100)),
+        () => resolve(() => stopOwned(child)),
+        () =>
+          exited
+            ? undefined
+            : ++tries > 600
+              ? reject(new Error(`agent ${name} did not start`))
+              : setTimeout(poll, 100),
       );
     poll();
   });

@@ -47,12 +47,12 @@ export interface PrometheusServer {
   stop(): Promise<void>;
 }
 
-/** A TCP port free on 127.0.0.1 right now. */
-export async function freePort(): Promise<number> {
+/** A TCP port free on `host` (default 127.0.0.1) right now. */
+export async function freePort(host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
+    s.listen(0, host, () => {
       const a = s.address();
       s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0));
     });
