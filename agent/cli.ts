@@ -4,7 +4,8 @@ import { ToolRunner } from "./io/run.js";
 import { renderText } from "./render/text.js";
 import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
 import { scanNode } from "./scan.js";
-import { AGENT_VERSION } from "./version.js";
+import { EXIT } from "../common/exit-codes.js";
+import { VERSION as AGENT_VERSION } from "../common/version.js";
 
 const USAGE = `usage: proxyscope-agent <command> [flags]
 
@@ -15,6 +16,10 @@ commands:
   cleanup   remove what ipvs mode left behind: a dry run unless --apply, refused unless kube-proxy
             on this node answers nftables mode
   schema    print the NodeReport JSON Schema
+  version   print the version (also --version)
+
+exit codes: 0 ok; 1 a finding reached --fail-on, a verify check failed or a cleanup action failed;
+            2 usage error; 3 internal error; 4 cleanup --apply refused
 
 flags (each also from the environment variable in brackets):
   --node NAME                    node name [NODE_NAME] (default: hostname)
@@ -64,11 +69,15 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     process.stdout.write(USAGE);
-    return command === undefined ? 2 : 0;
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (command === "--version" || command === "version") {
+    process.stdout.write(`proxyscope-agent ${AGENT_VERSION}\n`);
+    return EXIT.ok;
   }
   if (command === "schema") {
     process.stdout.write(`${JSON.stringify(nodeReportJsonSchema(), null, 2)}\n`);
-    return 0;
+    return EXIT.ok;
   }
   let cfg: ReturnType<typeof loadConfig>;
   try {
@@ -76,13 +85,13 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`proxyscope-agent: ${e.message} (see --help)\n`);
-      return 2;
+      return EXIT.usage;
     }
     throw e;
   }
   if (cfg.help) {
     process.stdout.write(USAGE);
-    return 0;
+    return EXIT.ok;
   }
   const input = scanInput(cfg);
   // One-shot commands end every tool call still running when they are done (a probe past its
@@ -100,7 +109,7 @@ async function main(argv: string[]): Promise<number> {
     return runServe(cfg, input);
   }
   process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
-  return 2;
+  return EXIT.usage;
 }
 
 async function oneShot(
@@ -117,7 +126,7 @@ async function oneShot(
       process.stdout.write(
         cfg.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderText(report, colour)}\n`,
       );
-      return reachesSeverity(report, cfg.failOn) ? 1 : 0;
+      return reachesSeverity(report, cfg.failOn) ? EXIT.findings : EXIT.ok;
     }
     case "verify":
       return (await import("./verify/command.js")).verifyCommand(cfg, input);
@@ -132,6 +141,6 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     process.stderr.write(`proxyscope-agent: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
-    process.exitCode = 3;
+    process.exitCode = EXIT.internalError;
   },
 );

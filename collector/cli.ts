@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { EXIT } from "../common/exit-codes.js";
+import { VERSION } from "../common/version.js";
 import { ConfigError, loadConfig, type CollectorConfig } from "./config.js";
 import { reasonsToFail } from "./fail-on.js";
 import { gather, type GatherConfig } from "./gather.js";
@@ -17,11 +19,15 @@ const USAGE = `usage: proxyscope <command> [flags]
 
 commands:
   report     gather every node's report and the cluster's kube-proxy facts; print the fleet readiness report
-             exit 0: nothing reaches --fail-on; 1: something does; 2: no report could be made
+             exit 0: nothing reaches --fail-on; 1: something does; 5: no report could be made
   serve      gather every --interval-s; serve / (HTML), /report (JSON), /metrics (fleet gauges), /healthz
   lc-audit   --service NS/NAME: each node's IPVS connection counts per endpoint, side by side
   verify     --node NAME: run that node's acceptance check (its agent's GET /verify); exit 1 on a failure
   schema     print the FleetReport JSON Schema
+  version    print the version (also --version)
+
+exit codes: 0 ok; 1 something reached --fail-on, or verify failed; 2 usage error; 3 internal error;
+            5 no report (the API, Prometheus or every agent could not be read; no such Service or node)
 
 flags:
   --source agents|prometheus|static   where node reports come from (default agents)
@@ -93,7 +99,7 @@ async function report(c: CollectorConfig): Promise<number> {
   const res = await gather(gatherConfig(c), progressBar());
   if (!res.ok) {
     process.stderr.write(`proxyscope: no report: ${res.error}\n`);
-    return 2;
+    return EXIT.noReport;
   }
   process.stdout.write(render(res.report, c));
   if (res.report.partial)
@@ -105,9 +111,9 @@ async function report(c: CollectorConfig): Promise<number> {
     process.stderr.write(
       `proxyscope: --fail-on ${c.failOn}: ${reasons.length} reached it (${reasons.slice(0, 5).join("; ")}${reasons.length > 5 ? "; ..." : ""})\n`,
     );
-    return 1;
+    return EXIT.findings;
   }
-  return 0;
+  return EXIT.ok;
 }
 
 async function serve(c: CollectorConfig): Promise<number> {
@@ -129,24 +135,24 @@ async function serve(c: CollectorConfig): Promise<number> {
   });
   s.stop();
   await s.app.close();
-  return 0;
+  return EXIT.ok;
 }
 
 async function lcAudit(c: CollectorConfig): Promise<number> {
   if (!c.service) {
     process.stderr.write("proxyscope: lc-audit needs --service NS/NAME\n");
-    return 2;
+    return EXIT.usage;
   }
   const kc = loadKubeConfig(c.kubeconfig);
   if (!kc.ok) {
     process.stderr.write(`proxyscope: ${kc.error}\n`);
-    return 2;
+    return EXIT.noReport;
   }
   const [ns, name] = c.service.split("/") as [string, string];
   const svc = await readService(kc.value, ns, name, c.timeoutMs);
   if (!svc.ok) {
     process.stderr.write(`proxyscope: ${svc.error}\n`);
-    return 2;
+    return EXIT.noReport;
   }
   const port =
     svc.value.ports.find(
@@ -155,7 +161,7 @@ async function lcAudit(c: CollectorConfig): Promise<number> {
   const address = svc.value.clusterIPs.find((ip) => ip !== "None") ?? null;
   if (!port || !address) {
     process.stderr.write(`proxyscope: ${c.service} has no cluster IP or no such port\n`);
-    return 2;
+    return EXIT.noReport;
   }
   const pods = await listAgentPods(kc.value, {
     kubeconfig: c.kubeconfig,
@@ -167,7 +173,7 @@ async function lcAudit(c: CollectorConfig): Promise<number> {
   });
   if (!pods.ok) {
     process.stderr.write(`proxyscope: ${pods.error}\n`);
-    return 2;
+    return EXIT.noReport;
   }
   const q = { protocol: port.protocol, address, port: port.port };
   const outcomes = await mapPool(
@@ -176,18 +182,22 @@ async function lcAudit(c: CollectorConfig): Promise<number> {
     (p) => fetchVirtualServer({ node: p.node, url: p.url }, q, { timeoutMs: c.timeoutMs }),
   );
   process.stdout.write(`${renderLcAudit({ service: c.service, ...q, outcomes })}\n`);
-  return outcomes.some((o) => o.ok) ? 0 : 2;
+  return outcomes.some((o) => o.ok) ? EXIT.ok : EXIT.noReport;
 }
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     process.stdout.write(USAGE);
-    return command === undefined ? 2 : 0;
+    return command === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (command === "--version" || command === "version") {
+    process.stdout.write(`proxyscope ${VERSION}\n`);
+    return EXIT.ok;
   }
   if (command === "schema") {
     process.stdout.write(`${JSON.stringify(fleetReportJsonSchema(), null, 2)}\n`);
-    return 0;
+    return EXIT.ok;
   }
   let c: CollectorConfig;
   try {
@@ -195,13 +205,13 @@ async function main(argv: string[]): Promise<number> {
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`proxyscope: ${e.message} (see --help)\n`);
-      return 2;
+      return EXIT.usage;
     }
     throw e;
   }
   if (c.help) {
     process.stdout.write(USAGE);
-    return 0;
+    return EXIT.ok;
   }
   switch (command) {
     case "report":
@@ -214,7 +224,7 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./verify-node.js")).verifyNode(c);
     default:
       process.stderr.write(`proxyscope: unknown command ${JSON.stringify(command)} (see --help)\n`);
-      return 2;
+      return EXIT.usage;
   }
 }
 
@@ -224,6 +234,6 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     process.stderr.write(`proxyscope: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
-    process.exitCode = 2;
+    process.exitCode = EXIT.internalError;
   },
 );

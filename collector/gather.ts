@@ -6,7 +6,7 @@ import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, type AgentTarget } from "./sourc
 import { gatherCluster, listAgentPods, loadKubeConfig } from "./sources/kubernetes.js";
 import { gatherFromPrometheus } from "./sources/prometheus.js";
 import { readTargetsFile, targetsFromFlags } from "./sources/static.js";
-import { COLLECTOR_VERSION } from "./version.js";
+import { VERSION as COLLECTOR_VERSION } from "../common/version.js";
 
 export interface GatherConfig {
   source: "agents" | "prometheus" | "static";

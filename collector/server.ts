@@ -1,4 +1,5 @@
-import Fastify, { type FastifyInstance, type FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
+import { fail, hardenedFastify } from "../common/http-server.js";
 import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
 import { renderHtml } from "./render/html.js";
@@ -49,38 +50,11 @@ export function buildServer(opts: ServeOptions): {
     }
   }
 
-  const app = Fastify({
-    logger: false,
-    bodyLimit: 1024,
-    requestTimeout: 30_000,
-    // A URL Fastify cannot route (e.g. "/%") is answered before any handler, quoting it by default.
-    frameworkErrors: (_err, _req, reply) =>
-      void (reply as unknown as FastifyReply)
-        .code(400)
-        .type("application/json; charset=utf-8")
-        .send({ error: "bad request" }),
-  });
-  app.addHook("onSend", async (_req, reply) => {
-    reply.header("x-content-type-options", "nosniff");
-    reply.header("cache-control", "no-store");
-  });
-  // Fastify's own 404 and error bodies quote the method, URL or header they refused: answer without
-  // reflecting anything from the request.
-  app.setNotFoundHandler(async (_req, reply) =>
-    reply.code(404).type("application/json; charset=utf-8").send({ error: "not found" }),
-  );
-  app.setErrorHandler(async (err: { statusCode?: number }, _req, reply) => {
-    const code =
-      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    return reply
-      .code(code)
-      .type("application/json; charset=utf-8")
-      .send({ error: code < 500 ? "bad request" : "internal error" });
-  });
+  const app = hardenedFastify();
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {
-    if (!latest) return reply.code(503).send({ error: "no report yet", lastError });
+    if (!latest) return fail(reply, 503, "no report yet", { lastError });
     reply.header("age", age(latest.report));
     return reply.type("application/json; charset=utf-8").send(JSON.stringify(latest.report));
   });

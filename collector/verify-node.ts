@@ -1,4 +1,5 @@
-import { httpGet } from "../agent/io/http.js";
+import { EXIT } from "../common/exit-codes.js";
+import { httpGet } from "../common/http.js";
 import { renderVerify } from "../agent/verify/render.js";
 import { VerifyResult } from "../agent/verify/schema.js";
 import type { CollectorConfig } from "./config.js";
@@ -26,22 +27,22 @@ async function agentUrl(c: CollectorConfig, node: string): Promise<{ url: string
   return pod ? { url: pod.url } : { error: `no agent pod on node ${JSON.stringify(node)}` };
 }
 
-/** `proxyscope verify --node NAME`: that node's GET /verify. 0 passed, 1 failed, 2 no answer. */
+/** `proxyscope verify --node NAME`: that node's GET /verify. 0 passed, 1 failed, 5 no answer. */
 export async function verifyNode(c: CollectorConfig): Promise<number> {
   if (c.node === null) {
     process.stderr.write("proxyscope: verify needs --node NAME\n");
-    return 2;
+    return EXIT.usage;
   }
   const target = await agentUrl(c, c.node);
   if ("error" in target) {
     process.stderr.write(`proxyscope: ${target.error}\n`);
-    return 2;
+    return EXIT.noReport;
   }
   const url = `${target.url.replace(/\/+$/, "")}/verify`;
   const res = await httpGet(url, { timeoutMs: Math.max(c.timeoutMs, MIN_TIMEOUT_MS), maxBytes: 1024 * 1024 });
   if (!res.ok || res.status !== 200) {
     process.stderr.write(`proxyscope: ${url}: ${res.ok ? `HTTP ${res.status}` : res.error.message}\n`);
-    return 2;
+    return EXIT.noReport;
   }
   let parsed;
   try {
@@ -51,9 +52,9 @@ export async function verifyNode(c: CollectorConfig): Promise<number> {
   }
   if (!parsed?.success) {
     process.stderr.write(`proxyscope: ${url} did not answer a verify result\n`);
-    return 2;
+    return EXIT.noReport;
   }
   const v = parsed.data;
   process.stdout.write(c.output === "json" ? `${JSON.stringify(v, null, 2)}\n` : `${renderVerify(v)}\n`);
-  return v.passed ? 0 : 1;
+  return v.passed ? EXIT.ok : EXIT.findings;
 }

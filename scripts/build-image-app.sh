@@ -2,7 +2,8 @@
 # Builds the application tree the runtime image ships, from a source checkout:
 #   scripts/build-image-app.sh OUT_DIR
 # 1. npm ci (all dependencies: the TypeScript compiler is a dev dependency), 2. tsc,
-# 3. OUT_DIR gets package.json, package-lock.json, the compiled agent and collector, and production
+# 3. OUT_DIR gets package.json, package-lock.json, the compiled agent, collector and common/ (what both
+#    import), and production
 #    dependencies only (npm ci --omit=dev), with the CLIs made executable.
 # The Dockerfile's build stage runs exactly this; test/unit/deploy/image-build.test.ts runs it in a
 # clean copy of the tracked files, because no Docker engine is available to the tests.
@@ -20,7 +21,11 @@ npx tsc -p tsconfig.json
 
 mkdir -p "$out/dist"
 cp package.json package-lock.json "$out/"
-# Only the two programs: bench/ and the test stand-ins are compiled too but never shipped.
+# Only the two programs and what both import: bench/ and the test stand-ins are compiled too but never shipped.
+[ -d dist/common ] || { echo "build-image-app.sh: dist/common was not built" >&2; exit 1; }
+rm -rf "$out/dist/common"
+cp -R dist/common "$out/dist/common"
+find "$out/dist/common" -name '*.map' -delete
 for prog in agent collector; do
   if [ -f "dist/$prog/cli.js" ]; then
     rm -rf "$out/dist/$prog"

@@ -1,7 +1,7 @@
 import { pino } from "pino";
 import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
-import { AGENT_VERSION } from "../version.js";
+import { VERSION as AGENT_VERSION } from "../../common/version.js";
 import { cleanupExitCode, renderCleanup } from "./render.js";
 import { runCleanup } from "./run.js";
 

@@ -1,4 +1,5 @@
-import { terminalSafe as safe } from "../render/escape.js";
+import { EXIT } from "../../common/exit-codes.js";
+import { terminalSafe as safe } from "../../common/escape.js";
 import type { CleanupOutcome, ScanSummary } from "./schema.js";
 
 function summary(label: string, s: ScanSummary): string {
@@ -43,6 +44,6 @@ export function renderCleanup(o: CleanupOutcome): string {
 
 /** 0: dry run, or every action succeeded; 1: an action failed; 4: refused by the interlock. */
 export function cleanupExitCode(o: CleanupOutcome): number {
-  if (o.mode === "refused") return 4;
-  return o.results.every((r) => r.ok) ? 0 : 1;
+  if (o.mode === "refused") return EXIT.refused;
+  return o.results.every((r) => r.ok) ? EXIT.ok : EXIT.findings;
 }

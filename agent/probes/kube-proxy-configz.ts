@@ -1,5 +1,5 @@
 import { ConfigzFacts } from "../facts/kube-proxy.js";
-import { httpGet } from "../io/http.js";
+import { httpGet } from "../../common/http.js";
 import { parseConfigz } from "../parse/kube-proxy-configz.js";
 import type { Probe } from "./types.js";
 

@@ -1,5 +1,5 @@
 import { KubeProxyHealthFacts } from "../facts/kube-proxy.js";
-import { httpGet } from "../io/http.js";
+import { httpGet } from "../../common/http.js";
 import { parseKubeProxyHealth } from "../parse/kube-proxy-health.js";
 import type { Probe } from "./types.js";
 

@@ -1,5 +1,5 @@
 import { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
-import { httpGet } from "../io/http.js";
+import { httpGet } from "../../common/http.js";
 import { parseKubeProxyMetrics } from "../parse/kube-proxy-metrics.js";
 import type { Probe } from "./types.js";
 

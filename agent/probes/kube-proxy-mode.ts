@@ -1,5 +1,5 @@
 import { ProxyModeFacts } from "../facts/kube-proxy.js";
-import { httpGet } from "../io/http.js";
+import { httpGet } from "../../common/http.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
 import type { Probe } from "./types.js";
 

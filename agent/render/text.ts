@@ -1,6 +1,6 @@
 import type { Finding, NodeReport, Severity } from "../report/schema.js";
 import { kernelCanRunNftables } from "../rules/thresholds.js";
-import { terminalSafe as safe } from "./escape.js";
+import { terminalSafe as safe } from "../../common/escape.js";
 
 const ORDER: Severity[] = ["critical", "error", "warning", "info"];
 const COLOUR: Record<Severity | "ok" | "dim" | "bold", string> = {

@@ -1,10 +1,5 @@
-import { STATUS_CODES } from "node:http";
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyReply,
-} from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import { fail, hardenedFastify } from "../../common/http-server.js";
 import { nodeReportJsonSchema } from "../report/schema.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
@@ -18,69 +13,14 @@ export interface AppOptions {
   retryAfterS?: number;
 }
 
-const ROUTES = [
-  "/report",
-  "/report/previous",
-  "/report/schema",
-  "/healthz",
-  "/readyz",
-  "/metrics",
-  "/ipvs/virtual-server",
-  "/verify",
-];
-const BODY_LIMIT = 1024;
 // Big IPVS tables make each lookup a full read of /proc/net/ip_vs; more at once only slows the node.
 const MAX_LOOKUPS_IN_FLIGHT = 2;
 
 /** The agent's HTTP API. Every answer is JSON or the Prometheus text format, never a stack trace or echoed input. */
 export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
-  const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
-    // Scrapes every few seconds would drown the scan lines; errors are still logged.
-    logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: BODY_LIMIT,
-    requestTimeout: 30_000,
-    return503OnClosing: true,
-    frameworkErrors: (_err, _req, reply) => {
-      void fail(reply, 400, "bad request");
-    },
-  });
+  const app = hardenedFastify(opts.logger ? { logger: opts.logger } : {});
   const schemaJson = JSON.stringify(nodeReportJsonSchema());
   let lookups = 0;
-
-  app.addHook("onRequest", async (req, reply) => {
-    const length = req.headers["content-length"];
-    const hasBody =
-      req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
-    if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
-      return fail(reply, 400, "a GET request carries no body");
-    }
-  });
-  app.addHook("onSend", async (_req, reply, payload) => {
-    reply.header("x-content-type-options", "nosniff");
-    reply.header("cache-control", "no-store");
-    return payload;
-  });
-
-  app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split("?")[0];
-    if (path !== undefined && ROUTES.includes(path)) {
-      reply.header("allow", "GET, HEAD");
-      return fail(reply, 405, "method not allowed");
-    }
-    return fail(reply, 404, "not found");
-  });
-  app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
-    const status =
-      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    if (status >= 500) req.log.error({ err }, "request failed");
-    // Fixed words per status: framework messages can quote the request (a media type, a URL).
-    return fail(
-      reply,
-      status,
-      status >= 500 ? "internal error" : (STATUS_CODES[status] ?? "error").toLowerCase(),
-    );
-  });
 
   const sendReport = (reply: FastifyReply, r: ScanRecord | null, missing: string) => {
     if (r === null) {
@@ -137,11 +77,4 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     }
   });
   return app;
-}
-
-function fail(reply: FastifyReply, status: number, error: string, extra: Record<string, unknown> = {}) {
-  return reply
-    .code(status)
-    .type("application/json; charset=utf-8")
-    .send({ error, ...extra });
 }

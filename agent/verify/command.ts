@@ -1,6 +1,6 @@
 import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
-import { AGENT_VERSION } from "../version.js";
+import { VERSION as AGENT_VERSION } from "../../common/version.js";
 import { renderVerify } from "./render.js";
 import { runVerify, type VerifyOptions } from "./run.js";
 

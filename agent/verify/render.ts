@@ -1,4 +1,4 @@
-import { terminalSafe as safe } from "../render/escape.js";
+import { terminalSafe as safe } from "../../common/escape.js";
 import type { VerifyCheck, VerifyResult } from "./schema.js";
 
 function word(c: VerifyCheck): string {

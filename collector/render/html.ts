@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
-import { html as h, jsonForScript } from "./escape.js";
+import { html as h, jsonForScript } from "../../common/escape.js";
 import { CSS, SCRIPT } from "./html-assets.js";
 import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 

@@ -1,5 +1,5 @@
 import type { FleetReport } from "../report/schema.js";
-import { md } from "./escape.js";
+import { md } from "../../common/escape.js";
 import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;

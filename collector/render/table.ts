@@ -1,5 +1,5 @@
 import type { FleetReport, PlanStatus } from "../report/schema.js";
-import { terminalSafe as safe } from "./escape.js";
+import { terminalSafe as safe } from "../../common/escape.js";
 import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const SGR = {

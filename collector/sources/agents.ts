@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RealServer, VirtualServer } from "../../agent/facts/ipvs.js";
-import { httpGet, type HttpResult } from "../../agent/io/http.js";
+import { httpGet, type HttpResult } from "../../common/http.js";
 import { failedObservation, observationFromReport, parseNodeReport } from "../observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Phase, Severity, Verdict } from "../../agent/report/schema.js";
-import { httpGet } from "../../agent/io/http.js";
+import { httpGet } from "../../common/http.js";
 import { failedObservation } from "../observe.js";
 import type { NodeObservation } from "../report/schema.js";
 

@@ -2,11 +2,12 @@
 // API resource, or Prometheus — and runs the real CLI against the API server STAND-IN and loopback
 // agents serving real agent scans. Every row asserts the same three things: no node the API lists is
 // missing from the report, the failure is named (the node's reason, a cluster gap, or the one-line
-// error), and the exit code says so: 1 under --fail-on unanswered when the report is partial, 2 when no
-// report can be made. collector-report.test.ts covers the agent faults in one mixed fleet (their
+// error), and the exit code says so: 1 under --fail-on unanswered when the report is partial, 5 (no report)
+// when none can be made. collector-report.test.ts covers the agent faults in one mixed fleet (their
 // outcomes, the ghost node, the plan); rows here add each fault alone and the faults it does not.
 import http from "node:http";
 import t from "tap";
+import { EXIT } from "../../common/exit-codes.js";
 import { FleetReport } from "../../collector/report/schema.js";
 import { freePort } from "../helpers/prometheus.js";
 import {
@@ -80,7 +81,7 @@ interface Row {
   faults?: Record<string, number | "hang">;
   prometheus?: string;
   /** Expected exit under --fail-on unanswered. */
-  exit: 1 | 2;
+  exit: typeof EXIT.findings | typeof EXIT.noReport;
   /** How the failure must be named: node-x's outcome and reason, a cluster gap, or stderr. */
   named:
     | { node: string; outcome: string; reason: RegExp }
@@ -95,43 +96,43 @@ const agentRows: Row[] = [
   {
     name: "agent down",
     agent: "down",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "unreachable", reason: /ECONNREFUSED.*after one retry/ },
   },
   {
     name: "agent slow past the deadline",
     agent: "slow",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "timeout", reason: new RegExp(`within ${TIMEOUT_MS} ms`) },
   },
   {
     name: "agent answers garbage",
     agent: "garbage",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "garbage", reason: /not JSON: "\\u001b\[2J<html>/ },
   },
   {
     name: "agent answers schema version 2",
     agent: "schema version 2",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "schema-mismatch", reason: /schemaVersion "2"/ },
   },
   {
     name: "agent answers 17 MiB",
     agent: "huge body",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "garbage", reason: /more than 16777216 bytes/ },
   },
   {
     name: "agent answers HTTP 500",
     agent: "HTTP 500",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "http-status", reason: /HTTP 500/ },
   },
   {
     name: "agent answers JSON that is not a NodeReport",
     agent: "valid JSON, not a NodeReport",
-    exit: 1,
+    exit: EXIT.findings,
     named: { node: "node-x", outcome: "garbage", reason: /not a NodeReport: / },
   },
 ];
@@ -143,7 +144,7 @@ for (const f of [401, 403, 500, "hang"] as const) {
   apiRows.push({
     name: `Nodes: ${f}`,
     faults: { nodes: f },
-    exit: 2,
+    exit: EXIT.noReport,
     named: { stderr: new RegExp(`cannot list nodes .*${STATUS_REASON(f).source}`) },
   });
   if (f === 401) continue;
@@ -160,29 +161,34 @@ for (const f of [401, 403, 500, "hang"] as const) {
     apiRows.push({
       name: `${resource}: ${f}`,
       faults: { [resource]: f },
-      exit: 1,
+      exit: EXIT.findings,
       named: { gap, reason: STATUS_REASON(f) },
       notFindings: [...notFindings],
     });
 }
 apiRows.push(
-  { name: "Nodes: 404", faults: { nodes: 404 }, exit: 2, named: { stderr: /cannot list nodes .*HTTP 404/ } },
+  {
+    name: "Nodes: 404",
+    faults: { nodes: 404 },
+    exit: EXIT.noReport,
+    named: { stderr: /cannot list nodes .*HTTP 404/ },
+  },
   {
     name: "services: 404 (a list cannot be absent)",
     faults: { services: 404 },
-    exit: 1,
+    exit: EXIT.findings,
     named: { gap: /^services/, reason: /HTTP 404/ },
   },
   {
     name: "version: 404",
     faults: { version: 404 },
-    exit: 1,
+    exit: EXIT.findings,
     named: { gap: /^\/version$/, reason: /HTTP 404/ },
   },
   {
     name: "agent pods: 500",
     faults: { pods: 500 },
-    exit: 2,
+    exit: EXIT.noReport,
     named: { stderr: /cannot list agent pods .*HTTP 500/ },
   },
 );
@@ -191,27 +197,32 @@ const promRows: Row[] = [
   {
     name: "Prometheus refused",
     prometheus: `http://127.0.0.1:${closedPort}`,
-    exit: 2,
+    exit: EXIT.noReport,
     named: { stderr: /ECONNREFUSED/ },
   },
-  { name: "Prometheus 500", prometheus: "500", exit: 2, named: { stderr: /HTTP 500/ } },
-  { name: "Prometheus garbage JSON", prometheus: "garbage", exit: 2, named: { stderr: /not JSON/ } },
+  { name: "Prometheus 500", prometheus: "500", exit: EXIT.noReport, named: { stderr: /HTTP 500/ } },
+  {
+    name: "Prometheus garbage JSON",
+    prometheus: "garbage",
+    exit: EXIT.noReport,
+    named: { stderr: /not JSON/ },
+  },
   {
     name: 'Prometheus status "error" (422)',
     prometheus: "error",
-    exit: 2,
+    exit: EXIT.noReport,
     named: { stderr: /HTTP 422.*query timed out/ },
   },
   {
     name: 'Prometheus status "error" with 200',
     prometheus: "error-200",
-    exit: 2,
+    exit: EXIT.noReport,
     named: { stderr: /bad_data.*invalid parameter query/ },
   },
   {
     name: "Prometheus empty result",
     prometheus: "empty",
-    exit: 1,
+    exit: EXIT.findings,
     named: { allNodes: "no-data", reason: /./ },
   },
 ];
@@ -264,7 +275,7 @@ for (const row of rows) {
     const r = results.get(row)!;
     t.equal(r.code, row.exit, `exit ${row.exit}; stderr: ${r.stderr.slice(0, 300)}`);
     t.notMatch(r.stderr, /internal error/, "no throw reached the CLI");
-    if (row.exit === 2) {
+    if (row.exit === EXIT.noReport) {
       t.equal(r.stdout, "", "nothing that could pass for a report");
       if ("stderr" in row.named) t.match(r.stderr, row.named.stderr, "the failure is named");
       return;

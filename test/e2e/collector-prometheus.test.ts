@@ -1,6 +1,7 @@
 // The Prometheus source against a real Prometheus (Debian's) that scraped real `proxyscope-agent serve`
 // processes on loopback; the API server STAND-IN lists one node more than Prometheus has series for.
 import t from "tap";
+import { EXIT } from "../../common/exit-codes.js";
 import { existsSync } from "node:fs";
 import { FleetReport } from "../../collector/report/schema.js";
 import { freePort, PROMETHEUS, startPrometheus } from "../helpers/prometheus.js";
@@ -94,7 +95,7 @@ t.test("a node the API lists but Prometheus has no series for is no-data, never 
   t.equal(a.nodes.find((x) => x.node === "prom-silent")?.outcome, "no-agent");
 });
 
-t.test("Prometheus unreachable: no report, exit 2", async (t) => {
+t.test("Prometheus unreachable: no report, its own exit code", async (t) => {
   const closed = await freePort();
   const r = await collector([
     "report",
@@ -105,6 +106,6 @@ t.test("Prometheus unreachable: no report, exit 2", async (t) => {
     "--kubeconfig",
     api.kubeconfig,
   ]);
-  t.equal(r.code, 2);
+  t.equal(r.code, EXIT.noReport);
   t.match(r.stderr, /Prometheus at http:\/\/127\.0\.0\.1:\d+/);
 });

@@ -2,6 +2,7 @@
 // serving NodeReports the real agent made (scan --json against fixture trees and the kube-proxy
 // stand-in), and the CLI's exit codes for every case.
 import t from "tap";
+import { EXIT } from "../../common/exit-codes.js";
 import { FleetReport } from "../../collector/report/schema.js";
 import { freePort } from "../helpers/prometheus.js";
 import {
@@ -226,7 +227,7 @@ t.test("exit codes", async (t) => {
   t.equal(table.code, 0, "no --fail-on: a report was made");
   t.match(table.stdout, /PARTIAL/);
   const bad = await collector([...base, "--fail-on", "purple"]);
-  t.equal(bad.code, 2);
+  t.equal(bad.code, EXIT.usage);
   t.match(bad.stderr, /invalid --fail-on/);
 
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-kc-"));
@@ -236,11 +237,11 @@ t.test("exit codes", async (t) => {
     "--kubeconfig",
     writeKubeconfig(dir, `http://127.0.0.1:${closed}`, "x"),
   ]);
-  t.equal(down.code, 2, "API unreachable: no report");
+  t.equal(down.code, EXIT.noReport, "API unreachable: no report");
   t.match(down.stderr, /cannot list nodes/);
   t.equal(down.stdout, "", "nothing that could pass for a report");
   const denied = await collector(["report", "--kubeconfig", writeKubeconfig(dir, api.url, "wrong-token")]);
-  t.equal(denied.code, 2);
+  t.equal(denied.code, EXIT.noReport);
   t.match(denied.stderr, /HTTP 401/);
 });
 

@@ -68,9 +68,9 @@ t.test("build-image-app.sh in a clean directory", async (t) => {
   t.ok(existsSync(cli), "dist/agent/cli.js");
   t.equal(statSync(cli).mode & 0o111, 0o111, "cli.js executable (the image links it onto PATH)");
   t.same(
-    readdirSync(join(out, "dist")).filter((d) => !["agent", "collector"].includes(d)),
+    readdirSync(join(out, "dist")).filter((d) => !["agent", "collector", "common"].includes(d)),
     [],
-    "only the two programs",
+    "only the two programs and what both import",
   );
   t.notOk(existsSync(join(out, "node_modules/typescript")), "no dev dependency (typescript)");
   t.notOk(existsSync(join(out, "node_modules/tap")), "no dev dependency (tap)");
@@ -87,6 +87,16 @@ t.test("build-image-app.sh in a clean directory", async (t) => {
     timeout: 60_000,
   });
   t.equal(schema.status, 0, schema.stderr);
+  const version = spawnSync(process.execPath, [cli, "--version"], {
+    cwd: work,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  t.equal(
+    version.stdout,
+    `proxyscope-agent ${(JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version}\n`,
+    "--version from the shipped package.json",
+  );
   const s = JSON.parse(schema.stdout) as { type?: string; properties?: Record<string, unknown> };
   t.ok(s.properties && "phase" in s.properties && "findings" in s.properties, "NodeReport JSON Schema");
 

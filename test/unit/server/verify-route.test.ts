@@ -1,4 +1,5 @@
 import t from "tap";
+import { EXIT } from "../../../common/exit-codes.js";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { createServer } from "node:net";
@@ -106,7 +107,7 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
   t.match(ok.stdout, /^proxy mode \(\/proxyMode\)\s+ok$/m);
   t.match(ok.stdout, /^verify n1: PASS$/m);
   const missing = await run("--node", "n2", "--agents", `n1=${agentUrl}`, "--kubeconfig", "/nonexistent");
-  t.equal(missing.code, 2, "a node with no agent is an error, not a pass");
+  t.equal(missing.code, EXIT.noReport, "a node with no agent is an error, not a pass");
 
   state.record(report("ipvs"));
   const after = VerifyResult.parse((await app.inject({ method: "GET", url: "/verify" })).json());

@@ -1,8 +1,14 @@
-import type { ProbeError } from "../facts/probe-error.js";
+/** The named failures a GET can end in: a subset of the agent's ProbeError kinds, so it passes as one. */
+export interface HttpError {
+  kind: "timeout" | "output-cap" | "unreachable";
+  message: string;
+  /** The URL, so the user can fetch it by hand. */
+  command: string;
+}
 
 export type HttpResult =
   | { ok: true; status: number; body: string; contentType: string | null; durationMs: number }
-  | { ok: false; error: ProbeError };
+  | { ok: false; error: HttpError };
 
 /**
  * GET with a deadline covering connect, headers and body, and a cap on the body. Redirects are not

@@ -1,1 +1,0 @@
-export { AGENT_VERSION as COLLECTOR_VERSION } from "../agent/version.js";

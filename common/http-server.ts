@@ -1,0 +1,89 @@
+import { STATUS_CODES } from "node:http";
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyReply,
+} from "fastify";
+
+export interface HardenedServerOptions {
+  /** Errors (5xx) are logged here; request lines never are. Without it nothing is logged. */
+  logger?: FastifyBaseLogger;
+}
+
+// Both programs serve GET and HEAD only: a request body is never read, so a small limit costs nothing.
+const BODY_LIMIT = 1024;
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * A Fastify instance for a read-only HTTP API that answers every request itself: no framework message,
+ * stack trace, method, URL or header from the request is ever echoed back, a GET with a body is refused,
+ * a known path asked with another method is 405 with `allow`, and nothing is sniffed or cached.
+ */
+export function hardenedFastify(opts: HardenedServerOptions = {}): FastifyInstance {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    // Scrapes every few seconds would drown the rest of the log; errors are still logged.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    return503OnClosing: true,
+    // A URL Fastify cannot route (e.g. "/%") is answered before any handler, quoting it by default.
+    frameworkErrors: (_err, _req, reply) => {
+      void fail(reply as unknown as FastifyReply, 400, "bad request");
+    },
+  });
+  // Every path a route was registered for, so the not-found handler can tell 405 from 404.
+  const paths = new Set<string>();
+  app.addHook("onRoute", (route) => {
+    paths.add(route.url);
+  });
+
+  app.addHook("onRequest", async (req, reply) => {
+    const length = req.headers["content-length"];
+    const hasBody =
+      req.headers["transfer-encoding"] !== undefined || (length !== undefined && length !== "0");
+    if ((req.method === "GET" || req.method === "HEAD") && hasBody) {
+      return fail(reply, 400, "a GET request carries no body");
+    }
+  });
+  app.addHook("onSend", async (_req, reply, payload) => {
+    reply.header("x-content-type-options", "nosniff");
+    reply.header("cache-control", "no-store");
+    return payload;
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split("?")[0];
+    if (path !== undefined && paths.has(path)) {
+      reply.header("allow", "GET, HEAD");
+      return fail(reply, 405, "method not allowed");
+    }
+    return fail(reply, 404, "not found");
+  });
+  app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
+    const status =
+      err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    if (status >= 500) req.log.error({ err }, "request failed");
+    // Fixed words per status: framework messages can quote the request (a media type, a URL).
+    return fail(
+      reply,
+      status,
+      status >= 500 ? "internal error" : (STATUS_CODES[status] ?? "error").toLowerCase(),
+    );
+  });
+  return app;
+}
+
+/** A JSON error answer: fixed words chosen by the server, plus fields it chose to add. */
+export function fail(
+  reply: FastifyReply,
+  status: number,
+  error: string,
+  extra: Record<string, unknown> = {},
+) {
+  return reply
+    .code(status)
+    .type("application/json; charset=utf-8")
+    .send({ error, ...extra });
+}
