@@ -1,19 +1,18 @@
 #!/usr/bin/env node
-import { EXIT } from "../common/exit-codes.js";
+import { EXIT, type ExitCode } from "../common/exit-codes.js";
 import { VERSION } from "../common/version.js";
 import { ConfigError, loadConfig, type CollectorConfig } from "./config.js";
-import { reasonsToFail } from "./fail-on.js";
-import { gather, type GatherConfig } from "./gather.js";
-import { renderLcAudit } from "./lc-audit.js";
-import { renderHtml } from "./render/html.js";
-import { renderJson } from "./render/json.js";
-import { renderMarkdown } from "./render/markdown.js";
-import { renderTable } from "./render/table.js";
-import { fleetReportJsonSchema, type FleetReport } from "./report/schema.js";
-import { fetchVirtualServer } from "./sources/agents.js";
-import { listAgentPods, loadKubeConfig, readService } from "./sources/kubernetes.js";
-import { mapPool } from "./pool.js";
-import { buildServer } from "./server.js";
+
+// Only argv parsing and dispatch live here; each command orchestrates and renders in commands/<name>.ts,
+// loaded on demand so `report` never loads the server and `schema` loads nothing else.
+type Command = { run: (c: CollectorConfig) => Promise<ExitCode> };
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  report: () => import("./commands/report.js"),
+  serve: () => import("./commands/serve.js"),
+  "lc-audit": () => import("./commands/lc-audit.js"),
+  verify: () => import("./commands/verify.js"),
+  schema: () => import("./commands/schema.js"),
+};
 
 const USAGE = `usage: proxyscope <command> [flags]
 
@@ -50,142 +49,7 @@ flags:
   --service NS/NAME [--service-port NAME|NUMBER]   lc-audit
 `;
 
-function gatherConfig(c: CollectorConfig): GatherConfig {
-  return {
-    source: c.source,
-    kubeconfig: c.kubeconfig,
-    namespace: c.namespace,
-    agentNamespace: c.agentNamespace,
-    agentSelector: c.agentSelector,
-    agentPort: c.agentPort,
-    agents: c.agents,
-    agentsFile: c.agentsFile,
-    prometheusUrl: c.prometheusUrl,
-    prometheusNodeLabel: c.prometheusNodeLabel,
-    concurrency: c.concurrency,
-    timeoutMs: c.timeoutMs,
-  };
-}
-
-/** A progress bar on stderr, only on a terminal: piped output stays clean. */
-function progressBar(): ((done: number, total: number) => void) | undefined {
-  if (!process.stderr.isTTY) return undefined;
-  return (done, total) => {
-    const w = 30;
-    const fill = Math.round((w * done) / Math.max(1, total));
-    process.stderr.write(`\r[${"#".repeat(fill)}${".".repeat(w - fill)}] ${done}/${total} nodes`);
-    if (done === total) process.stderr.write("\r\u001b[K");
-  };
-}
-
-function render(r: FleetReport, c: CollectorConfig): string {
-  switch (c.output) {
-    case "json":
-      return renderJson(r);
-    case "markdown":
-      return renderMarkdown(r);
-    case "html":
-      return renderHtml(r);
-    case "table": {
-      const colour =
-        c.color === "always" ||
-        (c.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
-      return `${renderTable(r, colour)}\n`;
-    }
-  }
-}
-
-async function report(c: CollectorConfig): Promise<number> {
-  const res = await gather(gatherConfig(c), progressBar());
-  if (!res.ok) {
-    process.stderr.write(`proxyscope: no report: ${res.error}\n`);
-    return EXIT.noReport;
-  }
-  process.stdout.write(render(res.report, c));
-  if (res.report.partial)
-    process.stderr.write(
-      `proxyscope: partial report: ${res.report.summary.unanswered} of ${res.report.summary.nodes} node(s) without a usable report\n`,
-    );
-  const reasons = reasonsToFail(res.report, c.failOn);
-  if (reasons.length > 0) {
-    process.stderr.write(
-      `proxyscope: --fail-on ${c.failOn}: ${reasons.length} reached it (${reasons.slice(0, 5).join("; ")}${reasons.length > 5 ? "; ..." : ""})\n`,
-    );
-    return EXIT.findings;
-  }
-  return EXIT.ok;
-}
-
-async function serve(c: CollectorConfig): Promise<number> {
-  const s = buildServer({
-    intervalMs: c.intervalS * 1000,
-    gather: () => gather(gatherConfig(c)),
-    log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`),
-  });
-  await s.app.listen({ host: c.listen, port: c.port });
-  const addr = s.app.server.address();
-  process.stderr.write(
-    `proxyscope: serving on ${typeof addr === "object" && addr ? `${addr.address}:${addr.port}` : c.port}\n`,
-  );
-  s.start();
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-  });
-  s.stop();
-  await s.app.close();
-  return EXIT.ok;
-}
-
-async function lcAudit(c: CollectorConfig): Promise<number> {
-  if (!c.service) {
-    process.stderr.write("proxyscope: lc-audit needs --service NS/NAME\n");
-    return EXIT.usage;
-  }
-  const kc = loadKubeConfig(c.kubeconfig);
-  if (!kc.ok) {
-    process.stderr.write(`proxyscope: ${kc.error}\n`);
-    return EXIT.noReport;
-  }
-  const [ns, name] = c.service.split("/") as [string, string];
-  const svc = await readService(kc.value, ns, name, c.timeoutMs);
-  if (!svc.ok) {
-    process.stderr.write(`proxyscope: ${svc.error}\n`);
-    return EXIT.noReport;
-  }
-  const port =
-    svc.value.ports.find(
-      (p) => c.servicePort === null || p.name === c.servicePort || String(p.port) === c.servicePort,
-    ) ?? null;
-  const address = svc.value.clusterIPs.find((ip) => ip !== "None") ?? null;
-  if (!port || !address) {
-    process.stderr.write(`proxyscope: ${c.service} has no cluster IP or no such port\n`);
-    return EXIT.noReport;
-  }
-  const pods = await listAgentPods(kc.value, {
-    kubeconfig: c.kubeconfig,
-    timeoutMs: c.timeoutMs,
-    namespace: c.namespace,
-    agentNamespace: c.agentNamespace,
-    selector: c.agentSelector,
-    port: c.agentPort,
-  });
-  if (!pods.ok) {
-    process.stderr.write(`proxyscope: ${pods.error}\n`);
-    return EXIT.noReport;
-  }
-  const q = { protocol: port.protocol, address, port: port.port };
-  const outcomes = await mapPool(
-    [...pods.value].sort((a, b) => a.node.localeCompare(b.node)),
-    c.concurrency,
-    (p) => fetchVirtualServer({ node: p.node, url: p.url }, q, { timeoutMs: c.timeoutMs }),
-  );
-  process.stdout.write(`${renderLcAudit({ service: c.service, ...q, outcomes })}\n`);
-  return outcomes.some((o) => o.ok) ? EXIT.ok : EXIT.noReport;
-}
-
-async function main(argv: string[]): Promise<number> {
+async function main(argv: string[]): Promise<ExitCode> {
   const [command, ...rest] = argv;
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     process.stdout.write(USAGE);
@@ -195,9 +59,10 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`proxyscope ${VERSION}\n`);
     return EXIT.ok;
   }
-  if (command === "schema") {
-    process.stdout.write(`${JSON.stringify(fleetReportJsonSchema(), null, 2)}\n`);
-    return EXIT.ok;
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (load === undefined) {
+    process.stderr.write(`proxyscope: unknown command ${JSON.stringify(command)} (see --help)\n`);
+    return EXIT.usage;
   }
   let c: CollectorConfig;
   try {
@@ -213,19 +78,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(USAGE);
     return EXIT.ok;
   }
-  switch (command) {
-    case "report":
-      return report(c);
-    case "serve":
-      return serve(c);
-    case "lc-audit":
-      return lcAudit(c);
-    case "verify":
-      return (await import("./verify-node.js")).verifyNode(c);
-    default:
-      process.stderr.write(`proxyscope: unknown command ${JSON.stringify(command)} (see --help)\n`);
-      return EXIT.usage;
-  }
+  return (await load()).run(c);
 }
 
 main(process.argv.slice(2)).then(

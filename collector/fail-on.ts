@@ -1,4 +1,4 @@
-import { SEVERITIES, Verdict, type Severity } from "../agent/report/schema.js";
+import { SEVERITIES, Verdict, type Severity } from "../agent/contract.js";
 import type { FleetReport } from "./report/schema.js";
 
 export const FAIL_ON_VALUES = [...SEVERITIES, ...Verdict.options, "unanswered"] as const;

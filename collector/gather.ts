@@ -25,7 +25,7 @@ export interface GatherConfig {
 
 export type GatherResult = { ok: true; report: FleetReport } | { ok: false; error: string };
 
-/** Sources in, one FleetReport out. Fails (exit 2) only when no honest report can be made. */
+/** Sources in, one FleetReport out. Fails (no report) only when no honest report can be made. */
 export async function gather(
   cfg: GatherConfig,
   onProgress?: (done: number, total: number) => void,
@@ -55,14 +55,7 @@ export async function gather(
   let observations: NodeObservation[];
   switch (cfg.source) {
     case "agents": {
-      const pods = await listAgentPods(kc!, {
-        kubeconfig: cfg.kubeconfig,
-        timeoutMs: cfg.timeoutMs,
-        namespace: cfg.namespace,
-        agentNamespace: cfg.agentNamespace,
-        selector: cfg.agentSelector,
-        port: cfg.agentPort,
-      });
+      const pods = await listAgentPods(kc!, cfg);
       if (!pods.ok) return pods;
       observations = await fetchAgents(
         pods.value.map((p): AgentTarget => ({ node: p.node, url: p.url })),

@@ -1,4 +1,4 @@
-import { NodeReport, SCHEMA_VERSION } from "../agent/report/schema.js";
+import { NodeReport, SCHEMA_VERSION } from "../agent/contract.js";
 import type { NodeObservation } from "./report/schema.js";
 
 /** A node with no usable report: every fact unknown, never zero. */

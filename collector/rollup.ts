@@ -1,4 +1,10 @@
-import { Phase, SEVERITIES, Verdict, type Finding } from "../agent/report/schema.js";
+import {
+  Phase,
+  SCHEMA_VERSION as NODE_SCHEMA_VERSION,
+  SEVERITIES,
+  Verdict,
+  type Finding,
+} from "../agent/contract.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
 import { kubeProxyUnread } from "./checks/proxy-config.js";
 import { serviceInventory } from "./checks/services.js";
@@ -14,7 +20,6 @@ import {
   type NodeObservation,
   type PlanStep,
 } from "./report/schema.js";
-import { SCHEMA_VERSION as NODE_SCHEMA_VERSION } from "../agent/report/schema.js";
 
 export interface RollupInput {
   source: FleetReport["source"];

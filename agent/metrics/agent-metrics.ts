@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { NodeReport } from "../report/schema.js";
+import { METRIC } from "./names.js";
 import { NODE_GAUGES, nodeMetricValues, type NodeGaugeName } from "./node-values.js";
 
 export interface AgentMetricsOptions {
@@ -27,19 +28,19 @@ export class AgentMetrics {
 
   constructor(opts: AgentMetricsOptions) {
     const buildInfo = new Gauge({
-      name: "proxyscope_build_info",
+      name: METRIC.buildInfo,
       help: "The agent's version; always 1",
       labelNames: ["version"],
       registers: [this.registry],
     });
     buildInfo.set({ version: opts.version }, 1);
     this.scans = new Counter({
-      name: "proxyscope_scans_total",
+      name: METRIC.scans,
       help: "Scans completed since the agent started",
       registers: [this.registry],
     });
     this.overruns = new Counter({
-      name: "proxyscope_scan_overruns_total",
+      name: METRIC.scanOverruns,
       help: "Scan ticks skipped because the previous scan was still running",
       registers: [this.registry],
     });

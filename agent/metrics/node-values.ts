@@ -1,4 +1,5 @@
 import { CLEANUP_FAILURE_COUNTER, kernelCanRunNftables, SYNC_FAILURE_COUNTERS } from "../rules/thresholds.js";
+import type { MetricName } from "./names.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
 import { counterValue, readCounter, timestamp } from "../rules/kube-proxy-counters.js";
 
@@ -69,7 +70,7 @@ export const NODE_GAUGES = {
     labels: [],
   },
   proxyscope_last_scan_duration_seconds: { help: "How long the last scan took", labels: [] },
-} as const satisfies Record<string, { help: string; labels: readonly string[] }>;
+} as const satisfies Partial<Record<MetricName, { help: string; labels: readonly string[] }>>;
 
 export type NodeGaugeName = keyof typeof NODE_GAUGES;
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ScanInput } from "../scan.js";
 import { verifyReport, type VerifyOptions } from "../verify/run.js";
-import type { VerifyResult } from "../verify/schema.js";
+import type { VerifyResult } from "../../common/verify-result.js";
 import type { AgentState } from "./state.js";
 
 // A verification waits out the sync window and opens a TCP connection: never more than one at a time,

@@ -4,7 +4,7 @@ import type { NodeReport } from "../report/schema.js";
 import { DEFAULT_RULE_OPTIONS } from "../rules/input.js";
 import { counterValue, readCounter } from "../rules/kube-proxy-counters.js";
 import { classifyVirtualServers } from "../rules/virtual-servers.js";
-import type { VerifyCheck } from "./schema.js";
+import type { VerifyCheck } from "../../common/verify-result.js";
 
 /** A later read of kube-proxy's /metrics, `at` seconds since the epoch. */
 export interface MetricsReading {

@@ -1,7 +1,7 @@
 import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
 import { VERSION as AGENT_VERSION } from "../../common/version.js";
-import { renderVerify } from "./render.js";
+import { renderVerify } from "../../common/verify-render.js";
 import { runVerify, type VerifyOptions } from "./run.js";
 
 export function verifyOptions(cfg: AgentConfig): VerifyOptions {

@@ -5,7 +5,7 @@ import { PROBES } from "../probes/registry.js";
 import type { NodeReport } from "../report/schema.js";
 import { runProbes, scanNode, type ScanInput } from "../scan.js";
 import { verifyChecks, type ConnectInput, type MetricsReading } from "./checks.js";
-import { checkFails, type VerifyResult } from "./schema.js";
+import { checkFails, type VerifyResult } from "../../common/verify-result.js";
 import { formatHostPort, parseHostPort } from "./service-address.js";
 
 export interface VerifyOptions {

@@ -1,5 +1,4 @@
-import type { Finding } from "../../agent/report/schema.js";
-import { SEVERITIES } from "../../agent/report/schema.js";
+import { SEVERITIES, type Finding } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import { kernelsTooOld } from "./kernels.js";
 import * as cfg from "./proxy-config.js";

@@ -1,4 +1,4 @@
-import type { Finding } from "../../agent/report/schema.js";
+import type { Finding } from "../../agent/contract.js";
 import type { ApiNode } from "../report/cluster-facts.js";
 import { nftablesCapable } from "../parse/kube-proxy-config.js";
 import { CREF } from "./references.js";

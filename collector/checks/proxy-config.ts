@@ -1,4 +1,4 @@
-import type { Finding, Phase } from "../../agent/report/schema.js";
+import type { Finding, Phase } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import { CREF } from "./references.js";
 

@@ -1,4 +1,4 @@
-import type { Finding } from "../../agent/report/schema.js";
+import type { Finding } from "../../agent/contract.js";
 import type { ApiService, ClusterFacts } from "../report/cluster-facts.js";
 import type { FleetReport } from "../report/schema.js";
 import { CREF } from "./references.js";

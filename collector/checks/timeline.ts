@@ -1,4 +1,4 @@
-import type { Finding } from "../../agent/report/schema.js";
+import type { Finding } from "../../agent/contract.js";
 import type { ClusterVersion } from "../report/cluster-facts.js";
 import type { DeprecationStage } from "../report/schema.js";
 import { CREF } from "./references.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/report/schema.js";
+import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/contract.js";
 import { ClusterFacts } from "./cluster-facts.js";
 
 /** Bumped on any change a consumer of the fleet report could trip over. */

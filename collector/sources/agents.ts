@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RealServer, VirtualServer } from "../../agent/facts/ipvs.js";
+import { RealServer, VirtualServer } from "../../agent/contract.js";
 import { httpGet, type HttpResult } from "../../common/http.js";
 import { failedObservation, observationFromReport, parseNodeReport } from "../observe.js";
 import { mapPool } from "../pool.js";

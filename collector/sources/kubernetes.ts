@@ -248,16 +248,24 @@ export interface AgentPod {
   url: string;
 }
 
-/** The agent pods to call: one per node, by label, on the agent port (host network: the pod IP is the node's). */
-export async function listAgentPods(
-  kc: KubeConfig,
-  opts: KubeOptions & { agentNamespace: string; selector: string; port: number },
-): Promise<KubeResult<AgentPod[]>> {
+/** Where the agents run: the flags every command that finds them through the API shares. */
+export interface AgentPodsQuery extends KubeOptions {
+  agentNamespace: string;
+  agentSelector: string;
+  agentPort: number;
+}
+
+/**
+ * The agent pods to call: one per node, by label, on the agent port (host network: the pod IP is the
+ * node's). The one place the agent lookup is assembled: report, lc-audit and verify all call it with
+ * their parsed flags.
+ */
+export async function listAgentPods(kc: KubeConfig, opts: AgentPodsQuery): Promise<KubeResult<AgentPod[]>> {
   const core = kc.makeApiClient(CoreV1Api);
   try {
     const pods = await listAll((cont) =>
       core.listNamespacedPod(
-        { namespace: opts.agentNamespace, labelSelector: opts.selector, limit: PAGE, _continue: cont },
+        { namespace: opts.agentNamespace, labelSelector: opts.agentSelector, limit: PAGE, _continue: cont },
         deadline(opts.timeoutMs),
       ),
     );
@@ -268,11 +276,11 @@ export async function listAgentPods(
         const ip = p.status?.podIP;
         if (!node || !ip || p.status?.phase !== "Running") return [];
         const host = ip.includes(":") ? `[${ip}]` : ip;
-        return [{ node, pod: p.metadata?.name ?? "", url: `http://${host}:${opts.port}` }];
+        return [{ node, pod: p.metadata?.name ?? "", url: `http://${host}:${opts.agentPort}` }];
       }),
     };
   } catch (e) {
-    return { ok: false, error: `cannot list agent pods (${opts.selector}): ${describe(e)}` };
+    return { ok: false, error: `cannot list agent pods (${opts.agentSelector}): ${describe(e)}` };
   }
 }
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Phase, Severity, Verdict } from "../../agent/report/schema.js";
+import { METRIC, Phase, Severity, Verdict } from "../../agent/contract.js";
 import { httpGet } from "../../common/http.js";
 import { failedObservation } from "../observe.js";
 import type { NodeObservation } from "../report/schema.js";
@@ -65,17 +65,17 @@ export function parseQueryAnswer(body: string, promql: string): PromResult<Sampl
 export function queries(nodeLabel: string) {
   const by = (...l: string[]) => `max by (${[nodeLabel, ...l].join(", ")})`;
   return {
-    phase: `${by("phase")} (proxyscope_node_phase) == 1`,
-    verdict: `${by("verdict")} (proxyscope_node_verdict) == 1`,
-    findings: `${by("id", "severity")} (proxyscope_finding) > 0`,
-    nftablesCapable: `${by()} (proxyscope_kernel_nftables_capable)`,
-    virtualServers: `${by()} (proxyscope_ipvs_virtual_servers)`,
-    kubeIpvs0Present: `${by()} (proxyscope_kube_ipvs0_present)`,
-    kubeIpvs0Addresses: `${by()} (proxyscope_kube_ipvs0_addresses)`,
-    blackHoled: `${by()} (proxyscope_black_holed_addresses)`,
-    probeFailed: `min by (${nodeLabel}, probe) (proxyscope_probe_success) == 0`,
-    lastScan: `${by()} (proxyscope_last_scan_timestamp_seconds)`,
-    buildInfo: `${by("version")} (proxyscope_build_info)`,
+    phase: `${by("phase")} (${METRIC.nodePhase}) == 1`,
+    verdict: `${by("verdict")} (${METRIC.nodeVerdict}) == 1`,
+    findings: `${by("id", "severity")} (${METRIC.finding}) > 0`,
+    nftablesCapable: `${by()} (${METRIC.kernelNftablesCapable})`,
+    virtualServers: `${by()} (${METRIC.ipvsVirtualServers})`,
+    kubeIpvs0Present: `${by()} (${METRIC.kubeIpvs0Present})`,
+    kubeIpvs0Addresses: `${by()} (${METRIC.kubeIpvs0Addresses})`,
+    blackHoled: `${by()} (${METRIC.blackHoledAddresses})`,
+    probeFailed: `min by (${nodeLabel}, probe) (${METRIC.probeSuccess}) == 0`,
+    lastScan: `${by()} (${METRIC.lastScanTimestampSeconds})`,
+    buildInfo: `${by("version")} (${METRIC.buildInfo})`,
   } as const;
 }
 export type QueryName = keyof ReturnType<typeof queries>;
@@ -128,7 +128,7 @@ export function observationsFromSeries(
         "no-data",
         ph.length > 1
           ? "more than one current phase in Prometheus"
-          : "proxyscope series present but no current proxyscope_node_phase",
+          : `proxyscope series present but no current ${METRIC.nodePhase}`,
       );
     const v = (verdict.get(node) ?? []).find((x) => x.success);
     // A gauge can read NaN or +Inf, or a time no Date holds: that is no known scan time, not a throw.

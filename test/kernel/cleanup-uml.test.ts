@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CleanupOutcome } from "../../agent/cleanup/schema.js";
 import { NodeReport } from "../../agent/report/schema.js";
-import { VerifyResult } from "../../agent/verify/schema.js";
+import { VerifyResult } from "../../common/verify-result.js";
 import { bootUml, DEFAULT_MODULES, hostScratchDir, REPO_ROOT, umlUnavailableReason } from "../helpers/uml.js";
 
 // cleanup and verify against real kernel state in User-Mode Linux: IPVS, a real kube-ipvs0 dummy,

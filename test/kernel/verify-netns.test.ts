@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { VerifyResult } from "../../agent/verify/schema.js";
+import { VerifyResult } from "../../common/verify-result.js";
 import { NetNs, netnsAvailable } from "../helpers/netns.js";
 import { spawnOwned } from "../helpers/children.js";
 

@@ -10,7 +10,7 @@ import type { NodeReport } from "../../../agent/report/schema.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
-import { VerifyResult } from "../../../agent/verify/schema.js";
+import { VerifyResult } from "../../../common/verify-result.js";
 import { emptyFacts, noKernelState, reportOf } from "../../helpers/facts.js";
 
 // GET /verify over the agent's last scan, with a real TCP listener standing in for the Service.

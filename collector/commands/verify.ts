@@ -1,34 +1,28 @@
-import { EXIT } from "../common/exit-codes.js";
-import { httpGet } from "../common/http.js";
-import { renderVerify } from "../agent/verify/render.js";
-import { VerifyResult } from "../agent/verify/schema.js";
-import type { CollectorConfig } from "./config.js";
-import { listAgentPods, loadKubeConfig } from "./sources/kubernetes.js";
+import { EXIT, type ExitCode } from "../../common/exit-codes.js";
+import { httpGet } from "../../common/http.js";
+import { renderVerify } from "../../common/verify-render.js";
+import { VerifyResult } from "../../common/verify-result.js";
+import type { CollectorConfig } from "../config.js";
+import { listAgentPods, loadKubeConfig } from "../sources/kubernetes.js";
+import { targetsFromFlags } from "../sources/static.js";
 
 // The agent waits out kube-proxy's sync window (10 s by default) before it answers.
 const MIN_TIMEOUT_MS = 60_000;
 
 /** Where NODE's agent is: a NODE=URL from --agents, else the agent pod the API places on NODE. */
 async function agentUrl(c: CollectorConfig, node: string): Promise<{ url: string } | { error: string }> {
-  const fromList = c.agents.map((a) => a.split("=")).find(([n, u]) => u !== undefined && n === node);
-  if (fromList) return { url: fromList[1] as string };
+  const fromList = targetsFromFlags(c.agents).targets.find((t) => t.node === node);
+  if (fromList) return { url: fromList.url };
   const kc = loadKubeConfig(c.kubeconfig);
   if (!kc.ok) return { error: kc.error };
-  const pods = await listAgentPods(kc.value, {
-    kubeconfig: c.kubeconfig,
-    timeoutMs: c.timeoutMs,
-    namespace: c.namespace,
-    agentNamespace: c.agentNamespace,
-    selector: c.agentSelector,
-    port: c.agentPort,
-  });
+  const pods = await listAgentPods(kc.value, c);
   if (!pods.ok) return { error: pods.error };
   const pod = pods.value.find((p) => p.node === node);
   return pod ? { url: pod.url } : { error: `no agent pod on node ${JSON.stringify(node)}` };
 }
 
 /** `proxyscope verify --node NAME`: that node's GET /verify. 0 passed, 1 failed, 5 no answer. */
-export async function verifyNode(c: CollectorConfig): Promise<number> {
+export async function run(c: CollectorConfig): Promise<ExitCode> {
   if (c.node === null) {
     process.stderr.write("proxyscope: verify needs --node NAME\n");
     return EXIT.usage;

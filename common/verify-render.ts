@@ -1,5 +1,5 @@
-import { terminalSafe as safe } from "../../common/escape.js";
-import type { VerifyCheck, VerifyResult } from "./schema.js";
+import { terminalSafe as safe } from "./escape.js";
+import type { VerifyCheck, VerifyResult } from "./verify-result.js";
 
 function word(c: VerifyCheck): string {
   const d = c.detail === null ? "" : safe(c.detail);

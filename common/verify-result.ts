@@ -1,3 +1,4 @@
+// The answer of the agent's GET /verify and of `proxyscope-agent verify --json`: the collector reads it too.
 import { z } from "zod";
 
 export const CheckStatus = z.enum(["ok", "fail", "not-run", "skipped"]);

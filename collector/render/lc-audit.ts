@@ -1,5 +1,5 @@
-import type { VirtualServerOutcome } from "./sources/agents.js";
-import { terminalSafe as safe } from "../common/escape.js";
+import type { VirtualServerOutcome } from "../sources/agents.js";
+import { terminalSafe as safe } from "../../common/escape.js";
 
 export interface LcAuditInput {
   service: string;

@@ -1,0 +1,31 @@
+/**
+ * The names of the agent's metrics, in one place: its registry (agent-metrics.ts, node-values.ts) must
+ * define them by these names and the collector's PromQL reads them from here, so renaming a metric on one
+ * side without the other fails the build. Dashboards and alerts key on them too: a rename is a breaking change.
+ */
+export const METRIC = {
+  buildInfo: "proxyscope_build_info",
+  scans: "proxyscope_scans_total",
+  scanOverruns: "proxyscope_scan_overruns_total",
+  nodePhase: "proxyscope_node_phase",
+  nodeVerdict: "proxyscope_node_verdict",
+  kernelNftablesCapable: "proxyscope_kernel_nftables_capable",
+  ipvsVirtualServers: "proxyscope_ipvs_virtual_servers",
+  ipvsRealServers: "proxyscope_ipvs_real_servers",
+  kubeIpvs0Present: "proxyscope_kube_ipvs0_present",
+  kubeIpvs0Addresses: "proxyscope_kube_ipvs0_addresses",
+  blackHoledAddresses: "proxyscope_black_holed_addresses",
+  kubeProxyIpsets: "proxyscope_kube_proxy_ipsets",
+  kubeProxyIptablesChains: "proxyscope_kube_proxy_iptables_chains",
+  nftablesKubeProxyTablePresent: "proxyscope_nftables_kube_proxy_table_present",
+  kubeProxyLastSyncAgeSeconds: "proxyscope_kube_proxy_last_sync_age_seconds",
+  kubeProxySyncFailures: "proxyscope_kube_proxy_sync_failures",
+  kubeProxyCleanupFailures: "proxyscope_kube_proxy_cleanup_failures",
+  finding: "proxyscope_finding",
+  findings: "proxyscope_findings",
+  probeSuccess: "proxyscope_probe_success",
+  probeDurationSeconds: "proxyscope_probe_duration_seconds",
+  lastScanTimestampSeconds: "proxyscope_last_scan_timestamp_seconds",
+  lastScanDurationSeconds: "proxyscope_last_scan_duration_seconds",
+} as const;
+export type MetricName = (typeof METRIC)[keyof typeof METRIC];

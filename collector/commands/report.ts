@@ -1,0 +1,59 @@
+import { EXIT, type ExitCode } from "../../common/exit-codes.js";
+import type { CollectorConfig } from "../config.js";
+import { reasonsToFail } from "../fail-on.js";
+import { gather } from "../gather.js";
+import { renderHtml } from "../render/html.js";
+import { renderJson } from "../render/json.js";
+import { renderMarkdown } from "../render/markdown.js";
+import { renderTable } from "../render/table.js";
+import type { FleetReport } from "../report/schema.js";
+
+/** A progress bar on stderr, only on a terminal: piped output stays clean. */
+function progressBar(): ((done: number, total: number) => void) | undefined {
+  if (!process.stderr.isTTY) return undefined;
+  return (done, total) => {
+    const w = 30;
+    const fill = Math.round((w * done) / Math.max(1, total));
+    process.stderr.write(`\r[${"#".repeat(fill)}${".".repeat(w - fill)}] ${done}/${total} nodes`);
+    if (done === total) process.stderr.write("\r\u001b[K");
+  };
+}
+
+function render(r: FleetReport, c: CollectorConfig): string {
+  switch (c.output) {
+    case "json":
+      return renderJson(r);
+    case "markdown":
+      return renderMarkdown(r);
+    case "html":
+      return renderHtml(r);
+    case "table": {
+      const colour =
+        c.color === "always" ||
+        (c.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
+      return `${renderTable(r, colour)}\n`;
+    }
+  }
+}
+
+/** `proxyscope report`: gather once, print the fleet report, judge it against --fail-on. */
+export async function run(c: CollectorConfig): Promise<ExitCode> {
+  const res = await gather(c, progressBar());
+  if (!res.ok) {
+    process.stderr.write(`proxyscope: no report: ${res.error}\n`);
+    return EXIT.noReport;
+  }
+  process.stdout.write(render(res.report, c));
+  if (res.report.partial)
+    process.stderr.write(
+      `proxyscope: partial report: ${res.report.summary.unanswered} of ${res.report.summary.nodes} node(s) without a usable report\n`,
+    );
+  const reasons = reasonsToFail(res.report, c.failOn);
+  if (reasons.length > 0) {
+    process.stderr.write(
+      `proxyscope: --fail-on ${c.failOn}: ${reasons.length} reached it (${reasons.slice(0, 5).join("; ")}${reasons.length > 5 ? "; ..." : ""})\n`,
+    );
+    return EXIT.findings;
+  }
+  return EXIT.ok;
+}

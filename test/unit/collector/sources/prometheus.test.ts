@@ -1,0 +1,33 @@
+// The collector's PromQL reads the agent's gauges by name: every name a query uses must be a metric the
+// agent's real registry exposes after a scan, or the Prometheus source would report every node as no-data.
+import t from "tap";
+import { METRIC } from "../../../../agent/contract.js";
+import { AgentMetrics } from "../../../../agent/metrics/agent-metrics.js";
+import { queries } from "../../../../collector/sources/prometheus.js";
+import { movedWithBlackHole, reportOf } from "../../server/reports.js";
+
+t.test("every metric name in the collector's PromQL is in the agent's registry output", async (t) => {
+  const m = new AgentMetrics({ version: "0.1.0" });
+  m.recordScan(reportOf(movedWithBlackHole()));
+  const exposition = await m.exposition();
+  const families = new Set([...exposition.matchAll(/^# TYPE (\S+) /gm)].map((x) => x[1]!));
+  const used = new Set<string>();
+  for (const [name, promql] of Object.entries(queries("node"))) {
+    const names = [...promql.matchAll(/\bproxyscope_[a-z0-9_]+/g)].map((x) => x[0]);
+    t.ok(names.length > 0, `${name} reads a proxyscope metric`);
+    for (const n of names) {
+      used.add(n);
+      t.ok(families.has(n), `${name}: ${n} is exposed by the agent`);
+    }
+  }
+  t.ok(used.size >= 10, `the queries read ${used.size} metrics`);
+});
+
+t.test("the queries take their names from the agent's names module", async (t) => {
+  const q = queries("node");
+  t.match(q.phase, METRIC.nodePhase);
+  t.match(q.buildInfo, METRIC.buildInfo);
+  t.match(q.probeFailed, METRIC.probeSuccess);
+  // A name the agent never exposed would fail the test above; a name missing from METRIC fails the build.
+  for (const name of Object.values(METRIC)) t.match(name, /^proxyscope_[a-z0-9_]+$/, name);
+});
