@@ -6,42 +6,9 @@ import {
   parseFeatureGatesFlag,
   parseKubeProxyConfig,
 } from "../../../collector/parse/kube-proxy-config.js";
-import type { ClusterFacts, KubeProxyConfigFile } from "../../../collector/report/cluster-facts.js";
+import type { ClusterFacts } from "../../../collector/report/cluster-facts.js";
+import { cfg, facts } from "../../helpers/fleet.js";
 
-const cfg = (over: Partial<KubeProxyConfigFile> = {}): KubeProxyConfigFile => ({
-  mode: "",
-  ipvs: null,
-  featureGates: {},
-  nodePortAddresses: null,
-  conntrackTcpBeLiberal: null,
-  ...over,
-});
-
-export function facts(
-  over: Partial<ClusterFacts> = {},
-  config: KubeProxyConfigFile | null = cfg(),
-): ClusterFacts {
-  return {
-    version: { gitVersion: "v1.37.1", major: 1, minor: 37 },
-    nodes: [],
-    kubeProxyConfigMap: { name: "kube-proxy", key: "config.conf", config, parseError: null },
-    kubeProxyDaemonSet: {
-      name: "kube-proxy",
-      image: "registry.k8s.io/kube-proxy:v1.37.1",
-      argv: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf"],
-      proxyModeFlag: null,
-      featureGatesFlag: null,
-      configFlag: "/var/lib/kube-proxy/config.conf",
-      updateStrategy: "RollingUpdate",
-      maxUnavailable: 1,
-      configMapVolumes: ["kube-proxy"],
-    },
-    kubeadm: false,
-    services: [],
-    gaps: [],
-    ...over,
-  };
-}
 const ids = (f: ClusterFacts, observed: Parameters<typeof clusterChecks>[1] = []) =>
   clusterChecks(f, observed).map((x) => x.id);
 

@@ -177,7 +177,7 @@ t.test("--fail-on unanswered counts a cluster read that failed", async (t) => {
 t.test("an unread kube-proxy ConfigMap or DaemonSet is not an absent one", async (t) => {
   // A 500 on the ConfigMap made the checks say "mode not pinned", "nodes disagree with the
   // configured iptables" and the plan "mode: is empty"; both unread made it "no kube-proxy".
-  const { facts } = await import("./checks.test.js");
+  const { facts } = await import("../../helpers/fleet.js");
   const { clusterChecks } = await import("../../../collector/checks/index.js");
   const { plan } = await import("../../../collector/rollup.js");
   const gap = (what: string) => ({ what, reason: "HTTP 500" });

@@ -18,7 +18,7 @@ import type { FleetReport, NodeObservation } from "../../../collector/report/sch
 import { buildServer } from "../../../collector/server.js";
 import { failedObservation } from "../../../collector/observe.js";
 import { FUZZ_RUNS, HOSTILE_STRINGS } from "../../helpers/fuzz.js";
-import { facts } from "./checks.test.js";
+import { facts } from "../../helpers/fleet.js";
 
 const MARKUP = [
   "</script><script>alert(1)</script>",

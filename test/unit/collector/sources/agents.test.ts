@@ -1,7 +1,7 @@
 import t from "tap";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fetchAgent } from "../../../collector/sources/agents.js";
+import { fetchAgent } from "../../../../collector/sources/agents.js";
 
 // A hung agent is asked once: a call that used its whole deadline will not do better on a retry, and
 // retrying it doubled the wait on every hung agent of a large gather. A 5xx is asked twice.

@@ -1,54 +1,12 @@
 /* eslint-disable no-control-regex -- the renderer tests look for raw ESC on purpose */
 import t from "tap";
-import { rollup } from "../../../collector/rollup.js";
 import { failedObservation } from "../../../collector/observe.js";
+import { rollup } from "../../../collector/rollup.js";
+import { FleetReport } from "../../../collector/report/schema.js";
 import { renderTable } from "../../../collector/render/table.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";
-import { buildServer } from "../../../collector/server.js";
-import { FleetReport, type NodeObservation } from "../../../collector/report/schema.js";
 import { reasonsToFail } from "../../../collector/fail-on.js";
-import type { ApiNode } from "../../../collector/report/cluster-facts.js";
-import { facts } from "./checks.test.js";
-
-const apiNode = (
-  name: string,
-  kernelVersion = "6.8.0-1015-aws",
-  labels: Record<string, string> = {},
-): ApiNode => ({
-  name,
-  kubeletVersion: "v1.37.1",
-  kernelVersion,
-  osImage: "Ubuntu 24.04.1 LTS",
-  addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
-  labels,
-  ready: true,
-  unschedulable: false,
-});
-const ok = (
-  node: string,
-  phase: NodeObservation["phase"],
-  verdict: NodeObservation["verdict"],
-  findings: NodeObservation["findings"] = [],
-): NodeObservation => ({
-  ...failedObservation(node, null, "no-data", ""),
-  outcome: "ok",
-  reason: null,
-  phase,
-  verdict,
-  findings,
-});
-
-const input = (observations: NodeObservation[], nodes: ApiNode[]) => ({
-  source: "agents" as const,
-  collectorVersion: "0.1.0",
-  generatedAt: new Date("2026-11-29T12:00:00Z"),
-  cluster: facts(
-    { nodes },
-    { mode: "ipvs", ipvs: null, featureGates: {}, nodePortAddresses: null, conntrackTcpBeLiberal: null },
-  ),
-  observations,
-  missingOutcome: "no-agent" as const,
-});
+import { apiNode, input, ok } from "../../helpers/fleet.js";
 
 t.test("no API node is ever dropped; strangers are listed; duplicates keep the usable answer", async (t) => {
   const nodes = ["a", "b", "c", "d"].map((n) => apiNode(n));
@@ -131,29 +89,4 @@ t.test("renderers escape control characters and markup from nodes", async (t) =>
   t.notMatch(md, /\u001b/, "no raw control characters in Markdown either");
   t.notMatch(md, /<b>/);
   t.match(md, /\\\| \\`x\\` &lt;b&gt;/);
-});
-
-t.test("serve: last good report as JSON and HTML, fleet gauges on /metrics", async (t) => {
-  let n = 0;
-  const report = rollup(input([ok("a", "ipvs", "ready")], [apiNode("a"), apiNode("b")]));
-  const s = buildServer({
-    intervalMs: 3_600_000,
-    gather: async () => (n++ === 0 ? { ok: true, report } : { ok: false, error: "API down" }),
-    log: () => {},
-  });
-  t.teardown(() => s.app.close());
-  t.equal((await s.app.inject({ url: "/report" })).statusCode, 503, "nothing before the first gather");
-  s.start();
-  s.stop();
-  await new Promise((r) => setTimeout(r, 50));
-  const rep = await s.app.inject({ url: "/report" });
-  t.equal(rep.statusCode, 200);
-  t.equal(FleetReport.parse(rep.json()).summary.nodes, 2);
-  t.match((await s.app.inject({ url: "/" })).body, /<!doctype html>/);
-  const m = (await s.app.inject({ url: "/metrics" })).body;
-  t.match(m, /proxyscope_fleet_nodes\{phase="ipvs"\} 1/);
-  t.match(m, /proxyscope_fleet_nodes\{phase="no-report"\} 1/);
-  t.match(m, /proxyscope_fleet_nodes_by_verdict\{verdict="ready"\} 1/);
-  t.match(m, /proxyscope_fleet_nodes_unreachable 1/);
-  t.match(m, /proxyscope_fleet_last_gather_success 1/);
 });

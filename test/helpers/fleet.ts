@@ -1,0 +1,80 @@
+import { failedObservation } from "../../collector/observe.js";
+import type { ApiNode, ClusterFacts, KubeProxyConfigFile } from "../../collector/report/cluster-facts.js";
+import type { NodeObservation } from "../../collector/report/schema.js";
+
+// Cluster facts as the API would give them (a kubeadm-style kube-proxy), and small fleets for the rollup and the collector's server: API nodes, answered observations, rollup input.
+
+export const cfg = (over: Partial<KubeProxyConfigFile> = {}): KubeProxyConfigFile => ({
+  mode: "",
+  ipvs: null,
+  featureGates: {},
+  nodePortAddresses: null,
+  conntrackTcpBeLiberal: null,
+  ...over,
+});
+
+export function facts(
+  over: Partial<ClusterFacts> = {},
+  config: KubeProxyConfigFile | null = cfg(),
+): ClusterFacts {
+  return {
+    version: { gitVersion: "v1.37.1", major: 1, minor: 37 },
+    nodes: [],
+    kubeProxyConfigMap: { name: "kube-proxy", key: "config.conf", config, parseError: null },
+    kubeProxyDaemonSet: {
+      name: "kube-proxy",
+      image: "registry.k8s.io/kube-proxy:v1.37.1",
+      argv: ["/usr/local/bin/kube-proxy", "--config=/var/lib/kube-proxy/config.conf"],
+      proxyModeFlag: null,
+      featureGatesFlag: null,
+      configFlag: "/var/lib/kube-proxy/config.conf",
+      updateStrategy: "RollingUpdate",
+      maxUnavailable: 1,
+      configMapVolumes: ["kube-proxy"],
+    },
+    kubeadm: false,
+    services: [],
+    gaps: [],
+    ...over,
+  };
+}
+
+export const apiNode = (
+  name: string,
+  kernelVersion = "6.8.0-1015-aws",
+  labels: Record<string, string> = {},
+): ApiNode => ({
+  name,
+  kubeletVersion: "v1.37.1",
+  kernelVersion,
+  osImage: "Ubuntu 24.04.1 LTS",
+  addresses: [{ type: "InternalIP", address: "10.0.0.1" }],
+  labels,
+  ready: true,
+  unschedulable: false,
+});
+export const ok = (
+  node: string,
+  phase: NodeObservation["phase"],
+  verdict: NodeObservation["verdict"],
+  findings: NodeObservation["findings"] = [],
+): NodeObservation => ({
+  ...failedObservation(node, null, "no-data", ""),
+  outcome: "ok",
+  reason: null,
+  phase,
+  verdict,
+  findings,
+});
+
+export const input = (observations: NodeObservation[], nodes: ApiNode[]) => ({
+  source: "agents" as const,
+  collectorVersion: "0.1.0",
+  generatedAt: new Date("2026-11-29T12:00:00Z"),
+  cluster: facts(
+    { nodes },
+    { mode: "ipvs", ipvs: null, featureGates: {}, nodePortAddresses: null, conntrackTcpBeLiberal: null },
+  ),
+  observations,
+  missingOutcome: "no-agent" as const,
+});

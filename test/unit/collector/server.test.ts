@@ -1,0 +1,30 @@
+import t from "tap";
+import { rollup } from "../../../collector/rollup.js";
+import { buildServer } from "../../../collector/server.js";
+import { FleetReport } from "../../../collector/report/schema.js";
+import { apiNode, input, ok } from "../../helpers/fleet.js";
+
+t.test("serve: last good report as JSON and HTML, fleet gauges on /metrics", async (t) => {
+  let n = 0;
+  const report = rollup(input([ok("a", "ipvs", "ready")], [apiNode("a"), apiNode("b")]));
+  const s = buildServer({
+    intervalMs: 3_600_000,
+    gather: async () => (n++ === 0 ? { ok: true, report } : { ok: false, error: "API down" }),
+    log: () => {},
+  });
+  t.teardown(() => s.app.close());
+  t.equal((await s.app.inject({ url: "/report" })).statusCode, 503, "nothing before the first gather");
+  s.start();
+  s.stop();
+  await new Promise((r) => setTimeout(r, 50));
+  const rep = await s.app.inject({ url: "/report" });
+  t.equal(rep.statusCode, 200);
+  t.equal(FleetReport.parse(rep.json()).summary.nodes, 2);
+  t.match((await s.app.inject({ url: "/" })).body, /<!doctype html>/);
+  const m = (await s.app.inject({ url: "/metrics" })).body;
+  t.match(m, /proxyscope_fleet_nodes\{phase="ipvs"\} 1/);
+  t.match(m, /proxyscope_fleet_nodes\{phase="no-report"\} 1/);
+  t.match(m, /proxyscope_fleet_nodes_by_verdict\{verdict="ready"\} 1/);
+  t.match(m, /proxyscope_fleet_nodes_unreachable 1/);
+  t.match(m, /proxyscope_fleet_last_gather_success 1/);
+});
