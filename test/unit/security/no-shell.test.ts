@@ -1,4 +1,4 @@
-// Security pass, static part: no shell anywhere in what ships (agent, collector), external
+// Security pass, static part: no shell anywhere in what ships (agent, collector, common), external
 // programs only through agent/io/run.ts (spawn with shell: false in a process group of its own, an absolute path resolved from the
 // configured tool dirs, PATH limited to those dirs), and child_process nowhere else. Fixed argv is shown
 // dynamically by the fault matrix: its tool scripts exit 99 on any argv but the recorded ones, and the
@@ -22,7 +22,7 @@ function sources(dir: string): string[] {
 }
 
 // What the image ships (bench/ is developer tooling that drives namespaces and UML; not shipped).
-const shipped = ["agent", "collector"].flatMap(sources);
+const shipped = ["agent", "collector", "common"].flatMap(sources);
 
 const SHELL = [
   /shell\s*:\s*(true|["'`])/,
