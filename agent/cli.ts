@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { AgentConfig, ConfigError, loadConfig } from "./config.js";
+import { AgentConfig, ConfigError, loadConfig, MAX_TIMER_MS, MAX_TIMER_S } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import { renderText } from "./render/text.js";
 import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
@@ -30,13 +30,14 @@ flags (each also from the environment variable in brackets):
   --kube-proxy-health-url URL    kube-proxy's healthzBindAddress (default http://127.0.0.1:10256)
   --node-ip IP                   the node's primary address(es) from the Node object (repeatable) [NODE_IPS]
   --call-timeout-ms N, --probe-timeout-ms N
+                                 per tool call / per probe, 1 to ${MAX_TIMER_MS} ms (defaults 10000, 30000)
   --json                         scan: print the NodeReport as JSON
   --fail-on SEVERITY             scan: exit 1 when a finding is at least ${SEVERITIES.join("|")}
   --color auto|always|never
-  --listen HOST --port N         serve: address to listen on (default 0.0.0.0:9977)
-  --scan-interval-s N            serve: seconds between scans (default 60)
+  --listen HOST --port N         serve: address to listen on (default 0.0.0.0:9977; port 0 to 65535, decimal)
+  --scan-interval-s N            serve: seconds between scans (default 60, at most ${MAX_TIMER_S})
   --log-level LEVEL
-  --sync-window-s N              verify: seconds between two reads of the sync-failure counter (0: one read)
+  --sync-window-s N              verify: seconds between two reads of the sync-failure counter (0: one read; at most 600)
   --service-address HOST:PORT    verify: the kubernetes Service to connect to [KUBERNETES_SERVICE_HOST/PORT]
   --skip-connect                 verify: do not try the Service connection (reported as skipped)
   --apply                        cleanup: carry out the actions (default: print them)

@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "./flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
 import { parseHostPort, serviceAddressFromEnv } from "./verify/service-address.js";
@@ -9,7 +10,9 @@ const url = z
   .string()
   .url()
   .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL");
-const positiveMs = z.coerce.number().int().positive();
+// Bounded so that no setting overflows a timer (above MAX_TIMER_MS a Node timer fires after 1 ms).
+const positiveMs = durationMs();
+export { MAX_TIMER_MS, MAX_TIMER_S };
 
 // One schema for flags and environment: a bad setting is named in a one-line error before anything runs.
 export const AgentConfig = z.object({
@@ -28,12 +31,12 @@ export const AgentConfig = z.object({
   failOn: z.enum(SEVERITIES).nullable(),
   color: z.enum(["auto", "always", "never"]),
   // serve
-  listenHost: z.string().min(1),
-  listenPort: z.coerce.number().int().min(0).max(65535),
-  scanIntervalS: z.coerce.number().positive(),
+  listenHost,
+  listenPort: port(0),
+  scanIntervalS: durationS(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
   // verify
-  syncWindowS: z.coerce.number().min(0).max(600),
+  syncWindowS: durationS(600, true),
   serviceAddress: z
     .string()
     .refine((s) => parseHostPort(s) !== null, "must be IP:PORT or [IPv6]:PORT")
@@ -75,6 +78,16 @@ const OPTIONS = {
 
 export class ConfigError extends Error {}
 
+const FIELD_OF: Partial<Record<keyof typeof OPTIONS, string>> = {
+  listen: "listenHost",
+  port: "listenPort",
+  "tool-dir": "toolDirs",
+  "node-ip": "nodeIPs",
+  "kube-proxy-metrics-url": "kubeProxyMetricsUrl",
+  "kube-proxy-health-url": "kubeProxyHealthUrl",
+};
+const camel = (k: string) => k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
 /** Flags win over environment, environment over defaults. Throws ConfigError with one readable line. */
 export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig & { help: boolean } {
   let values: Record<string, string | string[] | boolean | undefined>;
@@ -98,12 +111,19 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
   } catch (e) {
     throw new ConfigError((e as Error).message.split("\n")[0]);
   }
+  // Where each setting came from, so an error names what the user typed: the flag or the variable.
+  const typed = new Map<string, string>();
   const pick = (k: keyof typeof OPTIONS): string | string[] | boolean | undefined => {
-    if (values[k] !== undefined) return values[k];
+    const field = FIELD_OF[k] ?? camel(k);
+    if (values[k] !== undefined) {
+      typed.set(field, `--${k}`);
+      return values[k];
+    }
     const o = OPTIONS[k];
     const name = "env" in o ? o.env : undefined;
     const v = name ? env[name] : undefined;
     if (v === undefined || v === "") return undefined;
+    typed.set(field, `${name}`);
     return "multiple" in o && o.multiple ? v.split(/[,\s]+/).filter(Boolean) : v;
   };
   const raw = {
@@ -134,10 +154,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
   if (!r.success) {
     const issue = r.error.issues[0]!;
     const field = String(issue.path[0] ?? "");
-    const flag =
-      Object.keys(OPTIONS).find((k) => k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) === field) ??
-      field;
-    throw new ConfigError(`invalid --${flag}: ${issue.message}`);
+    const flag = typed.get(field) ?? `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    throw new ConfigError(`invalid ${flag}: ${issue.message}`);
   }
   return { ...r.data, help: values.help === true };
 }

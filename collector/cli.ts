@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { EXIT, type ExitCode } from "../common/exit-codes.js";
 import { VERSION } from "../common/version.js";
-import { ConfigError, loadConfig, type CollectorConfig } from "./config.js";
+import { ConfigError, loadConfig, MAX_TIMER_MS, MAX_TIMER_S, type CollectorConfig } from "./config.js";
+import { STALE_AFTER_S } from "./sources/agents.js";
+import { MAX_AGENTS_FILE_BYTES } from "./sources/static.js";
 
 // Only argv parsing and dispatch live here; each command orchestrates and renders in commands/<name>.ts,
 // loaded on demand so `report` never loads the server and `schema` loads nothing else.
@@ -43,9 +45,12 @@ flags:
                                       ready|blocked|attention|clean|leftovers|unhealthy|unknown: a node with it
                                       unanswered: a node without a usable report, or a cluster read
                                       (ConfigMap, DaemonSet, Services, /version) the API would not give
-  --concurrency N --timeout-ms N      agent calls in flight (default 32), per-call deadline (default 5000)
+  --concurrency N --timeout-ms N      agent calls in flight (1 to 1024, default 32), per-call deadline
+                                      (1 to ${MAX_TIMER_MS} ms, default 5000)
   --color auto|always|never
-  --listen HOST --port N --interval-s N   serve (default 0.0.0.0:9978, every 300 s)
+  --listen HOST --port N --interval-s N   serve (default 0.0.0.0:9978, every 300 s; at most ${MAX_TIMER_S} s)
+  numbers are decimal digits; ports 0 to 65535 (--agent-port 1 to 65535); --agents-file: a regular file,
+  at most ${MAX_AGENTS_FILE_BYTES} bytes; a report scanned more than ${STALE_AFTER_S} s ago is "stale"
   --service NS/NAME [--service-port NAME|NUMBER]   lc-audit
 `;
 

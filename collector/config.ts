@@ -1,8 +1,16 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../agent/flag-bounds.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
 
-const positiveInt = z.coerce.number().int().positive();
+export { MAX_TIMER_MS, MAX_TIMER_S };
+
+const positiveInt = (max: number) =>
+  z
+    .string()
+    .regex(/^[0-9]+$/, "must be decimal digits")
+    .transform(Number)
+    .pipe(z.number().int().min(1, `must be from 1 to ${max}`).max(max, `must be from 1 to ${max}`));
 
 // One schema for every flag: a bad setting is named in one line before anything runs.
 export const CollectorConfig = z.object({
@@ -11,7 +19,7 @@ export const CollectorConfig = z.object({
   namespace: z.string().min(1),
   agentNamespace: z.string().min(1),
   agentSelector: z.string().min(1),
-  agentPort: z.coerce.number().int().min(1).max(65535),
+  agentPort: port(1),
   agents: z.array(z.string()),
   agentsFile: z.string().min(1).nullable(),
   prometheusUrl: z
@@ -22,12 +30,13 @@ export const CollectorConfig = z.object({
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
   output: z.enum(["table", "json", "markdown", "html"]),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
-  concurrency: positiveInt.max(1024),
-  timeoutMs: positiveInt,
+  concurrency: positiveInt(1024),
+  // Bounded: above MAX_TIMER_MS a Node timer fires after 1 ms.
+  timeoutMs: durationMs(),
   color: z.enum(["auto", "always", "never"]),
-  listen: z.string().min(1),
-  port: z.coerce.number().int().min(0).max(65535),
-  intervalS: z.coerce.number().positive(),
+  listen: listenHost,
+  port: port(0),
+  intervalS: durationS(),
   service: z
     .string()
     .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
@@ -78,8 +87,16 @@ export function loadConfig(argv: string[]): CollectorConfig {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
-  // `--agents URL URL ...`: the URLs after the first arrive as positionals.
-  const agents = [...((values.agents as string[] | undefined) ?? []), ...positionals];
+  // `--agents URL URL ...`: the URLs after the first arrive as positionals; anywhere else a
+  // positional is a mistake the user should hear about, not something silently ignored.
+  const flagAgents = (values.agents as string[] | undefined) ?? [];
+  if (positionals.length > 0 && (flagAgents.length === 0 || (values.source ?? "agents") !== "static")) {
+    throw new ConfigError(
+      `unexpected argument(s) ${positionals.map((p) => JSON.stringify(p)).join(" ")}` +
+        (flagAgents.length > 0 ? " (extra --agents URLs need --source static)" : ""),
+    );
+  }
+  const agents = [...flagAgents, ...positionals];
   const raw = {
     source: values.source,
     kubeconfig: values.kubeconfig ?? null,

@@ -1,0 +1,49 @@
+import { isIP } from "node:net";
+import { z } from "zod";
+
+/** Node's timers take at most a signed 32-bit millisecond count; a longer one silently becomes 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The longest interval or window in seconds that still fits one timer. */
+export const MAX_TIMER_S = Math.floor(MAX_TIMER_MS / 1000);
+
+// Flags and environment are strings: only plain decimal digits count as numbers ("0x50", "1e3",
+// " 80" are refused rather than read as something the user did not type).
+const decimal = (frac: boolean) =>
+  z.union([z.number(), z.string()]).transform((v, ctx) => {
+    if (typeof v === "number") return v;
+    if ((frac ? /^[0-9]+(\.[0-9]+)?$/ : /^[0-9]+$/).test(v)) return Number(v);
+    ctx.addIssue({ code: "custom", message: frac ? "must be a decimal number" : "must be decimal digits" });
+    return z.NEVER;
+  });
+
+/** A millisecond duration from 1 to MAX_TIMER_MS. */
+export const durationMs = (max = MAX_TIMER_MS) =>
+  decimal(false).pipe(
+    z.number().int().min(1, `must be from 1 to ${max} (ms)`).max(max, `must be from 1 to ${max} (ms)`),
+  );
+
+/** A duration in seconds, above 0 (or from 0 with `zero`) up to `max`, at most MAX_TIMER_S. */
+export const durationS = (max = MAX_TIMER_S, zero = false) => {
+  const msg = `must be ${zero ? "from 0" : "above 0 and"} ${zero ? "to" : "at most"} ${max} (s)`;
+  return decimal(true).pipe(z.number().refine((n) => (zero ? n >= 0 : n > 0) && n <= max, msg));
+};
+
+/** A TCP port in decimal digits; `min` 0 where 0 means "any free port". */
+export const port = (min: 0 | 1) =>
+  decimal(false).pipe(
+    z.number().int().min(min, `must be from ${min} to 65535`).max(65535, `must be from ${min} to 65535`),
+  );
+
+/** An IP address or a DNS host name; "256.1.1.1" is neither. */
+export const listenHost = z
+  .string()
+  .refine(
+    (h) =>
+      isIP(h) !== 0 ||
+      (!/^[0-9.]+$/.test(h) &&
+        h.length <= 253 &&
+        /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/.test(
+          h,
+        )),
+    "must be an IP address or a host name",
+  );
