@@ -1,6 +1,12 @@
 import { SEVERITIES, Verdict, type Severity } from "../agent/contract.js";
 import type { FleetReport } from "./report/schema.js";
 
+/** The one gap the user chose (static source, no kubeconfig): shown in the report, but not a failed read. */
+export const API_NOT_ASKED = {
+  what: "Kubernetes API",
+  reason: "not asked (static source without a kubeconfig)",
+} as const;
+
 export const FAIL_ON_VALUES = [...SEVERITIES, ...Verdict.options, "unanswered"] as const;
 export type FailOn = (typeof FAIL_ON_VALUES)[number];
 
@@ -25,7 +31,12 @@ export function reasonsToFail(r: FleetReport, failOn: FailOn | null): string[] {
   if (failOn === "unanswered")
     return [
       ...r.nodes.filter((n) => n.outcome !== "ok").map((n) => `${n.node}: ${n.outcome}`),
-      ...r.cluster.gaps.map((g) => `cluster: ${g.what} not read`),
+      ...r.cluster.gaps
+        .filter(
+          (g) =>
+            !(r.source === "static" && g.what === API_NOT_ASKED.what && g.reason === API_NOT_ASKED.reason),
+        )
+        .map((g) => `cluster: ${g.what} not read`),
     ];
   return r.nodes.filter((n) => n.verdict === failOn).map((n) => `${n.node}: ${failOn}`);
 }

@@ -2,7 +2,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { rollup } from "./rollup.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
-import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, type AgentTarget } from "./sources/agents.js";
+import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "./sources/agents.js";
 import { gatherCluster, listAgentPods, loadKubeConfig } from "./sources/kubernetes.js";
 import { gatherFromPrometheus } from "./sources/prometheus.js";
 import { readTargetsFile, targetsFromFlags } from "./sources/static.js";
@@ -83,7 +83,7 @@ export async function gather(
         nodeLabel: cfg.prometheusNodeLabel,
         timeoutMs: cfg.timeoutMs,
         maxBytes: 64 * 1024 * 1024,
-        staleAfterS: 900,
+        staleAfterS: STALE_AFTER_S,
         now: () => Date.now() / 1000,
       });
       if (!p.ok) return p;

@@ -5,6 +5,7 @@ import {
   Verdict,
   type Finding,
 } from "../agent/contract.js";
+import { API_NOT_ASKED } from "./fail-on.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
 import { kubeProxyUnread } from "./checks/proxy-config.js";
 import { serviceInventory } from "./checks/services.js";
@@ -171,9 +172,7 @@ export function rollup(input: RollupInput): FleetReport {
             internalTrafficPolicyLocal: [],
             externalTrafficPolicyLocal: [],
           },
-      gaps: cluster?.gaps ?? [
-        { what: "Kubernetes API", reason: "not asked (static source without a kubeconfig)" },
-      ],
+      gaps: cluster?.gaps ?? [{ ...API_NOT_ASKED }],
     },
     clusterFindings,
     plan: plan(cluster, nodes, clusterFindings),

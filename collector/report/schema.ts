@@ -16,6 +16,8 @@ export const NodeOutcome = z.enum([
   /** The API lists the node but no agent pod runs there (or, for Prometheus, no series). */
   "no-agent",
   "no-data",
+  /** A well-formed report whose scannedAt is older than STALE_AFTER_S: not this node's present state. */
+  "stale",
 ]);
 export type NodeOutcome = z.infer<typeof NodeOutcome>;
 

@@ -18,7 +18,12 @@ export interface FetchOptions {
   /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it. */
   maxBytes: number;
   onProgress?: (done: number, total: number) => void;
+  /** The clock staleness is judged by (ms since the epoch); Date.now unless a test fixes it. */
+  now?: () => number;
 }
+
+/** A report older than this is stale, from an agent or from Prometheus alike (a scan runs every 60 s). */
+export const STALE_AFTER_S = 900;
 
 export const DEFAULT_MAX_REPORT_BYTES = 16 * 1024 * 1024;
 
@@ -46,6 +51,15 @@ export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<No
     return failedObservation(label, url, "http-status", `${url} answered HTTP ${res.status}`);
   const parsed = parseNodeReport(res.body);
   if (!parsed.ok) return failedObservation(label, url, parsed.outcome, `${url}: ${parsed.reason}`);
+  // An agent whose scans stopped still serves its last report: old news must not pass as the node now.
+  const ageS = ((opts.now ?? Date.now)() - Date.parse(parsed.report.scannedAt)) / 1000;
+  if (ageS > STALE_AFTER_S)
+    return failedObservation(
+      t.node ?? parsed.report.node,
+      url,
+      "stale",
+      `${url}: report scanned at ${parsed.report.scannedAt}, ${Math.round(ageS)} s ago (stale after ${STALE_AFTER_S} s)`,
+    );
   return observationFromReport(parsed.report, url, t.node ?? parsed.report.node);
 }
 

@@ -1,5 +1,8 @@
-import { readFile } from "node:fs/promises";
+import { readTextFile } from "../../agent/io/files.js";
 import type { AgentTarget } from "./agents.js";
+
+/** 10,000 nodes of `NODE URL` lines fit many times over; /dev/zero or a huge log does not. */
+export const MAX_AGENTS_FILE_BYTES = 4 * 1024 * 1024;
 
 // A wrong file (a binary, a log) is named by its first few bad lines, not by millions of them.
 const MAX_ERRORS = 10;
@@ -37,9 +40,9 @@ export function targetsFromFlags(urls: readonly string[]): { targets: AgentTarge
 }
 
 export async function readTargetsFile(path: string): Promise<{ targets: AgentTarget[]; errors: string[] }> {
-  try {
-    return parseTargets(await readFile(path, "utf8"));
-  } catch (e) {
-    return { targets: [], errors: [`cannot read ${path}: ${(e as Error).message}`] };
-  }
+  // Regular files only, opened non-blocking and capped: a FIFO must not hang the collector and
+  // /dev/zero must not be read until memory runs out.
+  const r = await readTextFile(path, MAX_AGENTS_FILE_BYTES);
+  if (!r.ok) return { targets: [], errors: [`cannot read --agents-file ${path}: ${r.error.message}`] };
+  return parseTargets(r.text);
 }
