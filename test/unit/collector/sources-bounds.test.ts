@@ -75,13 +75,10 @@ t.test("an agent serving a year-old report: outcome stale, named, the node kept"
     observations: [old, fresh],
     missingOutcome: "no-agent",
   });
-  t.same(
-    fleet.nodes.map((n) => [n.node, n.outcome]).sort(),
-    [
-      ["n-fresh", "ok"],
-      ["n-old", "stale"],
-    ],
-  );
+  t.same(fleet.nodes.map((n) => [n.node, n.outcome]).sort(), [
+    ["n-fresh", "ok"],
+    ["n-old", "stale"],
+  ]);
   t.same(reasonsToFail(fleet, "unanswered"), ["n-old: stale"]);
   // Every node answered: the API the user chose not to ask is shown, but it is not a failed read.
   const allFresh = rollup({
