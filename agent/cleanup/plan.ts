@@ -54,6 +54,17 @@ function planIpvs(report: NodeReport, opts: RuleOptions): { actions: CleanupActi
       kept: [{ what: "IPVS virtual servers", why: `the report lists only part of them (${cut.join(", ")})` }],
     };
   }
+  // Ownership needs both reads: without them every virtual server is kept, named, never left out.
+  if (f.kubeIpvs0 === null || f.addresses === null) {
+    const unread = f.kubeIpvs0 === null ? "kube-ipvs0" : "addresses";
+    return {
+      actions: [],
+      kept: f.ipvs.virtualServers.map((v) => ({
+        what: `IPVS ${vsName(v)}`,
+        why: `cannot tell whose it is: ${unread} ${probeWhy(report, unread)}`,
+      })),
+    };
+  }
   const c = classifyVirtualServers(f, opts);
   const mine = [...c.services, ...c.nodePorts];
   const kept = c.foreign.map((v) => ({

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { applyAllowed } from "../../../agent/cleanup/interlock.js";
 import { parseRuleSet, type IptablesRuleSet } from "../../../agent/cleanup/iptables-rules.js";
 import { planCleanup } from "../../../agent/cleanup/plan.js";
+import { parseIpAddrJson } from "../../../agent/parse/ip-json.js";
 import type { VirtualServer } from "../../../agent/facts/ipvs.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
@@ -253,10 +254,13 @@ t.test(
       strictArp: false,
     });
     t.same(unsure.actions, [], "without kube-ipvs0's addresses nothing in IPVS is anyone's to delete");
-    t.match(
+    // Stricter than before (issue #13): the virtual servers were left out of the plan altogether;
+    // now each is kept and named.
+    t.same(
       unsure.kept.map((k) => k.what),
-      ["kube-ipvs0"],
+      ["IPVS TCP 10.96.0.1:443", "IPVS UDP 10.96.0.10:53", "IPVS TCP 192.168.77.2:30080", "kube-ipvs0"],
     );
+    t.match(unsure.kept[0], { why: /^cannot tell whose it is: kube-ipvs0 / });
 
     const cut = planCleanup(
       report(
@@ -369,3 +373,35 @@ t.test("iptables-save parsing keeps only what cleanup needs and rejects garbage"
   t.match(parseRuleSet("*nat\n-A X -j Y\n", "legacy", "ipv4"), { error: /ends inside table \*nat/ });
   t.match(parseRuleSet("garbage\n", "legacy", "ipv4"), { error: /line 1: line outside a table/ });
 });
+
+t.test(
+  "an interface name with ESC: ip -j prints invalid JSON, and cleanup does not decide ownership",
+  async (t) => {
+    // Recorded from iproute2 6.1 (test/fixtures/tools/ip/addr-show-esc-ifname.README): the raw ESC
+    // byte inside a JSON string makes the whole output unparsable.
+    const out = readFileSync(
+      new URL("../../fixtures/tools/ip/addr-show-esc-ifname.json", import.meta.url),
+      "utf8",
+    );
+    t.ok(out.includes("\u001b"), "the recorded output carries the raw ESC byte");
+    const parsedAddrs = parseIpAddrJson(out);
+    t.notOk(parsedAddrs.ok, "unparsable, never an empty interface list");
+    if (parsedAddrs.ok) return;
+    t.match(parsedAddrs.error, /^ip -j -d addr show is not JSON: /);
+    // The probe turns that into addresses: null; a NodePort-looking virtual server is then nobody's to delete.
+    const mine = [vs("10.96.0.1", 443), vs("192.168.77.2", 30080)];
+    const p = planCleanup(
+      report({ ipvs: ipvsFacts(mine), kubeIpvs0: kubeIpvs0("10.96.0.1"), addresses: null }),
+      [],
+      { strictArp: false },
+    );
+    t.notOk(
+      p.actions.some((a) => a.command === "ipvsadm --clear" || a.command.includes("192.168.77.2")),
+      "no deletion of what only the unread addresses could attribute",
+    );
+    t.match(
+      p.kept.find((k) => k.what === "IPVS TCP 192.168.77.2:30080"),
+      { why: /^cannot tell whose it is: addresses / },
+    );
+  },
+);
