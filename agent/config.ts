@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "./flag-bounds.js";
+import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
 import { parseHostPort, serviceAddressFromEnv } from "./verify/service-address.js";

@@ -1,6 +1,6 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../agent/flag-bounds.js";
+import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
 
 export { MAX_TIMER_MS, MAX_TIMER_S };

@@ -1,4 +1,4 @@
-import { readTextFile } from "../../agent/io/files.js";
+import { readRegularFile } from "../../common/regular-file.js";
 import type { AgentTarget } from "./agents.js";
 
 /** 10,000 nodes of `NODE URL` lines fit many times over; /dev/zero or a huge log does not. */
@@ -42,7 +42,7 @@ export function targetsFromFlags(urls: readonly string[]): { targets: AgentTarge
 export async function readTargetsFile(path: string): Promise<{ targets: AgentTarget[]; errors: string[] }> {
   // Regular files only, opened non-blocking and capped: a FIFO must not hang the collector and
   // /dev/zero must not be read until memory runs out.
-  const r = await readTextFile(path, MAX_AGENTS_FILE_BYTES);
-  if (!r.ok) return { targets: [], errors: [`cannot read --agents-file ${path}: ${r.error.message}`] };
+  const r = await readRegularFile(path, MAX_AGENTS_FILE_BYTES);
+  if (!r.ok) return { targets: [], errors: [`cannot read --agents-file ${path}: ${r.error}`] };
   return parseTargets(r.text);
 }
