@@ -92,7 +92,11 @@ export function loadConfig(argv: string[]): CollectorConfig {
   const flagAgents = (values.agents as string[] | undefined) ?? [];
   if (positionals.length > 0 && (flagAgents.length === 0 || (values.source ?? "agents") !== "static")) {
     throw new ConfigError(
-      `unexpected argument(s) ${positionals.map((p) => JSON.stringify(p)).join(" ")}` +
+      // Quoted, cut and counted: a pasted log as an argument must not become a log-sized error.
+      `unexpected argument(s) ${positionals
+        .slice(0, 3)
+        .map((p) => JSON.stringify(p.length > 80 ? `${p.slice(0, 80)}…` : p))
+        .join(" ")}${positionals.length > 3 ? ` and ${positionals.length - 3} more` : ""}` +
         (flagAgents.length > 0 ? " (extra --agents URLs need --source static)" : ""),
     );
   }
