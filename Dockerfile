@@ -7,7 +7,7 @@
 #
 # The build steps live in scripts/build-image-app.sh so they can be tested without a Docker engine.
 
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src

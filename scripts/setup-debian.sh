@@ -1,14 +1,39 @@
 #!/usr/bin/env bash
 # Installs what proxyscope needs on a Debian machine, as root. Idempotent.
-#   scripts/setup-debian.sh           the tools the agent's probes run
+#   scripts/setup-debian.sh           the tools the agent's probes run, and Node.js (see below)
 #   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium)
+#
+# Node.js: the version in .node-version (the one place it is pinned; CI's setup-node reads the same file).
+# When the `node` first on PATH is another major line, the official Node.js binary is installed from the
+# npm registry's node-linux-<arch> package into /opt/proxyscope-node/<version> and linked as
+# /usr/local/bin/node. Debian's own nodejs is older than the line we support, and a tarball from
+# nodejs.org would need a second download channel; the registry is the channel npm ci uses anyway.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+# /usr/local/bin first, as on a default Debian root shell: that is where the Node installed here lives.
+export PATH="/usr/local/sbin:/usr/local/bin:$PATH"
 
 runtime=(nftables ipset ipvsadm iptables iproute2 kmod curl ca-certificates)
-testing=(user-mode-linux prometheus chromium)
+testing=(user-mode-linux prometheus chromium openssl)
+
+node_version="$(tr -d '[:space:]' <.node-version)"
+node_major="${node_version%%.*}"
+node_prefix="/opt/proxyscope-node/${node_version}"
+# npm for the Node installed here when the machine has none (npm's own engines range covers Node 26).
+npm_version="11.21.2"
 
 pkgs=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && pkgs+=("${testing[@]}")
+
+have_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)"
+need_node=0
+if [[ "$have_major" != "$node_major" ]]; then
+  need_node=1
+  # Linux builds of Node since 25 link against libatomic.
+  pkgs+=(libatomic1)
+  # Bootstrap only: Debian's npm fetches the Node package, then the npm installed beside it takes over.
+  command -v npm >/dev/null || pkgs+=(npm)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -23,7 +48,39 @@ if ((${#missing[@]})); then
   if systemctl is-active --quiet prometheus 2>/dev/null; then systemctl stop prometheus || true; fi
 fi
 
-if ! command -v node >/dev/null || [[ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]]; then
-  echo "proxyscope needs Node.js 20 or newer (found: $(node --version 2>/dev/null || echo none))" >&2
+if ((need_node)); then
+  case "$(uname -m)" in
+    x86_64) arch=x64 ;;
+    aarch64) arch=arm64 ;;
+    *)
+      echo "no Node.js ${node_version} package for $(uname -m); install Node.js ${node_major} yourself" >&2
+      exit 1
+      ;;
+  esac
+  node_bin="${node_prefix}/node_modules/node-linux-${arch}/bin/node"
+  npm_cli="${node_prefix}/node_modules/npm/bin/npm-cli.js"
+  # Debian's npm (9.x, made for Debian's Node 18) only bootstraps: a current npm is installed beside Node.
+  own_npm=0
+  npm_path="$(readlink -f "$(command -v npm)")"
+  [[ "$(dpkg-query -S "$npm_path" 2>/dev/null)" == npm:* ]] && own_npm=1
+  if [[ ! -x "$node_bin" ]] || { ((own_npm)) && [[ ! -f "$npm_cli" ]]; }; then
+    echo "installing Node.js ${node_version} (node-linux-${arch}) into ${node_prefix}"
+    mkdir -p "$node_prefix"
+    want=("node-linux-${arch}@${node_version}")
+    ((own_npm)) && want+=("npm@${npm_version}")
+    npm install --prefix "$node_prefix" --no-save --no-audit --no-fund --no-package-lock \
+      --loglevel=error "${want[@]}"
+  fi
+  ln -sfn "$node_bin" /usr/local/bin/node
+  if ((own_npm)); then
+    ln -sfn "$npm_cli" /usr/local/bin/npm
+    ln -sfn "${node_prefix}/node_modules/npm/bin/npx-cli.js" /usr/local/bin/npx
+  fi
+  hash -r
+fi
+
+found="$(node --version 2>/dev/null || echo none)"
+if [[ "$found" != "v${node_major}."* ]]; then
+  echo "proxyscope needs Node.js ${node_major} (found: ${found} at $(command -v node || echo nowhere))" >&2
   exit 1
 fi

@@ -55,36 +55,49 @@ t.test("the runtime installs exactly the Debian packages of TOOLS", async (t) =>
   t.match(dockerfile, /rm -rf \/var\/lib\/apt\/lists/, "apt lists not shipped");
 });
 
-t.test("multi-stage: build through the tested script, Debian slim Node 20 runtime", async (t) => {
-  t.equal(stages().length, 2, "two stages");
-  t.match(dockerfile, /ARG NODE_IMAGE=node:20-bookworm-slim/);
-  t.ok(
-    instructions.some((i) => /^RUN\s+sh scripts\/build-image-app\.sh \/out$/.test(i)),
-    "build stage runs scripts/build-image-app.sh",
-  );
-  const runtime = lastStage();
-  t.ok(
-    runtime.some((i) => /^COPY --from=build \/out \/app$/.test(i)),
-    "runtime takes only the built app",
-  );
-  t.ok(
-    runtime.some((i) => /^USER 10001(:10001)?$/.test(i)),
-    "non-root by default",
-  );
-  t.ok(
-    runtime.some((i) => /^HEALTHCHECK .*\/healthz/.test(i)),
-    "HEALTHCHECK on /healthz",
-  );
-  for (const l of ["title", "description", "version", "licenses"]) {
-    t.ok(
-      runtime.some((i) => i.startsWith("LABEL") && i.includes(`org.opencontainers.image.${l}=`)),
-      `OCI label ${l}`,
+t.test(
+  "multi-stage: build through the tested script, Debian slim Node runtime of the pinned line",
+  async (t) => {
+    t.equal(stages().length, 2, "two stages");
+    const major = readFileSync(join(ROOT, ".node-version"), "utf8").trim().split(".")[0];
+    t.match(
+      dockerfile,
+      new RegExp(`^ARG NODE_IMAGE=node:${major}-bookworm-slim$`, "m"),
+      `node:${major} image`,
     );
-  }
-  t.ok(runtime.some((i) => i === 'ENTRYPOINT ["proxyscope-agent"]'));
-  const ignore = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n");
-  for (const p of ["node_modules", "dist", ".git"]) t.ok(ignore.includes(p), `.dockerignore has ${p}`);
-});
+    t.same(
+      instructions.filter((i) => /^FROM\s/.test(i)).map((i) => i.split(/\s+/)[1]),
+      ["${NODE_IMAGE}", "${NODE_IMAGE}"],
+      "both stages on that image",
+    );
+    t.ok(
+      instructions.some((i) => /^RUN\s+sh scripts\/build-image-app\.sh \/out$/.test(i)),
+      "build stage runs scripts/build-image-app.sh",
+    );
+    const runtime = lastStage();
+    t.ok(
+      runtime.some((i) => /^COPY --from=build \/out \/app$/.test(i)),
+      "runtime takes only the built app",
+    );
+    t.ok(
+      runtime.some((i) => /^USER 10001(:10001)?$/.test(i)),
+      "non-root by default",
+    );
+    t.ok(
+      runtime.some((i) => /^HEALTHCHECK .*\/healthz/.test(i)),
+      "HEALTHCHECK on /healthz",
+    );
+    for (const l of ["title", "description", "version", "licenses"]) {
+      t.ok(
+        runtime.some((i) => i.startsWith("LABEL") && i.includes(`org.opencontainers.image.${l}=`)),
+        `OCI label ${l}`,
+      );
+    }
+    t.ok(runtime.some((i) => i === 'ENTRYPOINT ["proxyscope-agent"]'));
+    const ignore = readFileSync(join(ROOT, ".dockerignore"), "utf8").split("\n");
+    for (const p of ["node_modules", "dist", ".git"]) t.ok(ignore.includes(p), `.dockerignore has ${p}`);
+  },
+);
 
 t.test("dockerfile-utils lint: clean, and it does catch a broken Dockerfile", async (t) => {
   const r = lint(join(ROOT, "Dockerfile"));
