@@ -20,7 +20,7 @@ npm ci --no-audit --no-fund
 npx tsc -p tsconfig.json
 
 mkdir -p "$out/dist"
-cp package.json package-lock.json "$out/"
+cp package.json package-lock.json LICENSE "$out/"
 # Only the two programs and what both import: bench/ and the test stand-ins are compiled too but never shipped.
 [ -d dist/common ] || { echo "build-image-app.sh: dist/common was not built" >&2; exit 1; }
 rm -rf "$out/dist/common"

@@ -72,6 +72,11 @@ t.test("build-image-app.sh in a clean directory", async (t) => {
     [],
     "only the two programs and what both import",
   );
+  t.equal(
+    readFileSync(join(out, "LICENSE"), "utf8"),
+    readFileSync(join(ROOT, "LICENSE"), "utf8"),
+    "the licence ships with the app",
+  );
   t.notOk(existsSync(join(out, "node_modules/typescript")), "no dev dependency (typescript)");
   t.notOk(existsSync(join(out, "node_modules/tap")), "no dev dependency (tap)");
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
