@@ -449,7 +449,7 @@ t.test("each alert reads well and names real metrics", async (t) => {
 
 t.test("up{job=...} matches the job the ServiceMonitor produces", async (t) => {
   const objs = manifestObjects().map((x) => x.obj);
-  const sm = objs.find((o) => o.kind === "ServiceMonitor")!;
+  const sm = objs.find((o) => o.kind === "ServiceMonitor" && o.metadata.name === "proxyscope-agent")!;
   t.notOk(sm.spec.jobLabel, "no jobLabel: the Operator uses the Service name as job");
   const svc = objs.find(
     (o) =>

@@ -196,12 +196,28 @@ t.test("the agent DaemonSet", async (t) => {
       host: volumes.get(m.name)?.hostPath,
     }))
     .filter((m: { host?: unknown }) => m.host !== undefined);
-  t.same(
-    hostMounts.map((m: { host: { path: string } }) => m.host.path).sort(),
-    ["/etc/os-release", "/lib/modules", "/usr/lib/os-release", "/var/lib/dpkg/status"],
-    "exactly the host paths the probes read",
+  const lock = hostMounts.filter((m: { host: { path: string } }) => m.host.path === "/run/xtables.lock");
+  const probeMounts = hostMounts.filter(
+    (m: { host: { path: string } }) => m.host.path !== "/run/xtables.lock",
   );
-  for (const m of hostMounts) {
+  t.same(
+    probeMounts.map((m: { host: { path: string } }) => m.host.path).sort(),
+    ["/etc/os-release", "/lib/modules", "/usr/lib/os-release", "/var/lib/dpkg/status"],
+    "exactly the host paths the probes read, plus the xtables lock",
+  );
+  // cleanup --apply shares kube-proxy's iptables lock: the same mount as kube-proxy's own DaemonSet
+  // (test/fixtures/kubernetes/kube-proxy-daemonset.kubeadm.json, kubeadm's KubeProxyDaemonSet19).
+  const kubeadm = JSON.parse(
+    readFileSync(join(ROOT, "test/fixtures/kubernetes/kube-proxy-daemonset.kubeadm.json"), "utf8"),
+  ) as K8sObject;
+  const kpPod = kubeadm.spec.template.spec;
+  const kpVolume = kpPod.volumes.find((v: { name: string }) => v.name === "xtables-lock");
+  const kpMount = kpPod.containers[0].volumeMounts.find((m: { name: string }) => m.name === "xtables-lock");
+  t.equal(lock.length, 1, "one xtables lock mount");
+  t.same(lock[0]?.host, kpVolume.hostPath, "hostPath and type as kube-proxy's (FileOrCreate)");
+  t.equal(lock[0]?.mountPath, kpMount.mountPath, "at the path iptables locks (/run/xtables.lock)");
+  t.not(lock[0]?.readOnly, true, "read-write, as kube-proxy mounts it");
+  for (const m of probeMounts) {
     t.equal(m.readOnly, true, `${m.host.path} read-only`);
     t.equal(m.mountPath, `/host${m.host.path}`, `${m.host.path} under --host-root`);
     t.ok(
@@ -226,6 +242,23 @@ t.test("the agents' headless Service and the ServiceMonitor find the agent pods"
   t.equal(ep.port, "metrics");
   t.match(ep.relabelings, [{ sourceLabels: ["__meta_kubernetes_pod_node_name"], targetLabel: "node" }]);
   t.notOk(sm.spec.jobLabel, "job label = Service name (the rules' up{job=...} relies on it)");
+});
+
+t.test("a ServiceMonitor scrapes the collector's fleet gauges", async (t) => {
+  const svc = find("Service", "proxyscope-collector", "proxyscope");
+  const sm = find("ServiceMonitor", "proxyscope-collector", "proxyscope");
+  for (const [k, v] of Object.entries(sm.spec.selector.matchLabels))
+    t.equal(svc.metadata.labels[k], v, `collector Service has ${k}=${v}`);
+  const agentSvc = find("Service", "proxyscope-agent", "proxyscope");
+  t.notOk(
+    Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => agentSvc.metadata.labels[k] === v),
+    "does not also select the agents' Service",
+  );
+  t.same(sm.spec.namespaceSelector.matchNames, ["proxyscope"]);
+  const [ep, ...more] = sm.spec.endpoints;
+  t.equal(more.length, 0, "one endpoint");
+  t.equal(ep.port, svc.spec.ports[0].name, "the Service's port, by name");
+  t.equal(ep.path, "/metrics");
 });
 
 t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
