@@ -1,0 +1,107 @@
+// The GitHub Actions workflows: each passes action-validator (mpalmer/action-validator, the SchemaStore
+// workflow schema plus its own checks, here as its published WebAssembly build), and the release workflow
+// does what a release promises: a multi-arch image pushed to ghcr.io, signed keyless, with an SBOM and
+// provenance, the manifests pinned to it. Its version check is run for real, as bash runs it.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { validateWorkflow } from "@action-validator/core";
+import t from "tap";
+import { parse } from "yaml";
+import { ROOT } from "./lib.js";
+
+const DIR = join(ROOT, ".github/workflows");
+const files = readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));
+const text = (f: string) => readFileSync(join(DIR, f), "utf8");
+
+type Step = { id?: string; name?: string; uses?: string; run?: string; with?: Record<string, unknown> };
+type Job = { permissions?: Record<string, string>; steps: Step[]; needs?: string | string[] };
+type Workflow = {
+  on: Record<string, unknown>;
+  permissions?: Record<string, string>;
+  jobs: Record<string, Job>;
+};
+const wf = (f: string) => parse(text(f)) as Workflow;
+
+t.test("every workflow passes action-validator", async (t) => {
+  t.same(files.sort(), ["ci.yml", "release.yml"]);
+  for (const f of files) t.same(validateWorkflow(text(f)).errors, [], f);
+});
+
+t.test("the validator bites: a misspelt key and a job without runs-on fail", async (t) => {
+  // `with:` is free-form for an action, so the typo goes where the schema is closed: the step itself.
+  const badStep = text("release.yml").replace(
+    "      - uses: sigstore/cosign-installer@v3",
+    "      - usse: sigstore/cosign-installer@v3",
+  );
+  t.not(badStep, text("release.yml"));
+  t.not(validateWorkflow(badStep).errors.length, 0, "unknown step key");
+  const noRunsOn = text("ci.yml").replace(
+    "    runs-on: ubuntu-24.04\n    timeout-minutes: 60\n    container:",
+    "    timeout-minutes: 60\n    container:",
+  );
+  t.not(noRunsOn, text("ci.yml"));
+  t.not(validateWorkflow(noRunsOn).errors.length, 0, "job without runs-on");
+});
+
+t.test("ci runs .ci/run in a privileged Debian container", async (t) => {
+  const ci = wf("ci.yml");
+  t.same(ci.permissions, { contents: "read" }, "read-only token");
+  const test = ci.jobs.test as Job & { container: { image: string; options: string } };
+  t.match(test.container.image, /^debian:bookworm/);
+  t.match(test.container.options, /--privileged/, "network namespaces and UML need it");
+  t.ok(test.steps.some((s) => s.run?.trim() === ".ci/run"));
+});
+
+t.test("release: multi-arch, pushed, signed, SBOM and provenance, least privilege", async (t) => {
+  const r = wf("release.yml");
+  t.same(r.on, { push: { tags: ["v*"] } }, "on version tags only");
+  t.same(r.permissions, { contents: "read" }, "read-only by default");
+  const image = r.jobs.image!;
+  t.same(image.permissions, { contents: "read", packages: "write", "id-token": "write" });
+  const build = image.steps.find((s) => s.uses?.startsWith("docker/build-push-action@"))!;
+  t.equal(build.with?.platforms, "linux/amd64,linux/arm64");
+  t.equal(build.with?.push, true);
+  t.equal(build.with?.sbom, true, "BuildKit SBOM attestation");
+  t.match(String(build.with?.provenance), /^mode=max$/, "SLSA provenance");
+  t.ok(
+    image.steps.some((s) => s.uses?.startsWith("docker/setup-qemu-action@")),
+    "QEMU for arm64",
+  );
+  const login = image.steps.find((s) => s.uses?.startsWith("docker/login-action@"))!;
+  t.equal(login.with?.registry, "ghcr.io");
+  const runs = image.steps.map((s) => s.run ?? "").join("\n");
+  t.match(runs, /cosign sign --yes "\$IMAGE"/, "signed keyless (OIDC: id-token write)");
+  t.match(runs, /cosign attest --yes --type spdxjson/, "SBOM attested to the image");
+  t.ok(image.steps.some((s) => s.uses?.startsWith("anchore/sbom-action@")));
+  for (const [name, job] of Object.entries(r.jobs))
+    if (name !== "image") t.notOk(job.permissions?.["id-token"], `${name} cannot sign`);
+  const publish = r.jobs.publish!;
+  t.same(publish.permissions, { contents: "write" }, "only the job making the GitHub release writes");
+  const pin = publish.steps.map((s) => s.run ?? "").join("\n");
+  t.match(pin, /kustomize edit set image "proxyscope=\$\{IMAGE\}:\$\{VERSION\}@\$\{DIGEST\}"/);
+  const node = r.jobs.check!.steps.find((s) => s.uses?.startsWith("actions/setup-node@"))!;
+  t.equal(node.with?.["node-version-file"], ".node-version", "CI's Node is the pinned one");
+});
+
+t.test("release: the version check passes for this checkout's version and refuses another", async (t) => {
+  const step = wf("release.yml").jobs.check!.steps.find((s) => s.id === "version")!;
+  const version = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string })
+    .version;
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-release-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const run = (ref: string) =>
+    spawnSync("bash", ["-eo", "pipefail", "-c", step.run!], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+      env: { PATH: process.env.PATH, GITHUB_REF_NAME: ref, GITHUB_OUTPUT: join(dir, `out-${ref}`) },
+    });
+  const ok = run(`v${version}`);
+  t.equal(ok.status, 0, ok.stderr);
+  t.equal(readFileSync(join(dir, `out-v${version}`), "utf8"), `version=${version}\n`);
+  const bad = run("v99.0.0");
+  t.equal(bad.status, 1);
+  t.match(bad.stderr, /set all three to one version/);
+});
