@@ -2,12 +2,12 @@
 // stays silent on one that should not (promtool test rules), the PrometheusRule carries the same groups,
 // and every metric name is one the agent or kube-proxy really exports.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import t from "tap";
 import { parse, stringify } from "yaml";
-import { MANIFESTS, ROOT, RULES_FILE, manifestObjects, which } from "./lib.js";
+import { MANIFESTS, ROOT, RULES_FILE, manifestObjects, walkYaml, which } from "./lib.js";
 
 type Rule = {
   alert: string;
@@ -22,7 +22,7 @@ const rules = parse(rulesText) as Rules;
 const alerts = rules.groups.flatMap((g) => g.rules);
 const byName = new Map(alerts.map((r) => [r.alert, r]));
 
-// The agent's metric names, as agreed for the agent's /metrics (issue: agent metrics).
+// The agent's metric names, as the agent's /metrics exports them.
 const AGENT_METRICS = [
   "proxyscope_node_phase",
   "proxyscope_node_verdict",
@@ -60,6 +60,8 @@ type Case = {
   series: [string, string][];
   at: string;
   fires: Record<string, string>[];
+  /** The alert's value, for annotations that print {{ $value }} (the fleet counts). */
+  value?: string;
 };
 const counterCases = (
   alert: string,
@@ -214,16 +216,31 @@ const CASES: Case[] = [
     fires: [],
   },
   {
-    alert: "ProxyscopeNodeStillInIpvsMode",
-    why: "ipvs for 10 hours",
+    alert: "ProxyscopeNodesStillInIpvsMode",
+    why: "three nodes in ipvs mode for 10 hours, one migrated: one alert with the count",
     interval: "4m",
-    series: [[`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x150"]],
+    series: [
+      [`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x150"],
+      [
+        'proxyscope_node_phase{instance="10.0.0.2:9977",job="proxyscope-agent",node="n2",phase="ipvs"}',
+        "1x150",
+      ],
+      [
+        'proxyscope_node_phase{instance="10.0.0.3:9977",job="proxyscope-agent",node="n3",phase="ipvs"}',
+        "1x150",
+      ],
+      [
+        'proxyscope_node_phase{instance="10.0.0.4:9977",job="proxyscope-agent",node="n4",phase="ipvs"}',
+        "0x150",
+      ],
+    ],
     at: "7h",
-    fires: [{ ...agLabels, phase: "ipvs" }],
+    fires: [{}],
+    value: "3",
   },
   {
-    alert: "ProxyscopeNodeStillInIpvsMode",
-    why: "migrated to nftables",
+    alert: "ProxyscopeNodesStillInIpvsMode",
+    why: "every node migrated to nftables",
     interval: "4m",
     series: [
       [`proxyscope_node_phase{${AG},phase="ipvs"}`, "0x150"],
@@ -233,7 +250,7 @@ const CASES: Case[] = [
     fires: [],
   },
   {
-    alert: "ProxyscopeNodeStillInIpvsMode",
+    alert: "ProxyscopeNodesStillInIpvsMode",
     why: "ipvs for 5 hours only (shorter than for)",
     interval: "4m",
     series: [[`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x75"]],
@@ -241,17 +258,51 @@ const CASES: Case[] = [
     fires: [],
   },
   {
-    alert: "ProxyscopeKernelCannotRunNftables",
-    why: "kernel not capable",
-    series: [[`proxyscope_kernel_nftables_capable{${AG}}`, "0x120"]],
+    alert: "ProxyscopeKernelsCannotRunNftables",
+    why: "two kernels not capable, one capable: one alert with the count",
+    series: [
+      [`proxyscope_kernel_nftables_capable{${AG}}`, "0x120"],
+      [
+        'proxyscope_kernel_nftables_capable{instance="10.0.0.2:9977",job="proxyscope-agent",node="n2"}',
+        "0x120",
+      ],
+      [
+        'proxyscope_kernel_nftables_capable{instance="10.0.0.3:9977",job="proxyscope-agent",node="n3"}',
+        "1x120",
+      ],
+    ],
     at: "90m",
-    fires: [agLabels],
+    fires: [{}],
+    value: "2",
   },
   {
-    alert: "ProxyscopeKernelCannotRunNftables",
-    why: "kernel capable",
+    alert: "ProxyscopeKernelsCannotRunNftables",
+    why: "every kernel capable",
     series: [[`proxyscope_kernel_nftables_capable{${AG}}`, "1x120"]],
     at: "90m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeCriticalFinding",
+    why: "nftables-table-missing, a critical finding no other alert covers",
+    series: [
+      [`proxyscope_finding{${AG},id="nftables-table-missing",severity="critical"}`, "1x30"],
+      [`proxyscope_finding{${AG},id="kube-proxy-unhealthy",severity="error"}`, "1x30"],
+    ],
+    at: "20m",
+    fires: [{ ...agLabels, id: "nftables-table-missing", severity: "critical" }],
+  },
+  {
+    alert: "ProxyscopeCriticalFinding",
+    why: "critical findings with alerts of their own, and a resolved one",
+    series: [
+      [`proxyscope_finding{${AG},id="kube-ipvs0-black-hole",severity="critical"}`, "1x30"],
+      [`proxyscope_finding{${AG},id="kube-proxy-sync-failing",severity="critical"}`, "1x30"],
+      [`proxyscope_finding{${AG},id="kube-proxy-rules-stale",severity="critical"}`, "1x30"],
+      [`proxyscope_finding{${AG},id="ipvs-mode-deprecated",severity="critical"}`, "1x30"],
+      [`proxyscope_finding{${AG},id="nftables-table-missing",severity="critical"}`, "0x30"],
+    ],
+    at: "20m",
     fires: [],
   },
   {
@@ -319,14 +370,23 @@ const CASES: Case[] = [
 ];
 
 // Expected annotations: the rule's text with {{ $labels.X }} filled in; promtool renders the real templates.
-function expectedAnnotations(rule: Rule, labels: Record<string, string>): Record<string, string> {
+function expectedAnnotations(
+  rule: Rule,
+  labels: Record<string, string>,
+  value: string | undefined,
+): Record<string, string> {
   return Object.fromEntries(
     Object.entries(rule.annotations).map(([k, v]) => [
       k,
-      v.replace(/\{\{ \$labels\.([a-zA-Z_]+) \}\}/g, (_, l: string) => {
-        if (!(l in labels)) throw new Error(`${rule.alert}.${k} uses $labels.${l}, absent from the alert`);
-        return labels[l]!;
-      }),
+      v
+        .replace(/\{\{ \$labels\.([a-zA-Z_]+) \}\}/g, (_, l: string) => {
+          if (!(l in labels)) throw new Error(`${rule.alert}.${k} uses $labels.${l}, absent from the alert`);
+          return labels[l]!;
+        })
+        .replace(/\{\{ \$value \}\}/g, () => {
+          if (value === undefined) throw new Error(`${rule.alert}.${k} prints $value: give the case a value`);
+          return value;
+        }),
     ]),
   );
 }
@@ -350,7 +410,7 @@ function promtoolTestFile(rulesPath: string): string {
               const labels = { ...l, ...rule.labels };
               return {
                 exp_labels: labels,
-                exp_annotations: expectedAnnotations(rule, { ...labels, alertname: c.alert }),
+                exp_annotations: expectedAnnotations(rule, { ...labels, alertname: c.alert }, c.value),
               };
             }),
           },
@@ -422,7 +482,7 @@ t.test(
 t.test("each alert reads well and names real metrics", async (t) => {
   for (const a of alerts) {
     t.ok(["critical", "warning", "info"].includes(a.labels?.severity ?? ""), `${a.alert} severity`);
-    for (const k of ["summary", "description", "runbook"])
+    for (const k of ["summary", "description"])
       t.ok((a.annotations?.[k] ?? "").length > 20, `${a.alert} ${k}`);
     for (const m of a.expr.match(/\b(proxyscope|kubeproxy)_[a-z0-9_]+/g) ?? []) {
       t.ok([...AGENT_METRICS, ...KUBE_PROXY_METRICS].includes(m), `${a.alert}: ${m} is a known metric`);
@@ -436,8 +496,9 @@ t.test("each alert reads well and names real metrics", async (t) => {
     "proxyscope_kube_proxy_last_sync_age_seconds > 300",
     'proxyscope_kube_ipvs0_present == 1 and on (node) proxyscope_node_phase{phase="nftables"} == 1',
     "proxyscope_black_holed_addresses > 0",
-    'proxyscope_node_phase{phase="ipvs"} == 1',
-    "proxyscope_kernel_nftables_capable == 0",
+    'count(proxyscope_node_phase{phase="ipvs"} == 1) > 0',
+    "count(proxyscope_kernel_nftables_capable == 0) > 0",
+    'proxyscope_finding{severity="critical",',
     "proxyscope_probe_success == 0",
   ];
   for (const r of required)
@@ -472,4 +533,48 @@ t.test("the PrometheusRule carries exactly the rule file's groups", async (t) =>
   t.ok(
     readFileSync(join(MANIFESTS, "monitoring/kustomization.yaml"), "utf8").includes("prometheusrule.yaml"),
   );
+});
+
+const RUNBOOKS = join(ROOT, "docs/runbooks");
+const homepage = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { homepage: string })
+  .homepage;
+
+t.test("every alert links its own runbook, and every runbook belongs to an alert", async (t) => {
+  for (const a of alerts) {
+    t.same(
+      Object.keys(a.annotations).sort(),
+      ["description", "runbook_url", "summary"],
+      `${a.alert} annotations`,
+    );
+    t.equal(
+      a.annotations.runbook_url,
+      `${homepage}/blob/main/docs/runbooks/${a.alert}.md`,
+      `${a.alert} runbook_url`,
+    );
+    const file = join(RUNBOOKS, `${a.alert}.md`);
+    t.ok(existsSync(file), `docs/runbooks/${a.alert}.md exists`);
+    if (!existsSync(file)) continue;
+    const md = readFileSync(file, "utf8");
+    t.match(md, new RegExp(`^# ${a.alert}\\n`), `${a.alert}: titled with the alert's name`);
+    for (const section of ["## What it means", "## Confirm it", "## Fix it"])
+      t.match(md, new RegExp(`^${section}$`, "m"), `${a.alert}: ${section}`);
+    t.match(md, /^curl /m, `${a.alert}: a curl command to confirm it`);
+    t.match(md, new RegExp(`severity: ${a.labels.severity}\\b`), `${a.alert}: states its severity`);
+  }
+  const names = new Set(alerts.map((a) => a.alert));
+  for (const f of readdirSync(RUNBOOKS).filter((f) => f.endsWith(".md") && f !== "README.md"))
+    t.ok(names.has(f.replace(/\.md$/, "")), `docs/runbooks/${f} belongs to an alert`);
+});
+
+t.test("no internal work item is named in an annotation, a manifest comment or a runbook", async (t) => {
+  const internal = /\b(issue|issues|ticket|TODO|FIXME|XXX|work item)\b|(^|[\s(])#\d+\b/i;
+  for (const a of alerts)
+    for (const [k, v] of Object.entries(a.annotations)) t.notMatch(v, internal, `${a.alert}.${k}`);
+  const files = [...walkYaml(MANIFESTS), ...readdirSync(RUNBOOKS).map((f) => join(RUNBOOKS, f))];
+  for (const f of files) {
+    const text = readFileSync(f, "utf8");
+    const lines = f.endsWith(".md") ? text.split("\n") : text.split("\n").filter((l) => /^\s*#/.test(l));
+    const hits = lines.filter((l) => internal.test(l));
+    t.same(hits, [], relative(ROOT, f));
+  }
 });
