@@ -37,6 +37,10 @@ flags (each also from the environment variable in brackets):
   --listen HOST --port N         serve: address to listen on (default 0.0.0.0:9977; port 0 to 65535, decimal)
   --scan-interval-s N            serve: seconds between scans (default 60, at most ${MAX_TIMER_S})
   --log-level LEVEL
+  --web.config.file FILE         serve: TLS and basic auth, in the Prometheus exporter-toolkit format
+                                 (the file node_exporter reads) [PROXYSCOPE_WEB_CONFIG_FILE]
+  --detail-from loopback|any     serve: who may read /report, /report/previous, /ipvs/virtual-server and
+                                 /verify without authentication (default loopback) [PROXYSCOPE_DETAIL_FROM]
   --sync-window-s N              verify: seconds between two reads of the sync-failure counter (0: one read; at most 600)
   --service-address HOST:PORT    verify: the kubernetes Service to connect to [KUBERNETES_SERVICE_HOST/PORT]
   --skip-connect                 verify: do not try the Service connection (reported as skipped)
@@ -107,7 +111,14 @@ async function main(argv: string[]): Promise<number> {
   if (command === "serve") {
     // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
     const { runServe } = await import("./serve.js");
-    return runServe(cfg, input);
+    const { WebConfigError } = await import("./server/web-config.js");
+    try {
+      return await runServe(cfg, input);
+    } catch (e) {
+      if (!(e instanceof WebConfigError)) throw e;
+      process.stderr.write(`proxyscope-agent: ${e.message}\n`);
+      return 2;
+    }
   }
   process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
   return EXIT.usage;

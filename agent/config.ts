@@ -35,6 +35,8 @@ export const AgentConfig = z.object({
   listenPort: port(0),
   scanIntervalS: durationS(),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
+  webConfigFile: z.string().min(1).max(4096).nullable(),
+  detailFrom: z.enum(["loopback", "any"]),
   // verify
   syncWindowS: durationS(600, true),
   serviceAddress: z
@@ -68,6 +70,9 @@ const OPTIONS = {
   port: { type: "string", env: "PROXYSCOPE_PORT" },
   "scan-interval-s": { type: "string", env: "PROXYSCOPE_SCAN_INTERVAL_S" },
   "log-level": { type: "string", env: "PROXYSCOPE_LOG_LEVEL" },
+  // The exporter-toolkit flag name, as node_exporter spells it.
+  "web.config.file": { type: "string", env: "PROXYSCOPE_WEB_CONFIG_FILE" },
+  "detail-from": { type: "string", env: "PROXYSCOPE_DETAIL_FROM" },
   "sync-window-s": { type: "string", env: "PROXYSCOPE_SYNC_WINDOW_S" },
   "service-address": { type: "string" },
   "skip-connect": { type: "boolean" },
@@ -83,6 +88,7 @@ const FIELD_OF: Partial<Record<keyof typeof OPTIONS, string>> = {
   port: "listenPort",
   "tool-dir": "toolDirs",
   "node-ip": "nodeIPs",
+  "web.config.file": "webConfigFile",
   "kube-proxy-metrics-url": "kubeProxyMetricsUrl",
   "kube-proxy-health-url": "kubeProxyHealthUrl",
 };
@@ -144,6 +150,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
     listenPort: pick("port") ?? DEFAULT_PORT,
     scanIntervalS: pick("scan-interval-s") ?? 60,
     logLevel: pick("log-level") ?? "info",
+    webConfigFile: pick("web.config.file") ?? null,
+    detailFrom: pick("detail-from") ?? "loopback",
     syncWindowS: pick("sync-window-s") ?? 10,
     serviceAddress: pick("service-address") ?? serviceAddressFromEnv(env) ?? null,
     skipConnect: pick("skip-connect") ?? false,

@@ -3,6 +3,7 @@ import type { AgentConfig } from "./config.js";
 import { AgentMetrics } from "./metrics/agent-metrics.js";
 import { buildApp } from "./server/app.js";
 import { procIpvsLookup } from "./server/ipvs-lookup.js";
+import { loadWebConfig } from "./server/web-config.js";
 import { risingCounters } from "./server/rising.js";
 import { ScanLoop } from "./server/scan-loop.js";
 import { logScan } from "./server/scan-log.js";
@@ -23,11 +24,14 @@ export async function runServe(
   input: ScanInput & { node: string; agentVersion: string },
 ): Promise<number> {
   const log = pino({ level: cfg.logLevel, base: { node: cfg.node } });
+  // A bad web config stops the agent before it listens: serving without the protection asked for is worse.
+  const security = cfg.webConfigFile === null ? null : await loadWebConfig(cfg.webConfigFile);
   const state = new AgentState(new AgentMetrics({ version: input.agentVersion, processMetrics: true }));
   const app = buildApp(state, {
     logger: log,
     lookupVirtualServer: procIpvsLookup(cfg.procRoot),
     retryAfterS: Math.min(cfg.scanIntervalS, cfg.probeTimeoutMs / 1000),
+    access: { security, detailFrom: cfg.detailFrom },
   });
   registerVerifyRoute(app, state, input, verifyOptions(cfg));
   await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
@@ -36,6 +40,9 @@ export async function runServe(
     {
       port: typeof address === "object" && address !== null ? address.port : cfg.listenPort,
       host: cfg.listenHost,
+      tls: security?.tls != null,
+      basicAuth: (security?.users.size ?? 0) > 0,
+      detailFrom: cfg.detailFrom,
       scanIntervalS: cfg.scanIntervalS,
       version: input.agentVersion,
     },

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from "node:http";
+import type { ServerOptions as HttpsServerOptions } from "node:https";
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -9,6 +10,8 @@ import Fastify, {
 export interface HardenedServerOptions {
   /** Errors (5xx) are logged here; request lines never are. Without it nothing is logged. */
   logger?: FastifyBaseLogger;
+  /** Serve HTTPS with these TLS options (the agent's --web.config.file); plain HTTP without. */
+  https?: HttpsServerOptions;
 }
 
 // Both programs serve GET and HEAD only: a request body is never read, so a small limit costs nothing.
@@ -32,7 +35,8 @@ export function hardenedFastify(opts: HardenedServerOptions = {}): FastifyInstan
     frameworkErrors: (_err, _req, reply) => {
       void fail(reply as unknown as FastifyReply, 400, "bad request");
     },
-  });
+    ...(opts.https ? { https: opts.https } : {}),
+  }) as unknown as FastifyInstance;
   // Every path a route was registered for, so the not-found handler can tell 405 from 404.
   const paths = new Set<string>();
   app.addHook("onRoute", (route) => {

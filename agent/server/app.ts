@@ -1,9 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import { fail, hardenedFastify } from "../../common/http-server.js";
 import { nodeReportJsonSchema } from "../report/schema.js";
+import { httpsOptions, registerAccess, type AccessOptions } from "./access.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
 import type { AgentState, ScanRecord } from "./state.js";
+import { reportSummary } from "./summary.js";
 
 export interface AppOptions {
   logger?: FastifyBaseLogger;
@@ -11,6 +13,8 @@ export interface AppOptions {
   lookupVirtualServer: VirtualServerLookup;
   /** The scan interval, so a client told to retry knows when a first report can exist. */
   retryAfterS?: number;
+  /** TLS, authentication and who may read the detail routes (access.ts); none: all open, plain HTTP. */
+  access?: AccessOptions;
 }
 
 // Big IPVS tables make each lookup a full read of /proc/net/ip_vs; more at once only slows the node.
@@ -18,7 +22,12 @@ const MAX_LOOKUPS_IN_FLIGHT = 2;
 
 /** The agent's HTTP API. Every answer is JSON or the Prometheus text format, never a stack trace or echoed input. */
 export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
-  const app = hardenedFastify(opts.logger ? { logger: opts.logger } : {});
+  const tls = opts.access?.security?.tls;
+  const app = hardenedFastify({
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    ...(tls ? { https: httpsOptions(tls) } : {}),
+  });
+  if (opts.access) registerAccess(app, opts.access);
   const schemaJson = JSON.stringify(nodeReportJsonSchema());
   let lookups = 0;
 
@@ -39,6 +48,11 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   app.get("/report/previous", (_req, reply) =>
     sendReport(reply, state.previous, "fewer than two scans have completed"),
   );
+  app.get("/report/summary", (_req, reply) => {
+    const r = state.current;
+    if (r === null) return fail(reply, 503, "no scan has completed yet");
+    return reply.header("x-report-age-seconds", state.ageSeconds(r).toFixed(3)).send(reportSummary(r.report));
+  });
   app.get("/report/schema", (_req, reply) =>
     reply.type("application/schema+json; charset=utf-8").send(schemaJson),
   );

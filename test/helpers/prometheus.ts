@@ -17,6 +17,10 @@ export interface ScrapeJob {
   metricsPath?: string;
   /** Labels put on every target of the job (e.g. { node: "node-a" }). */
   labels?: Record<string, string>;
+  /** https with this CA (tls_config.ca_file). */
+  tlsCaFile?: string;
+  /** basic_auth for the scrape. */
+  basicAuth?: { username: string; password: string };
 }
 
 export interface StartOptions {
@@ -78,6 +82,14 @@ function configYaml(o: StartOptions): string {
   for (const j of o.jobs) {
     lines.push(`  - job_name: ${yamlString(j.job)}`);
     if (j.metricsPath) lines.push(`    metrics_path: ${yamlString(j.metricsPath)}`);
+    if (j.tlsCaFile)
+      lines.push("    scheme: https", "    tls_config:", `      ca_file: ${yamlString(j.tlsCaFile)}`);
+    if (j.basicAuth)
+      lines.push(
+        "    basic_auth:",
+        `      username: ${yamlString(j.basicAuth.username)}`,
+        `      password: ${yamlString(j.basicAuth.password)}`,
+      );
     lines.push("    static_configs:", `      - targets: [${j.targets.map(yamlString).join(", ")}]`);
     if (j.labels && Object.keys(j.labels).length > 0) {
       lines.push("        labels:");

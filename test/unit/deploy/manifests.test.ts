@@ -125,6 +125,42 @@ t.test("kustomize renders the base, the core part and the no-dpkg component", as
     "no dpkg mount",
   );
   t.equal(await validateAgainstSchema(ds2), null, "patched DaemonSet valid");
+
+  const webOverlay = mkdtempSync(join(tmpdir(), "proxyscope-overlay-web-"));
+  t.teardown(() => rmSync(webOverlay, { recursive: true, force: true }));
+  writeFileSync(
+    join(webOverlay, "kustomization.yaml"),
+    `resources: [${JSON.stringify(relative(webOverlay, MANIFESTS))}]\n` +
+      `components: [${JSON.stringify(relative(webOverlay, join(MANIFESTS, "components/web-config")))}]\n`,
+  );
+  const web = kustomizeBuild(webOverlay);
+  if (web === null || "error" in web) throw new Error(`overlay with web-config: ${web && web.error}`);
+  const ds3 = web.objects.find((o) => o.kind === "DaemonSet")!;
+  const c3 = ds3.spec.template.spec.containers[0];
+  t.ok(c3.args.includes("--web.config.file=/etc/proxyscope/web/web-config.yml"), "the flag");
+  const mount = c3.volumeMounts.find((m: { name: string }) => m.name === "web-config");
+  t.same(mount, { name: "web-config", mountPath: "/etc/proxyscope/web", readOnly: true });
+  const vol = ds3.spec.template.spec.volumes.find((v: { name: string }) => v.name === "web-config");
+  t.equal(vol.secret.secretName, "proxyscope-agent-web");
+  t.same(
+    vol.secret.items.map((i: { key: string }) => i.key).sort(),
+    ["tls.crt", "tls.key", "web-config.yml"],
+    "the pod gets the web config and its key pair, never the scrape password",
+  );
+  t.equal(c3.livenessProbe.httpGet.scheme, "HTTPS");
+  t.equal(c3.readinessProbe.httpGet.scheme, "HTTPS");
+  const sm3 = web.objects.find((o) => o.kind === "ServiceMonitor" && o.metadata.name === "proxyscope-agent")!;
+  const ep3 = sm3.spec.endpoints[0];
+  t.equal(ep3.scheme, "https");
+  t.same(ep3.tlsConfig.ca.secret, { name: "proxyscope-agent-web", key: "ca.crt" });
+  t.equal(ep3.tlsConfig.serverName, "proxyscope-agent", "one name for every node's agent");
+  t.same(ep3.basicAuth, {
+    username: { name: "proxyscope-agent-web", key: "username" },
+    password: { name: "proxyscope-agent-web", key: "password" },
+  });
+  for (const o of [ds3, sm3]) t.equal(await validateAgainstSchema(o), null, `${id(o)} with web-config valid`);
+  const diags = unknownFieldDiagnostics([ds3, sm3]);
+  t.same(diags, ["", ""], "no unknown fields after the patches");
 });
 
 t.test("the agent has no API access", async (t) => {
@@ -171,6 +207,7 @@ t.test("the agent DaemonSet", async (t) => {
   t.equal(arg("--host-root"), "/host");
   t.equal(arg("--listen"), "0.0.0.0");
   t.equal(arg("--port"), "9977");
+  t.equal(arg("--detail-from"), "any", "the in-cluster collector reads /report over the pod network");
   t.same(c.ports, [{ name: "metrics", containerPort: 9977, protocol: "TCP" }], "port matches --port");
   t.equal(c.livenessProbe.httpGet.path, "/healthz");
   t.equal(c.livenessProbe.httpGet.port, "metrics");

@@ -1,0 +1,171 @@
+import { createHash } from "node:crypto";
+import { isIP } from "node:net";
+import type { TLSSocket } from "node:tls";
+import bcrypt from "bcryptjs";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { WebSecurity } from "./web-config.js";
+
+/**
+ * Who may read what on the agent's port.
+ *
+ * - Probes (/healthz, /readyz) are always open: the kubelet cannot authenticate.
+ * - With basic_auth_users or verified client certificates in the web config, every other route needs
+ *   them (the exporter-toolkit behaviour node_exporter users expect), and an authenticated client may
+ *   read the detail too.
+ * - Without authentication, the public part (/metrics, /report/summary, /report/schema) is open, and the
+ *   detail (firewall rule text, addresses, kube-proxy's configuration, per-Service backends) answers only
+ *   loopback clients unless `--detail-from any` says the port is protected some other way.
+ */
+export const PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
+export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
+  "/report",
+  "/report/previous",
+  "/ipvs/virtual-server",
+  "/verify",
+]);
+
+export type DetailFrom = "loopback" | "any";
+
+export interface AccessOptions {
+  security: WebSecurity | null;
+  detailFrom: DetailFrom;
+}
+
+// bcrypt at cost 10 costs tens of milliseconds of CPU: remember verdicts, as the toolkit does, and never
+// run more than a couple at once, so a flood of wrong passwords cannot take the node's CPU.
+const CACHE_MAX = 256;
+const MAX_BCRYPT_IN_FLIGHT = 2;
+// For unknown users, so that a wrong user name costs as long as a wrong password.
+const DUMMY_HASH = "$2b$10$44bdpucqSV7S8SFcsFPJ6eXTFwK4y3OG.orb8887lSEKFx78wl0bS";
+
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const a = address.startsWith("::ffff:") ? address.slice(7) : address;
+  if (isIP(a) === 4) return a.startsWith("127.");
+  return a === "::1";
+}
+
+export function authRequired(s: WebSecurity | null): boolean {
+  if (s === null) return false;
+  return s.users.size > 0 || s.tls?.clientAuth === "RequireAndVerifyClientCert";
+}
+
+function parseBasic(header: string | undefined): { user: string; password: string } | null {
+  if (header === undefined) return null;
+  const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
+  if (m === null) return null;
+  const decoded = Buffer.from(m[1]!, "base64").toString("utf8");
+  const colon = decoded.indexOf(":");
+  if (colon < 0) return null;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+export class BasicAuthChecker {
+  private readonly cache = new Map<string, boolean>();
+  private inFlight = 0;
+
+  constructor(private readonly users: ReadonlyMap<string, string>) {}
+
+  /** true / false, or "busy" when too many hashes are being computed already. */
+  async check(user: string, password: string): Promise<boolean | "busy"> {
+    const hash = this.users.get(user);
+    const key = createHash("sha256")
+      .update(`${user}\0${password}\0${hash ?? ""}`)
+      .digest("hex");
+    const known = this.cache.get(key);
+    if (known !== undefined) return known;
+    if (this.inFlight >= MAX_BCRYPT_IN_FLIGHT) return "busy";
+    this.inFlight++;
+    try {
+      const ok = await bcrypt.compare(password, hash ?? DUMMY_HASH);
+      const verdict = ok && hash !== undefined;
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      this.cache.set(key, verdict);
+      return verdict;
+    } finally {
+      this.inFlight--;
+    }
+  }
+}
+
+function deny(reply: FastifyReply, status: number, error: string) {
+  return reply.code(status).type("application/json; charset=utf-8").send({ error });
+}
+
+/** What the client proved: a verified client certificate, a basic auth user, or nothing. */
+async function authenticate(
+  req: FastifyRequest,
+  s: WebSecurity,
+  users: BasicAuthChecker,
+): Promise<"ok" | "missing" | "bad" | "busy" | "cert"> {
+  const socket = req.raw.socket as Partial<TLSSocket>;
+  const clientAuth = s.tls?.clientAuth ?? "NoClientCert";
+  const peer = typeof socket.getPeerCertificate === "function" ? socket.getPeerCertificate() : null;
+  const hasCert = peer !== null && Object.keys(peer).length > 0;
+  if (clientAuth === "RequireAnyClientCert" && !hasCert) return "cert";
+  if (
+    (clientAuth === "RequireAndVerifyClientCert" || (clientAuth === "VerifyClientCertIfGiven" && hasCert)) &&
+    socket.authorized !== true
+  )
+    return "cert";
+  if (s.users.size === 0) return "ok";
+  const creds = parseBasic(req.headers.authorization);
+  if (creds === null) return "missing";
+  const r = await users.check(creds.user, creds.password);
+  return r === "busy" ? "busy" : r ? "ok" : "bad";
+}
+
+export function registerAccess(app: FastifyInstance, opts: AccessOptions): void {
+  const s = opts.security;
+  const users = new BasicAuthChecker(s?.users ?? new Map());
+  const required = authRequired(s);
+  const headers = s?.headers ?? {};
+
+  app.addHook("onSend", async (_req, reply, payload) => {
+    for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+    return payload;
+  });
+
+  app.addHook("onRequest", async (req, reply) => {
+    const path = req.url.split("?")[0] ?? "";
+    if (PROBE_ROUTES.has(path)) return;
+    let authenticated = false;
+    if (s !== null && (required || s.tls?.clientAuth !== "NoClientCert")) {
+      const r = await authenticate(req, s, users);
+      if (r === "cert") return deny(reply, 403, "a valid client certificate is required");
+      if (r === "busy") {
+        reply.header("retry-after", "1");
+        return deny(reply, 429, "too many authentication attempts in flight");
+      }
+      if (r === "missing" || r === "bad") {
+        reply.header("www-authenticate", 'Basic realm="proxyscope-agent", charset="UTF-8"');
+        return deny(reply, 401, "authentication required");
+      }
+      authenticated = required;
+    }
+    if (!DETAIL_ROUTES.has(path) || authenticated || opts.detailFrom === "any") return;
+    if (isLoopback(req.raw.socket.remoteAddress)) return;
+    return deny(
+      reply,
+      403,
+      "this route answers loopback clients only: configure authentication (--web.config.file) or --detail-from any",
+    );
+  });
+}
+
+/** Node's TLS server options for the web config's tls_server_config. */
+export function httpsOptions(tls: NonNullable<WebSecurity["tls"]>) {
+  const ask = tls.clientAuth !== "NoClientCert";
+  return {
+    key: tls.key,
+    cert: tls.cert,
+    ...(tls.ca !== undefined ? { ca: tls.ca } : {}),
+    requestCert: ask,
+    // Only RequireAndVerifyClientCert fails the handshake itself; the other policies are checked per
+    // request (authenticate above), where the answer can say why.
+    rejectUnauthorized: tls.clientAuth === "RequireAndVerifyClientCert",
+    minVersion: tls.minVersion,
+    maxVersion: tls.maxVersion,
+    honorCipherOrder: tls.honorCipherOrder,
+  };
+}
