@@ -11,4 +11,10 @@ export {
   Verdict,
 } from "./report/schema.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
+// Finding ids the fleet plan acts on, derived from the rules' declarations.
+export { AFTER_CONFIG_IDS, MEASURE_IDS } from "./rules/catalogue.js";
+// The derived view a report carries (rebuilt from the facts for agents that predate it).
+export { summaryOf } from "./view/summary.js";
+// One kernel/version module for both programs.
+export { kernelMajorMinor, kubeMajorMinor, releaseCanRunNftables } from "./parse/versions.js";
 export { METRIC, type MetricName } from "./metrics/names.js";

@@ -1,4 +1,4 @@
-import { NodeReport, SCHEMA_VERSION } from "../agent/contract.js";
+import { NodeReport, SCHEMA_VERSION, summaryOf } from "../agent/contract.js";
 import type { NodeObservation } from "./report/schema.js";
 
 /** A node with no usable report: every fact unknown, never zero. */
@@ -30,8 +30,7 @@ export function observationFromReport(
   endpoint: string | null,
   node = r.node,
 ): NodeObservation {
-  const blackHole = r.findings.find((f) => f.id === "kube-ipvs0-black-hole");
-  const count = blackHole?.evidence.blackHoledCount;
+  const view = summaryOf(r);
   return {
     node,
     outcome: "ok",
@@ -43,19 +42,11 @@ export function observationFromReport(
     agentVersion: r.agentVersion,
     scannedAt: r.scannedAt,
     kernelRelease: r.facts.kernel?.release ?? null,
-    kernelNftablesCapable: r.facts.kernel
-      ? r.facts.kernel.major > 5 || (r.facts.kernel.major === 5 && r.facts.kernel.minor >= 13)
-      : null,
+    kernelNftablesCapable: view.kernelNftablesCapable,
     failedProbes: r.probes.filter((p) => !p.ok).map((p) => p.name),
     ipvsVirtualServers: r.facts.ipvs?.available ? r.facts.ipvs.virtualServerCount : null,
     kubeIpvs0Addresses: r.facts.kubeIpvs0 ? r.facts.kubeIpvs0.addresses.length : null,
-    blackHoledAddresses: blackHole
-      ? typeof count === "number"
-        ? count
-        : null
-      : r.facts.kubeIpvs0
-        ? 0
-        : null,
+    blackHoledAddresses: view.blackHoledAddresses,
   };
 }
 

@@ -1,4 +1,6 @@
 import {
+  AFTER_CONFIG_IDS,
+  MEASURE_IDS,
   Phase,
   SCHEMA_VERSION as NODE_SCHEMA_VERSION,
   SEVERITIES,
@@ -60,13 +62,6 @@ export function poolOf(
 }
 
 const PRE_SWITCH = new Set<string>(["ipvs", "iptables"]);
-const MEASURE_IDS = new Set([
-  "localhost-nodeports-in-use",
-  "conntrack-workaround-relied-on",
-  "nodeport-addresses-shrink",
-  "host-firewall-needs-nodeport-range",
-]);
-const AFTER_CONFIG_IDS = new Set(["strict-arp-sysctls-left"]);
 
 function fleetNode(obs: NodeObservation, api: ApiNode | undefined, listed: boolean | null): FleetNode {
   const kernel = api?.kernelVersion ?? obs.kernelRelease;

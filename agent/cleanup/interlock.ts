@@ -1,4 +1,5 @@
 import type { NodeReport } from "../report/schema.js";
+import { runningModeOf } from "../view/phase.js";
 
 export type Interlock = { ok: true } | { ok: false; reason: string };
 
@@ -8,7 +9,7 @@ export type Interlock = { ok: true } | { ok: false; reason: string };
  * and "could not ask" is treated as "no".
  */
 export function applyAllowed(report: NodeReport): Interlock {
-  const mode = report.facts.proxyMode?.mode.trim() ?? null;
+  const mode = runningModeOf(report.facts);
   if (mode === "nftables") return { ok: true };
   if (mode !== null) {
     return {

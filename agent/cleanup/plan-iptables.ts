@@ -1,19 +1,12 @@
-import type { ChainOwner } from "../facts/netfilter.js";
 import type { ToolName } from "../io/tools.js";
 import { shellQuote } from "../parse/iptables-argv.js";
-import { chainOwner, KUBE_PROXY_JUMP_COMMENTS } from "../parse/iptables-owners.js";
+import { chainOwner, isKubeProxyChainOwner, KUBE_PROXY_JUMP_COMMENTS } from "../facts/owners.js";
 import type { IptablesRuleSet, SavedRule } from "./iptables-rules.js";
 import type { CleanupAction, KeptItem } from "./schema.js";
 
-// kube-proxy's chains from any iptables-family mode; kubelet's ("kubelet") and unknown KUBE-* chains are never touched.
-const KUBE_PROXY_OWNERS: ReadonlySet<ChainOwner> = new Set([
-  "kube-proxy-ipvs",
-  "kube-proxy",
-  "kube-proxy-iptables",
-]);
-
+// kubelet's and unknown KUBE-* chains are never touched.
 export function isKubeProxyChain(table: string, chain: string): boolean {
-  return chain.startsWith("KUBE-") && KUBE_PROXY_OWNERS.has(chainOwner(table, chain));
+  return chain.startsWith("KUBE-") && isKubeProxyChainOwner(chainOwner(table, chain));
 }
 
 export const MODIFY_TOOL: Record<IptablesRuleSet["backend"], Record<IptablesRuleSet["family"], ToolName>> = {

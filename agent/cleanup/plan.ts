@@ -1,7 +1,7 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeReport } from "../report/schema.js";
-import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../rules/input.js";
-import { classifyVirtualServers } from "../rules/virtual-servers.js";
+import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../view/options.js";
+import { classifyVirtualServers } from "../view/virtual-servers.js";
 import type { IptablesRuleSet } from "./iptables-rules.js";
 import { planIptables } from "./plan-iptables.js";
 import type { CleanupAction, CleanupPlan, KeptItem } from "./schema.js";

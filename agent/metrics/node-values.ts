@@ -1,7 +1,6 @@
-import { CLEANUP_FAILURE_COUNTER, kernelCanRunNftables, SYNC_FAILURE_COUNTERS } from "../rules/thresholds.js";
 import type { MetricName } from "./names.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
-import { counterValue, readCounter, timestamp } from "../rules/kube-proxy-counters.js";
+import { summaryOf, viewOfReport } from "../view/summary.js";
 
 export type Labels = Record<string, string>;
 export interface Series {
@@ -83,19 +82,9 @@ const bool = (b: boolean) => (b ? 1 : 0);
 export function nodeMetricValues(r: NodeReport): NodeMetricValues {
   const f = r.facts;
   const scanEnd = Date.parse(r.scannedAt) / 1000;
-  const mode = f.proxyMode?.mode.trim() || null;
-
-  const blackHole = r.findings.find((x) => x.id === "kube-ipvs0-black-hole");
-  const holes = blackHole?.evidence.blackHoledCount;
-
-  const counterSum = (names: readonly string[]): Series[] | null => {
-    // With no /proxyMode answer nobody can tell a counter that does not apply from a zero.
-    if (mode === null || f.kubeProxyMetrics === null) return null;
-    const values = names.map((n) => counterValue(readCounter(f, mode, n))).filter((v) => v !== null);
-    return values.length === 0 ? null : one(values.reduce((a, b) => a + b, 0));
-  };
-
-  const lastSync = timestamp(f, "kubeproxy_sync_proxy_rules_last_timestamp_seconds", "oldest");
+  const v = viewOfReport(r);
+  const summary = summaryOf(r, v);
+  const maybe = (n: number | null): Series[] | null => (n === null ? null : one(n));
 
   const bySeverity = new Map<string, number>(SEVERITIES.map((s) => [s, 0]));
   for (const x of r.findings) bySeverity.set(x.severity, (bySeverity.get(x.severity) ?? 0) + 1);
@@ -107,25 +96,23 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
       labels: { verdict: v },
       value: bool(v === r.verdict),
     })),
-    proxyscope_kernel_nftables_capable: f.kernel ? one(bool(kernelCanRunNftables(f.kernel))) : null,
+    proxyscope_kernel_nftables_capable:
+      summary.kernelNftablesCapable === null ? null : one(bool(summary.kernelNftablesCapable)),
     proxyscope_ipvs_virtual_servers: f.ipvs ? one(f.ipvs.virtualServerCount) : null,
     proxyscope_ipvs_real_servers: f.ipvs ? one(f.ipvs.realServerCount) : null,
     proxyscope_kube_ipvs0_present: f.kubeIpvs0 ? one(bool(f.kubeIpvs0.present)) : null,
     proxyscope_kube_ipvs0_addresses: f.kubeIpvs0
       ? one(r.truncated["facts.kubeIpvs0.addresses"] ?? f.kubeIpvs0.addresses.length)
       : null,
-    // The black-hole rule compares kube-ipvs0 with the IPVS table: without both readings it proves nothing.
-    proxyscope_black_holed_addresses:
-      f.kubeIpvs0 && f.ipvs ? one(typeof holes === "number" ? holes : 0) : null,
-    proxyscope_kube_proxy_ipsets: f.ipsets ? one(f.ipsets.sets.filter((s) => s.kubeProxy).length) : null,
-    proxyscope_kube_proxy_iptables_chains: f.iptables
-      ? f.iptables.backends
+    // Comparing kube-ipvs0 with the IPVS table: without both readings it proves nothing.
+    proxyscope_black_holed_addresses: maybe(summary.blackHoledAddresses),
+    proxyscope_kube_proxy_ipsets: v.kubeProxyIpsets ? one(v.kubeProxyIpsets.length) : null,
+    proxyscope_kube_proxy_iptables_chains: v.kubeProxyChains
+      ? v.kubeProxyChains
           .filter((b) => b.available)
           .map((b) => ({
             labels: { backend: b.backend, family: b.family },
-            value:
-              b.kubeChains.filter((c) => c.owner.startsWith("kube-proxy")).length +
-              Object.values(b.patternCounts).reduce((a, n) => a + n, 0),
+            value: b.chains.length + b.perService,
           }))
       : null,
     proxyscope_nftables_kube_proxy_table_present: f.nftables
@@ -135,9 +122,9 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
         }))
       : null,
     proxyscope_kube_proxy_last_sync_age_seconds:
-      lastSync !== null ? one(Math.max(0, scanEnd - lastSync)) : null,
-    proxyscope_kube_proxy_sync_failures: counterSum(SYNC_FAILURE_COUNTERS),
-    proxyscope_kube_proxy_cleanup_failures: counterSum([CLEANUP_FAILURE_COUNTER]),
+      v.lastSync !== null ? one(Math.max(0, scanEnd - v.lastSync)) : null,
+    proxyscope_kube_proxy_sync_failures: maybe(v.syncFailures),
+    proxyscope_kube_proxy_cleanup_failures: maybe(v.cleanupFailures),
     proxyscope_finding: [...findingKeys.values()].map((x) => ({
       labels: { id: x.id, severity: x.severity },
       value: 1,

@@ -5,7 +5,7 @@ import {
   chainOwner,
   isKubeletJump,
   perServicePattern,
-} from "./iptables-owners.js";
+} from "../facts/owners.js";
 import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
 import { splitIptablesRule } from "./iptables-argv.js";
 

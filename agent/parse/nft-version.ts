@@ -19,14 +19,3 @@ export function upstreamVersion(packageVersion: string): Parsed<string> {
   if (!m?.[1]) return unparsable(`not a package version: ${excerpt(packageVersion)}`);
   return parsed(m[1]);
 }
-
-/** Numeric dotted comparison of upstream versions ("0.9.3" < "1.0.1" < "1.0.10"); missing parts are 0. */
-export function compareVersions(a: string, b: string): number {
-  const pa = a.split(".").map(Number);
-  const pb = b.split(".").map(Number);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d < 0 ? -1 : 1;
-  }
-  return 0;
-}

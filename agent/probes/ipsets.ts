@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { IpsetFacts } from "../facts/ipvs.js";
-import { isKubeProxyIpset } from "../facts/kube-proxy-ipsets.js";
+import { isKubeProxyIpset } from "../facts/owners.js";
 import { parseIpsetTerse } from "../parse/ipset-list.js";
 import type { Probe } from "./types.js";
 

@@ -1,6 +1,6 @@
 import { KernelFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
-import { parseKernelRelease } from "../parse/kernel-release.js";
+import { parseKernelRelease } from "../parse/versions.js";
 import type { Probe } from "./types.js";
 
 // The running kernel, from /proc rather than uname(2): /proc is the host's even in a container.

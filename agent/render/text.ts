@@ -1,5 +1,6 @@
 import type { Finding, NodeReport, Severity } from "../report/schema.js";
-import { kernelCanRunNftables } from "../rules/thresholds.js";
+import { NFT_MIN_VERSION, NFTABLES_MIN_KERNEL } from "../parse/versions.js";
+import { summaryOf } from "../view/summary.js";
 import { terminalSafe as safe } from "../../common/escape.js";
 
 const ORDER: Severity[] = ["critical", "error", "warning", "info"];
@@ -27,18 +28,20 @@ function evidenceLines(f: Finding): string[] {
 /** Whether this node could run kube-proxy in nftables mode, one line per requirement. */
 function capabilityLines(r: NodeReport): string[] {
   const f = r.facts;
+  const view = summaryOf(r);
   const k = f.kernel;
+  const minKernel = NFTABLES_MIN_KERNEL.join(".");
   const kernel = k
-    ? kernelCanRunNftables(k)
-      ? `kernel ${safe(k.release)}: ok (5.13 or newer)`
-      : `kernel ${safe(k.release)}: TOO OLD (nftables mode needs 5.13)`
+    ? view.kernelNftablesCapable
+      ? `kernel ${safe(k.release)}: ok (${minKernel} or newer)`
+      : `kernel ${safe(k.release)}: TOO OLD (nftables mode needs ${minKernel})`
     : "kernel: unknown (probe failed)";
   const v = f.nftVersion;
   const nft = !v
     ? "host nft: unknown (probe failed)"
     : v.version === null
       ? `host nft: unknown (${safe(v.detail ?? v.source)})`
-      : `host nft ${safe(v.version)} (from ${v.source}): ${/^0[.]|^1[.]0[.]0/.test(v.version) ? "TOO OLD (needs 1.0.1)" : "ok"}`;
+      : `host nft ${safe(v.version)} (from ${v.source}): ${view.hostNftNewEnough === false ? `TOO OLD (needs ${NFT_MIN_VERSION.join(".")})` : "ok"}`;
   const m = f.kernelModules;
   let modules: string;
   if (!m) modules = "modules: unknown (probe failed)";

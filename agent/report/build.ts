@@ -1,5 +1,6 @@
 import { judge } from "../rules/index.js";
-import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../rules/input.js";
+import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../view/options.js";
+import { summarize } from "../view/summary.js";
 import type { ProbeName } from "../probes/types.js";
 import type { ProbeRun } from "../scan.js";
 import { SCHEMA_VERSION, type NodeFacts, type NodeReport } from "./schema.js";
@@ -70,6 +71,7 @@ export function buildReport(
     mixed: j.mixed,
     verdict: j.verdict,
     findings: j.findings,
+    view: summarize(j.view),
     probes: runs.map((r) => ({
       name: r.name,
       ok: r.outcome.ok,

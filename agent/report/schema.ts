@@ -10,6 +10,7 @@ import {
 } from "../facts/host.js";
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
 import { IptablesFacts, NftablesFacts } from "../facts/netfilter.js";
+import { ViewSummary } from "../view/schema.js";
 import {
   ConfigzFacts,
   KubeProxyHealthFacts,
@@ -108,6 +109,8 @@ export const NodeReport = z.object({
   mixed: z.array(ModeEvidence),
   verdict: Verdict,
   findings: z.array(Finding),
+  /** What the facts mean, derived before lists were cut; absent from agents that predate it. */
+  view: ViewSummary.optional(),
   probes: z.array(ProbeStatus),
   /** Lists longer than the cap are cut; `truncated` names each cut list and its full length. */
   truncated: z.record(z.string(), z.number().int()),

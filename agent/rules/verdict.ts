@@ -1,5 +1,5 @@
 import type { Finding, Phase, Verdict } from "../report/schema.js";
-import { LEFTOVER_IDS } from "./after-switch.js";
+import { LEFTOVER_IDS, SCAN_INCOMPLETE_IDS, WHY_MOVE_IDS } from "./catalogue.js";
 
 /**
  * Before the switch (ipvs, iptables): blocked / attention / ready. After it (nftables, or no
@@ -13,13 +13,12 @@ export function decideVerdict(phase: Phase, findings: readonly Finding[]): Verdi
   );
   if (phase === "ipvs" || phase === "iptables") {
     if (findings.some((f) => f.blocksMigration)) return "blocked";
-    // The deprecation itself is why the node should move, not something in the way of moving.
-    const inTheWay = findings.filter((f) => f.id !== "ipvs-mode-deprecated");
+    const inTheWay = findings.filter((f) => !WHY_MOVE_IDS.has(f.id));
     if (inTheWay.some((f) => f.severity !== "info")) return "attention";
     return "ready";
   }
   if (broken) return "unhealthy";
   if (findings.some((f) => LEFTOVER_IDS.has(f.id))) return "leftovers";
-  if (findings.some((f) => f.id === "scan-incomplete")) return "unknown";
+  if (findings.some((f) => SCAN_INCOMPLETE_IDS.has(f.id))) return "unknown";
   return "clean";
 }

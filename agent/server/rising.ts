@@ -1,5 +1,6 @@
 import type { NodeReport } from "../report/schema.js";
-import { counterValue, readCounter } from "../rules/kube-proxy-counters.js";
+import { counterValue, readCounter } from "../view/counters.js";
+import { runningModeOf } from "../view/phase.js";
 
 export interface RisingCounter {
   name: string;
@@ -14,8 +15,8 @@ export interface RisingCounter {
  */
 export function risingCounters(previous: NodeReport | null, current: NodeReport): RisingCounter[] {
   if (previous === null) return [];
-  const mode = current.facts.proxyMode?.mode.trim() || null;
-  const prevMode = previous.facts.proxyMode?.mode.trim() || null;
+  const mode = runningModeOf(current.facts);
+  const prevMode = runningModeOf(previous.facts);
   // A restart into another mode resets every counter; comparing across it says nothing.
   if (mode === null || mode !== prevMode) return [];
   const names = Object.keys(current.facts.kubeProxyMetrics?.metrics ?? {}).filter((n) =>

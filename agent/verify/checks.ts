@@ -1,9 +1,10 @@
 import type { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
 import type { ConnectOutcome } from "../io/tcp-connect.js";
 import type { NodeReport } from "../report/schema.js";
-import { DEFAULT_RULE_OPTIONS } from "../rules/input.js";
-import { counterValue, readCounter } from "../rules/kube-proxy-counters.js";
-import { classifyVirtualServers } from "../rules/virtual-servers.js";
+import type { NodeView } from "../view/build.js";
+import { counterValue, LAST_SYNC, readCounter } from "../view/counters.js";
+import { DEFAULT_RULE_OPTIONS } from "../view/options.js";
+import { viewOfReport } from "../view/summary.js";
 import type { VerifyCheck } from "../../common/verify-result.js";
 
 /** A later read of kube-proxy's /metrics, `at` seconds since the epoch. */
@@ -38,12 +39,6 @@ const FAILURES_BY_MODE: Record<string, string> = {
   iptables: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
   ipvs: "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
 };
-const KUBE_PROXY_OWNERS: ReadonlySet<string> = new Set([
-  "kube-proxy-ipvs",
-  "kube-proxy",
-  "kube-proxy-iptables",
-]);
-const LAST_SYNC = "kubeproxy_sync_proxy_rules_last_timestamp_seconds";
 
 function some(items: readonly string[], n = 4): string {
   return items.length <= n
@@ -56,22 +51,22 @@ function notRead(r: NodeReport, probe: string): string {
   return p === undefined ? `no ${probe} probe ran` : `${probe} not read: ${p.error?.message ?? "failed"}`;
 }
 
-function proxyMode(r: NodeReport): VerifyCheck {
+function proxyMode(r: NodeReport, v: NodeView): VerifyCheck {
   const name = "proxy mode (/proxyMode)";
-  const mode = r.facts.proxyMode?.mode.trim() ?? null;
+  const mode = v.runningMode;
   if (mode === null) return check("proxy-mode", name, "fail", notRead(r, "kube-proxy-mode"));
   return mode === "nftables"
     ? check("proxy-mode", name, "ok", null)
     : check("proxy-mode", name, "fail", `kube-proxy answers ${JSON.stringify(mode)}`);
 }
 
-function ipvs(r: NodeReport): VerifyCheck {
+function ipvs(r: NodeReport, v: NodeView): VerifyCheck {
   const name = "ipvs virtual servers remaining";
   const f = r.facts;
   if (f.ipvs === null) return check("ipvs-virtual-servers", name, "fail", notRead(r, "ipvs"));
   const n = f.ipvs.virtualServerCount;
   if (n === 0) return check("ipvs-virtual-servers", name, "ok", null);
-  const c = classifyVirtualServers(f, DEFAULT_RULE_OPTIONS);
+  const c = v.virtualServers;
   const vs = (v: (typeof c.foreign)[number]) =>
     `${v.protocol} ${v.address ?? `fwmark ${v.fwmark}`}:${v.port ?? ""}`;
   const mine = [...c.services, ...c.nodePorts];
@@ -105,28 +100,29 @@ function kubeIpvs0(r: NodeReport): VerifyCheck {
   );
 }
 
-function ipsets(r: NodeReport): VerifyCheck {
+function ipsets(r: NodeReport, v: NodeView): VerifyCheck {
   const name = "kube-proxy ipsets remaining";
-  if (r.facts.ipsets === null) return check("kube-proxy-ipsets", name, "fail", notRead(r, "ipsets"));
-  const left = r.facts.ipsets.sets.filter((s) => s.kubeProxy).map((s) => s.name);
+  if (v.kubeProxyIpsets === null) return check("kube-proxy-ipsets", name, "fail", notRead(r, "ipsets"));
+  const left = v.kubeProxyIpsets.map((s) => s.name);
   return left.length === 0
     ? check("kube-proxy-ipsets", name, "ok", null)
     : check("kube-proxy-ipsets", name, "fail", `${left.length} left: ${some(left)}`);
 }
 
-function chains(r: NodeReport): VerifyCheck {
+function chains(r: NodeReport, v: NodeView): VerifyCheck {
   const name = "kube-proxy iptables chains remaining";
-  if (r.facts.iptables === null)
+  if (r.facts.iptables === null || v.kubeProxyChains === null)
     return check("kube-proxy-iptables-chains", name, "fail", notRead(r, "iptables"));
   const left: string[] = [];
   const unread: string[] = [];
-  for (const b of r.facts.iptables.backends) {
+  // The view lists kube-proxy's chains per backend, in the facts' order; per-Service ones by family.
+  r.facts.iptables.backends.forEach((b, i) => {
     if (!b.available) unread.push(`${b.backend} ${b.family}`);
-    for (const c of b.kubeChains)
-      if (KUBE_PROXY_OWNERS.has(c.owner)) left.push(`${b.backend} ${b.family} ${c.table}/${c.name}`);
+    for (const c of v.kubeProxyChains?.[i]?.chains ?? [])
+      left.push(`${b.backend} ${b.family} ${c.table}/${c.name}`);
     for (const [p, n] of Object.entries(b.patternCounts))
       if (n > 0) left.push(`${b.backend} ${b.family} ${n}× ${p}`);
-  }
+  });
   if (left.length > 0)
     return check("kube-proxy-iptables-chains", name, "fail", `${left.length} left: ${some(left)}`);
   // kubelet's KUBE-FIREWALL, KUBE-KUBELET-CANARY and KUBE-IPTABLES-HINT are not leftovers.
@@ -147,8 +143,13 @@ function nftTable(r: NodeReport): VerifyCheck {
   return check("nftables-table", name, "ok", n.kubeProxy.map((t) => `${t.family} ${t.name}`).join(", "));
 }
 
-function syncFailures(r: NodeReport, second: MetricsReading | null, windowS: number): VerifyCheck {
-  const mode = r.facts.proxyMode?.mode.trim() ?? null;
+function syncFailures(
+  r: NodeReport,
+  v: NodeView,
+  second: MetricsReading | null,
+  windowS: number,
+): VerifyCheck {
+  const mode = v.runningMode;
   const metric = mode === null ? undefined : FAILURES_BY_MODE[mode];
   const name = `${mode === "nftables" || mode === null ? "nftables" : "iptables"} sync failures not rising`;
   if (metric === undefined)
@@ -218,14 +219,15 @@ function connect(c: ConnectInput): VerifyCheck {
 /** The node-level acceptance check after a switch, in the guide's order. Pure. */
 export function verifyChecks(v: VerifyInput): VerifyCheck[] {
   const r = v.report;
+  const view = viewOfReport(r);
   return [
-    proxyMode(r),
-    ipvs(r),
+    proxyMode(r, view),
+    ipvs(r, view),
     kubeIpvs0(r),
-    ipsets(r),
-    chains(r),
+    ipsets(r, view),
+    chains(r, view),
     nftTable(r),
-    syncFailures(r, v.second, v.syncWindowS),
+    syncFailures(r, view, v.second, v.syncWindowS),
     lastSync(r, v.second, v.staleAfterS ?? DEFAULT_RULE_OPTIONS.staleAfterS),
     connect(v.connect),
   ];

@@ -102,26 +102,9 @@ export function parseFeatureGatesFlag(value: string): Record<string, boolean> {
   return out;
 }
 
-/** "v1.37.2-eks-abc" -> 1.37; null when it does not look like a Kubernetes version. */
-export function parseKubeVersion(s: string | null | undefined): { major: number; minor: number } | null {
-  return majorMinor(/^v?(\d+)\.(\d+)/.exec(s ?? ""));
-}
-
-/** "6.8.0-51-generic" -> [6, 8]; null when it does not start with a version. */
-export function parseKernelRelease(s: string | null | undefined): { major: number; minor: number } | null {
-  return majorMinor(/^(\d+)\.(\d+)/.exec((s ?? "").trim()));
-}
-
-// 400 digits are not a version: Number() gives Infinity (null in JSON, outside the report's schema).
-function majorMinor(m: RegExpExecArray | null): { major: number; minor: number } | null {
-  if (!m) return null;
-  const major = Number(m[1]);
-  const minor = Number(m[2]);
-  return Number.isSafeInteger(major) && Number.isSafeInteger(minor) ? { major, minor } : null;
-}
-
-export function nftablesCapable(kernel: string | null | undefined): boolean | null {
-  const k = parseKernelRelease(kernel);
-  if (!k) return null;
-  return k.major > 5 || (k.major === 5 && k.minor >= 13);
-}
+// One kernel/version module for both programs: the agent's.
+export {
+  kernelMajorMinor as parseKernelRelease,
+  kubeMajorMinor as parseKubeVersion,
+  releaseCanRunNftables as nftablesCapable,
+} from "../../agent/contract.js";

@@ -7,7 +7,7 @@ import { parseIpsetTerse } from "../../../agent/parse/ipset-list.js";
 import { parseIptablesSave } from "../../../agent/parse/iptables-save.js";
 import { parseIpvsProc } from "../../../agent/parse/ipvs-proc.js";
 import { parseIpvsadmTimeout } from "../../../agent/parse/ipvsadm-timeout.js";
-import { parseKernelRelease } from "../../../agent/parse/kernel-release.js";
+import { parseKernelRelease } from "../../../agent/parse/versions.js";
 import { parseConfigz } from "../../../agent/parse/kube-proxy-configz.js";
 import { parseNftSets } from "../../../agent/parse/nft-json.js";
 

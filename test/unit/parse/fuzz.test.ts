@@ -31,7 +31,7 @@ import {
   parseModulesDep,
   parseProcModules,
 } from "../../../agent/parse/kernel-modules.js";
-import { parseKernelRelease } from "../../../agent/parse/kernel-release.js";
+import { parseKernelRelease } from "../../../agent/parse/versions.js";
 import { parseKubeIpvs0Json } from "../../../agent/parse/kube-ipvs0.js";
 import { parseConfigz } from "../../../agent/parse/kube-proxy-configz.js";
 import { parseKubeProxyHealth } from "../../../agent/parse/kube-proxy-health.js";

@@ -1,10 +1,6 @@
 import t from "tap";
 import { readFileSync } from "node:fs";
-import {
-  KUBE_PROXY_IPSETS,
-  ipv6IpsetName,
-  isKubeProxyIpset,
-} from "../../../agent/facts/kube-proxy-ipsets.js";
+import { KUBE_PROXY_IPSETS, ipv6IpsetName, isKubeProxyIpset } from "../../../agent/facts/owners.js";
 import { parseIpsetNames, parseIpsetTerse } from "../../../agent/parse/ipset-list.js";
 
 const fixture = (name: string) =>

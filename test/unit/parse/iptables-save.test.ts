@@ -1,7 +1,7 @@
 import t from "tap";
 import { readFileSync, readdirSync } from "node:fs";
 import { IptablesSaveParser, parseIptablesSave } from "../../../agent/parse/iptables-save.js";
-import { chainOwner } from "../../../agent/parse/iptables-owners.js";
+import { chainOwner } from "../../../agent/facts/owners.js";
 
 const dir = new URL("../../fixtures/netfilter/recorded/", import.meta.url);
 const read = (scenario: string, file: string) => readFileSync(new URL(`${scenario}/${file}`, dir), "utf8");

@@ -2,7 +2,8 @@ import t from "tap";
 import { readFileSync } from "node:fs";
 import { findApkPackage } from "../../../agent/parse/apk-installed.js";
 import { findDpkgPackage } from "../../../agent/parse/dpkg-status.js";
-import { compareVersions, parseNftVersionOutput, upstreamVersion } from "../../../agent/parse/nft-version.js";
+import { parseNftVersionOutput, upstreamVersion } from "../../../agent/parse/nft-version.js";
+import { compareVersions } from "../../../agent/parse/versions.js";
 
 const read = (rel: string) => readFileSync(new URL(`../../fixtures/${rel}`, import.meta.url), "utf8");
 

@@ -1,5 +1,5 @@
 import t from "tap";
-import { decidePhase } from "../../../agent/rules/phase.js";
+import { decidePhase } from "../../../agent/view/phase.js";
 import { emptyFacts, noKernelState, refused, vs } from "../../helpers/facts.js";
 
 t.test("kube-proxy's /proxyMode decides, whatever the kernel holds", async (t) => {

@@ -1,6 +1,6 @@
 import t from "tap";
 import { judge } from "../../../agent/rules/index.js";
-import { readCounter } from "../../../agent/rules/kube-proxy-counters.js";
+import { readCounter } from "../../../agent/view/counters.js";
 import {
   configz,
   emptyFacts,

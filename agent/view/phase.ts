@@ -1,10 +1,16 @@
 import type { ProbeError } from "../facts/probe-error.js";
 import type { NodeFacts, Phase } from "../report/schema.js";
+import { kubeProxyIpsets } from "./owned.js";
 
 export interface PhaseDecision {
   phase: Phase;
   source: "proxyMode" | "kernel-state" | "none";
   mixed: { mode: "ipvs" | "iptables" | "nftables"; evidence: string }[];
+}
+
+/** What /proxyMode answered, trimmed; null when it did not answer (or answered nothing). */
+export function runningModeOf(f: Pick<NodeFacts, "proxyMode">): string | null {
+  return f.proxyMode?.mode.trim() || null;
 }
 
 /** What each mode leaves in the kernel, as read by the probes. */
@@ -16,7 +22,7 @@ export function modeEvidence(f: NodeFacts): PhaseDecision["mixed"] {
   if (f.kubeIpvs0?.present) {
     out.push({ mode: "ipvs", evidence: `kube-ipvs0 present with ${f.kubeIpvs0.addresses.length} addresses` });
   }
-  const kubeSets = f.ipsets?.sets.filter((s) => s.kubeProxy) ?? [];
+  const kubeSets = kubeProxyIpsets(f) ?? [];
   if (kubeSets.length > 0) out.push({ mode: "ipvs", evidence: `${kubeSets.length} KUBE-* ipsets` });
   for (const b of f.iptables?.backends ?? []) {
     const ipvsChains = b.kubeChains.filter((c) => c.owner === "kube-proxy-ipvs");
@@ -47,9 +53,12 @@ const KERNEL_PROBES = ["ipvs", "kube-ipvs0", "iptables", "nftables"] as const;
  * kube-proxy's own /proxyMode decides; kernel state only when kube-proxy does not answer. Never the
  * ConfigMap: the mode configured and the mode running differ exactly when it matters.
  */
-export function decidePhase(f: NodeFacts, failedProbes: ReadonlyMap<string, ProbeError>): PhaseDecision {
+export function decidePhase(
+  f: NodeFacts,
+  failedProbes: ReadonlyMap<string, ProbeError>,
+  answered: string | null = runningModeOf(f),
+): PhaseDecision {
   const evidence = modeEvidence(f);
-  const answered = f.proxyMode?.mode.trim();
   if (answered) {
     const phase: Phase =
       answered === "ipvs" || answered === "iptables" || answered === "nftables" ? answered : "unknown";

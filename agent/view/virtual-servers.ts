@@ -1,6 +1,6 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeFacts } from "../report/schema.js";
-import type { RuleOptions } from "./input.js";
+import type { RuleOptions } from "./options.js";
 
 export interface VirtualServerClasses {
   /** Service IPs (ClusterIP, externalIP, LoadBalancer IP): ipvs mode binds each onto kube-ipvs0. */

@@ -1,4 +1,7 @@
-import type { ChainOwner } from "../facts/netfilter.js";
+import type { ChainOwner } from "./netfilter.js";
+
+// "Is this kube-proxy's?" is answered here and only here: for iptables chains, ipsets and the rules
+// that jump into KUBE-* chains. Probes record the answer in the facts; everything else reads it.
 
 // Who writes which KUBE-* chain, from kubernetes/kubernetes source:
 // - kubelet: pkg/kubelet/kubelet_network_linux.go (KUBE-IPTABLES-HINT in mangle, KUBE-FIREWALL in
@@ -70,6 +73,11 @@ export function chainOwner(table: string, chain: string): ChainOwner {
   return "unknown";
 }
 
+/** kube-proxy's chains, of either iptables-family mode: leftovers once it runs nftables mode. kubelet's never are. */
+export function isKubeProxyChainOwner(owner: ChainOwner): boolean {
+  return owner === "kube-proxy" || owner === "kube-proxy-ipvs" || owner === "kube-proxy-iptables";
+}
+
 /**
  * Comments kube-proxy puts on the rules that jump from built-in chains into its own chains
  * (iptables mode: iptablesJumpChains; ipvs mode: iptablesJumpChain). A jump into KUBE-* that
@@ -110,3 +118,50 @@ export const FIREWALL_CHAIN_PATTERNS: readonly RegExp[] = [
   /^FWDI_/,
   /^csf/i,
 ];
+
+// The ipsets kube-proxy's ipvs mode creates: `ipsetInfo` in kubernetes/kubernetes
+// pkg/proxy/ipvs/proxier.go, names from pkg/proxy/ipvs/ipset.go. The IPv6 proxier renames each
+// "KUBE-" to "KUBE-6-" and cuts the result to ipset's 31 characters (NewIPSet), so two IPv6 names
+// are truncated: KUBE-6-LOAD-BALANCER-SOURCE-CID and KUBE-6-NODE-PORT-LOCAL-SCTP-HAS.
+
+export interface KubeProxyIpset {
+  name: string;
+  type: string;
+  /** Only created by older kube-proxy versions; still found on nodes upgraded since. */
+  legacy?: true;
+}
+
+export const KUBE_PROXY_IPSETS: readonly KubeProxyIpset[] = [
+  { name: "KUBE-LOOP-BACK", type: "hash:ip,port,ip" },
+  { name: "KUBE-CLUSTER-IP", type: "hash:ip,port" },
+  { name: "KUBE-EXTERNAL-IP", type: "hash:ip,port" },
+  { name: "KUBE-EXTERNAL-IP-LOCAL", type: "hash:ip,port" },
+  { name: "KUBE-LOAD-BALANCER", type: "hash:ip,port" },
+  { name: "KUBE-LOAD-BALANCER-FW", type: "hash:ip,port" },
+  { name: "KUBE-LOAD-BALANCER-LOCAL", type: "hash:ip,port" },
+  { name: "KUBE-LOAD-BALANCER-SOURCE-IP", type: "hash:ip,port,ip" },
+  { name: "KUBE-LOAD-BALANCER-SOURCE-CIDR", type: "hash:ip,port,net" },
+  { name: "KUBE-NODE-PORT-TCP", type: "bitmap:port" },
+  { name: "KUBE-NODE-PORT-LOCAL-TCP", type: "bitmap:port" },
+  { name: "KUBE-NODE-PORT-UDP", type: "bitmap:port" },
+  { name: "KUBE-NODE-PORT-LOCAL-UDP", type: "bitmap:port" },
+  { name: "KUBE-NODE-PORT-SCTP-HASH", type: "hash:ip,port" },
+  { name: "KUBE-NODE-PORT-LOCAL-SCTP-HASH", type: "hash:ip,port" },
+  { name: "KUBE-HEALTH-CHECK-NODE-PORT", type: "bitmap:port" },
+  { name: "KUBE-IPVS-IPS", type: "hash:ip" },
+  // Replaced by the *-SCTP-HASH sets; ipset.go keeps the names with "DO NOT create".
+  { name: "KUBE-NODE-PORT-SCTP", type: "bitmap:port", legacy: true },
+  { name: "KUBE-NODE-PORT-LOCAL-SCTP", type: "bitmap:port", legacy: true },
+];
+
+/** kube-proxy's IPv6 name for a set: "KUBE-" becomes "KUBE-6-", cut to 31 characters. */
+export function ipv6IpsetName(name: string): string {
+  return name.startsWith("KUBE-") ? `KUBE-6-${name.slice("KUBE-".length)}`.slice(0, 31) : name;
+}
+
+const NAMES: ReadonlySet<string> = new Set(KUBE_PROXY_IPSETS.flatMap((s) => [s.name, ipv6IpsetName(s.name)]));
+
+/** True for a name kube-proxy's ipvs mode creates (either family); a look-alike KUBE-* name is not. */
+export function isKubeProxyIpset(name: string): boolean {
+  return NAMES.has(name);
+}

@@ -1,6 +1,6 @@
 import t from "tap";
 import { readFileSync } from "node:fs";
-import { parseKernelRelease } from "../../../agent/parse/kernel-release.js";
+import { parseKernelRelease } from "../../../agent/parse/versions.js";
 
 t.test("recorded /proc/sys/kernel/osrelease", async (t) => {
   const text = readFileSync(

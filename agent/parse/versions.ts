@@ -1,0 +1,74 @@
+import type { KernelFacts } from "../facts/host.js";
+import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+
+// Every version the project compares (kernel releases, host nft, kube-proxy's gitVersion), read and
+// compared one way, with each threshold written once.
+
+/** nftables mode has no partial support and no fallback below this kernel (KEP-3866; the guide). */
+export const NFTABLES_MIN_KERNEL = [5, 13] as const;
+/** kube-proxy's nftables mode needs host nft 1.0.1 or newer. */
+export const NFT_MIN_VERSION = [1, 0, 1] as const;
+
+/** Parses /proc/sys/kernel/osrelease ("6.8.0-51-generic", "5.4.0", "6.1.176"). */
+export function parseKernelRelease(text: string): Parsed<KernelFacts> {
+  const release = text.trim();
+  const m = /^(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?!\d)/.exec(release);
+  if (!m || release.includes("\n")) return unparsable(`not a kernel release: ${excerpt(text)}`);
+  return parsed({ release, major: Number(m[1]), minor: Number(m[2]), patch: Number(m[3] ?? 0) });
+}
+
+/** "6.8.0-51-generic" (as the API server's nodeInfo gives it) -> 6.8; null when it does not start with a version. */
+export function kernelMajorMinor(s: string | null | undefined): { major: number; minor: number } | null {
+  return majorMinor(/^(\d+)\.(\d+)/.exec((s ?? "").trim()));
+}
+
+/** "v1.37.2-eks-abc" -> 1.37; null when it does not look like a Kubernetes version. */
+export function kubeMajorMinor(s: string | null | undefined): { major: number; minor: number } | null {
+  return majorMinor(/^v?(\d+)\.(\d+)/.exec(s ?? ""));
+}
+
+// 400 digits are not a version: Number() gives Infinity (null in JSON, outside the report's schema).
+function majorMinor(m: RegExpExecArray | null): { major: number; minor: number } | null {
+  if (!m) return null;
+  const major = Number(m[1]);
+  const minor = Number(m[2]);
+  return Number.isSafeInteger(major) && Number.isSafeInteger(minor) ? { major, minor } : null;
+}
+
+/** Whether kube-proxy can start in nftables mode on this kernel. */
+export function kernelCanRunNftables(k: { major: number; minor: number }): boolean {
+  return compareVersions([k.major, k.minor], NFTABLES_MIN_KERNEL) >= 0;
+}
+
+/** The same, from a release string; null when the string is not a kernel release. */
+export function releaseCanRunNftables(release: string | null | undefined): boolean | null {
+  const k = kernelMajorMinor(release);
+  return k === null ? null : kernelCanRunNftables(k);
+}
+
+/** "v1.33.1", "1.0.6", "v1.31.0-eks-1234" -> [1, 33, 1]; null when no leading number. */
+export function versionParts(v: string | null | undefined): number[] | null {
+  const m = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(v ?? "");
+  if (!m) return null;
+  return [Number(m[1]), Number(m[2] ?? 0), Number(m[3] ?? 0)];
+}
+
+/**
+ * Numeric dotted comparison, missing parts 0: -1, 0 or 1. Takes parts ([1, 0, 1]) or dotted
+ * upstream versions ("0.9.3" < "1.0.1" < "1.0.10").
+ */
+export function compareVersions(a: readonly number[] | string, b: readonly number[] | string): number {
+  const pa = typeof a === "string" ? a.split(".").map(Number) : a;
+  const pb = typeof b === "string" ? b.split(".").map(Number) : b;
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Whether host nft is new enough for nftables mode; null when the version is unknown or unreadable. */
+export function nftNewEnough(version: string | null | undefined): boolean | null {
+  const parts = versionParts(version);
+  return parts === null ? null : compareVersions(parts, NFT_MIN_VERSION) >= 0;
+}

@@ -1,0 +1,50 @@
+import { LEFT_BEHIND } from "../../view/build.js";
+import { REF } from "../references.js";
+import { listed, rule } from "../rule.js";
+
+export const kubeIpvs0Left = rule({
+  findings: {
+    "kube-ipvs0-black-hole": { severity: "critical", stage: "after" },
+    "kube-ipvs0-left": { severity: "warning", stage: "after", tags: ["leftover"] },
+  },
+  needs: ["kubeIpvs0", "ipvs"],
+  evaluate({ facts, view: { phase, blackHoled } }, opts) {
+    const k = facts.kubeIpvs0;
+    if (!k?.present || !LEFT_BEHIND.has(phase)) return [];
+    const addresses = k.addresses.map((a) => a.address);
+    // Without the IPVS table (blackHoled null) nobody can tell which addresses are backed: "left" only.
+    const holes = blackHoled ?? [];
+    if (holes.length > 0) {
+      return [
+        {
+          id: "kube-ipvs0-black-hole",
+          severity: "critical",
+          stage: "after",
+          blocksMigration: false,
+          title: `kube-ipvs0 still holds ${holes.length} addresses with no IPVS virtual server behind them: this node answers for those IPs and drops the traffic`,
+          evidence: {
+            blackHoledCount: holes.length,
+            blackHoled: listed(holes, opts.maxListed),
+            addressesOnKubeIpvs0: addresses.length,
+            operState: k.operState,
+          },
+          remedy:
+            "ip link delete kube-ipvs0   (only ipvs mode recreates it; run once kube-proxy answers nftables on this node)",
+          reference: REF.blackHole,
+        },
+      ];
+    }
+    return [
+      {
+        id: "kube-ipvs0-left",
+        severity: "warning",
+        stage: "after",
+        blocksMigration: false,
+        title: `kube-ipvs0 is still present (${addresses.length} addresses)`,
+        evidence: { addresses: listed(addresses, opts.maxListed), operState: k.operState },
+        remedy: "ip link delete kube-ipvs0",
+        reference: REF.leftovers,
+      },
+    ];
+  },
+});

@@ -1,0 +1,25 @@
+import { REF } from "../references.js";
+import { rule } from "../rule.js";
+
+/** nftables state on a node back in ipvs/iptables mode: a rollback whose cleanup did not run. */
+export const rollbackLeftovers = rule({
+  findings: { "nftables-state-after-rollback": { severity: "warning", stage: "any" } },
+  needs: ["nftables"],
+  evaluate({ view: { phase, mixed } }) {
+    if (phase !== "ipvs" && phase !== "iptables") return [];
+    const nft = mixed.filter((m) => m.mode === "nftables");
+    if (nft.length === 0) return [];
+    return [
+      {
+        id: "nftables-state-after-rollback",
+        severity: "warning",
+        stage: "any",
+        blocksMigration: false,
+        title: `kube-proxy runs ${phase} mode but kube-proxy's nftables tables are still present`,
+        evidence: { tables: nft.map((m) => m.evidence) },
+        remedy: "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
+        reference: REF.leftovers,
+      },
+    ];
+  },
+});

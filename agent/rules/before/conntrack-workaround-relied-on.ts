@@ -1,0 +1,49 @@
+import { compareVersions } from "../../parse/versions.js";
+import { describeCounter, readCounter } from "../../view/counters.js";
+import { REF } from "../references.js";
+import { BEFORE_SWITCH, rule, type RuleFinding } from "../rule.js";
+
+const COUNTER = "kubeproxy_iptables_ct_state_invalid_dropped_packets_total";
+
+export const conntrackWorkaround = rule({
+  findings: {
+    "conntrack-workaround-relied-on": {
+      severity: "warning",
+      stage: "before",
+      tags: ["measure-before-switch"],
+    },
+  },
+  needs: ["kubeProxyMetrics", "kernel", "sysctls"],
+  evaluate({ facts, view: { phase, runningMode } }) {
+    if (!BEFORE_SWITCH.has(phase)) return [];
+    const out: RuleFinding<"conntrack-workaround-relied-on">[] = [];
+    const r = readCounter(facts, runningMode, COUNTER);
+    const k = facts.kernel;
+    const oldKernel = k !== null && compareVersions([k.major, k.minor], [6, 1]) < 0;
+    const liberal = facts.sysctls?.values.find(
+      (v) => v.name === "net.netfilter.nf_conntrack_tcp_be_liberal",
+    )?.value;
+    const dropped = r.state === "value" ? r.value : 0;
+    if ((dropped > 0 && oldKernel) || liberal === "1") {
+      out.push({
+        id: "conntrack-workaround-relied-on",
+        severity: "warning",
+        stage: "before",
+        blocksMigration: false,
+        title:
+          dropped > 0
+            ? `${dropped} packets dropped as conntrack-invalid on kernel ${k?.release}: nftables mode does not install that workaround`
+            : "nf_conntrack_tcp_be_liberal is set on this node",
+        evidence: {
+          [COUNTER]: describeCounter(r),
+          kernel: k?.release ?? null,
+          nf_conntrack_tcp_be_liberal: liberal ?? null,
+        },
+        remedy:
+          "Carry the workaround into nftables mode: conntrack.tcpBeLiberal: true (--conntrack-tcp-be-liberal)",
+        reference: REF.conntrack,
+      });
+    }
+    return out;
+  },
+});

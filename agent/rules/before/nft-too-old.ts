@@ -1,0 +1,32 @@
+import { NFT_MIN_VERSION } from "../../parse/versions.js";
+import { REF } from "../references.js";
+import { BEFORE_SWITCH, rule } from "../rule.js";
+
+const REQUIRED = NFT_MIN_VERSION.join(".");
+
+export const nftTooOld = rule({
+  findings: { "nft-too-old": { severity: "error", stage: "before" } },
+  needs: ["nftVersion", "osRelease"],
+  evaluate({ facts, view: { phase, hostNftNewEnough } }) {
+    const v = facts.nftVersion;
+    if (!v || hostNftNewEnough !== false || !BEFORE_SWITCH.has(phase)) return [];
+    return [
+      {
+        id: "nft-too-old",
+        severity: "error",
+        stage: "before",
+        blocksMigration: true,
+        title: `Host nft ${v.version} is older than ${REQUIRED}`,
+        evidence: {
+          nftVersion: v.version,
+          source: v.source,
+          required: REQUIRED,
+          os: facts.osRelease?.prettyName ?? null,
+        },
+        remedy:
+          "Upgrade the host's nftables package to 1.0.1 or newer (Ubuntu 20.04 ships 0.9.3 even on the 5.15 HWE kernel: rebuild on 22.04/24.04), or stay in iptables mode",
+        reference: REF.nft,
+      },
+    ];
+  },
+});

@@ -1,0 +1,73 @@
+import type { ProbeError } from "../facts/probe-error.js";
+import { kernelCanRunNftables, nftNewEnough } from "../parse/versions.js";
+import type { NodeFacts, Phase } from "../report/schema.js";
+import {
+  CLEANUP_FAILURE_COUNTER,
+  counterSum,
+  LAST_SYNC,
+  SYNC_FAILURE_COUNTERS,
+  timestamp,
+} from "./counters.js";
+import type { RuleOptions } from "./options.js";
+import { kubeProxyChains, kubeProxyIpsets, type BackendChains } from "./owned.js";
+import { decidePhase, runningModeOf, type PhaseDecision } from "./phase.js";
+import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-servers.js";
+
+/**
+ * What the facts mean, derived once per report: rules, metrics, the text report, verify and the collector
+ * read this instead of deriving it again. null always means "not read", never "none".
+ */
+export interface NodeView extends PhaseDecision {
+  /** kube-proxy's own answer on /proxyMode; null when it did not answer (the phase is then inferred). */
+  runningMode: string | null;
+  kernelNftablesCapable: boolean | null;
+  /** Host nft is 1.0.1 or newer; null when its version is unknown. */
+  hostNftNewEnough: boolean | null;
+  /**
+   * kube-ipvs0 addresses with no IPVS virtual server behind them once kube-proxy no longer runs ipvs mode
+   * (in ipvs mode a sync in flight leaves that gap for a moment); null unless both were read.
+   */
+  blackHoled: string[] | null;
+  kubeProxyIpsets: NonNullable<NodeFacts["ipsets"]>["sets"] | null;
+  kubeProxyChains: BackendChains[] | null;
+  /** The IPVS table split by owner: Service IPs, NodePorts (the node's NodePort set) and foreign ones. */
+  virtualServers: VirtualServerClasses;
+  /** kube-proxy's sync and cleanup failure counters for its mode, summed; null when unknowable. */
+  syncFailures: number | null;
+  cleanupFailures: number | null;
+  /** kube-proxy's last successful sync (oldest IP family), seconds since the epoch. */
+  lastSync: number | null;
+}
+
+export function buildView(
+  facts: NodeFacts,
+  failedProbes: ReadonlyMap<string, ProbeError>,
+  opts: RuleOptions,
+): NodeView {
+  const runningMode = runningModeOf(facts);
+  const decision = decidePhase(facts, failedProbes, runningMode);
+  return {
+    ...decision,
+    runningMode,
+    kernelNftablesCapable: facts.kernel ? kernelCanRunNftables(facts.kernel) : null,
+    hostNftNewEnough: nftNewEnough(facts.nftVersion?.version),
+    blackHoled: blackHoled(facts, decision.phase),
+    kubeProxyIpsets: kubeProxyIpsets(facts),
+    kubeProxyChains: kubeProxyChains(facts),
+    virtualServers: classifyVirtualServers(facts, opts),
+    syncFailures: counterSum(facts, runningMode, SYNC_FAILURE_COUNTERS),
+    cleanupFailures: counterSum(facts, runningMode, [CLEANUP_FAILURE_COUNTER]),
+    lastSync: timestamp(facts, LAST_SYNC, "oldest"),
+  };
+}
+
+/** Phases in which ipvs mode's state can only be left over: kube-proxy runs another mode, or none. */
+export const LEFT_BEHIND: ReadonlySet<Phase> = new Set(["nftables", "iptables", "none"]);
+
+// Without the IPVS table nobody can tell which addresses are backed: say "left", never "black hole".
+function blackHoled(f: NodeFacts, phase: Phase): string[] | null {
+  if (!f.kubeIpvs0 || !f.ipvs) return null;
+  if (!f.kubeIpvs0.present || !LEFT_BEHIND.has(phase)) return [];
+  const backed = new Set(f.ipvs.virtualServers.map((v) => v.address));
+  return f.kubeIpvs0.addresses.map((a) => a.address).filter((a) => !backed.has(a));
+}

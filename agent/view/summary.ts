@@ -1,0 +1,26 @@
+import type { NodeReport } from "../report/schema.js";
+import { buildView, type NodeView } from "./build.js";
+import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./options.js";
+import type { ViewSummary } from "./schema.js";
+
+export function summarize(v: NodeView): ViewSummary {
+  return {
+    runningMode: v.runningMode,
+    kernelNftablesCapable: v.kernelNftablesCapable,
+    hostNftNewEnough: v.hostNftNewEnough,
+    blackHoledAddresses: v.blackHoled === null ? null : v.blackHoled.length,
+  };
+}
+
+/** The view of a finished report, rebuilt from its facts (the one way every consumer gets it). */
+export function viewOfReport(r: NodeReport, opts: RuleOptions = DEFAULT_RULE_OPTIONS): NodeView {
+  const failed = new Map(
+    r.probes.flatMap((p) => (p.ok || p.error === null ? [] : [[p.name, p.error] as const])),
+  );
+  return buildView(r.facts, failed, opts);
+}
+
+/** The carried summary; a report from an agent that predates it gets one rebuilt from its facts. */
+export function summaryOf(r: NodeReport, rebuilt?: NodeView): ViewSummary {
+  return r.view ?? summarize(rebuilt ?? viewOfReport(r));
+}
