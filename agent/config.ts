@@ -4,7 +4,7 @@ import { z } from "zod";
 import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
-import { parseHostPort, serviceAddressFromEnv } from "./verify/service-address.js";
+import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
 
 const url = z
   .string()

@@ -1,15 +1,10 @@
-import { buildReport } from "./report/build.js";
-import type { NodeReport } from "./report/schema.js";
+import { buildReport } from "./assemble/report.js";
 import type { ProbeError } from "./facts/probe-error.js";
+import type { ProbeRun } from "./facts/sources.js";
 import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
 import type { Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
-
-export interface ProbeRun {
-  name: ProbeName;
-  outcome: ProbeOutcome<unknown>;
-  durationMs: number;
-}
+import type { NodeReport } from "./report/schema.js";
 
 export interface ScanInput {
   hostRoot: string;

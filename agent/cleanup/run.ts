@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { buildReport, factsFrom } from "../report/build.js";
+import { buildReport, factsFrom } from "../assemble/report.js";
 import type { NodeReport } from "../report/schema.js";
 import { runProbes, scanNode, type ScanInput } from "../scan.js";
 import { executePlan } from "./execute.js";

@@ -1,14 +1,11 @@
-import { AddressesFacts } from "../facts/host.js";
 import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson } from "../parse/ip-json.js";
-import type { Probe, ProbeContext, ProbeOutcome } from "./types.js";
+import { defineProbe, type ProbeContext, type ProbeOutcome } from "./types.js";
 
 const MAX_BYTES = 32 * 1024 * 1024;
 
 // Every local address (NodePorts answer on all of them in ipvs/iptables mode) and the primary ones
 // (all that nftables mode's default `nodePortAddresses: primary` keeps).
-export const addressesProbe: Probe<AddressesFacts> = {
-  name: "addresses",
-  schema: AddressesFacts,
+export const addressesProbe = defineProbe("addresses", {
   async run(ctx) {
     const addr = await runIp(ctx, ["-j", "-d", "addr", "show"]);
     if (!addr.ok) return addr;
@@ -37,7 +34,7 @@ export const addressesProbe: Probe<AddressesFacts> = {
     const source = ipv4 !== null || ipv6 !== null ? "default-route" : "none";
     return { ok: true, facts: { interfaces, primary: { ipv4, ipv6, source } } };
   },
-};
+});
 
 async function runIp(ctx: ProbeContext, args: readonly string[]): Promise<ProbeOutcome<string>> {
   const r = await ctx.tools.run("ip", args, { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES });

@@ -1,8 +1,7 @@
 import { stat } from "node:fs/promises";
-import { IpsetFacts } from "../facts/ipvs.js";
 import { isKubeProxyIpset } from "../facts/owners.js";
 import { parseIpsetTerse } from "../parse/ipset-list.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 const ARGS = ["list", "-terse"] as const;
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -30,9 +29,7 @@ async function ipSetInKernel(sysRoot: string): Promise<boolean | "unknown"> {
 // Every ipset with its header only (`-terse`: no members, which can be 100,000 lines), each marked
 // when its name is one of kube-proxy's ipvs-mode sets. Not run when ip_set is absent: listing would
 // make the kernel load the module.
-export const ipsetsProbe: Probe<IpsetFacts> = {
-  name: "ipsets",
-  schema: IpsetFacts,
+export const ipsetsProbe = defineProbe("ipsets", {
   async run(ctx) {
     if ((await ipSetInKernel(ctx.sysRoot)) === false) {
       return { ok: true, facts: { available: false, sets: [] } };
@@ -58,4 +55,4 @@ export const ipsetsProbe: Probe<IpsetFacts> = {
       },
     };
   },
-};
+});

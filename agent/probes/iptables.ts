@@ -1,8 +1,8 @@
-import { IptablesFacts, type IptablesBackendFacts } from "../facts/netfilter.js";
+import type { IptablesBackendFacts } from "../facts/netfilter.js";
 import type { ProbeErrorKind } from "../facts/probe-error.js";
 import type { ToolName } from "../io/tools.js";
 import { IptablesSaveParser } from "../parse/iptables-save.js";
-import type { ProbeContext, Probe } from "./types.js";
+import { defineProbe, type ProbeContext } from "./types.js";
 
 // An iptables-mode node with 10,000 Services prints hundreds of thousands of lines; it is parsed as
 // it streams, and this only bounds a runaway tool.
@@ -53,9 +53,7 @@ async function readBackend(ctx: ProbeContext, b: (typeof BACKENDS)[number]): Pro
 
 // All four *-save tools: a node can carry state in both backends at once (a kubelet or CNI on
 // legacy next to kube-proxy on nft), and the leftovers of one mode may sit in the other backend.
-export const iptablesProbe: Probe<IptablesFacts> = {
-  name: "iptables",
-  schema: IptablesFacts,
+export const iptablesProbe = defineProbe("iptables", {
   async run(ctx) {
     const reads: Read[] = [];
     for (const b of BACKENDS) reads.push(await readBackend(ctx, b));
@@ -89,4 +87,4 @@ export const iptablesProbe: Probe<IptablesFacts> = {
     }
     return { ok: true, facts: { backends } };
   },
-};
+});

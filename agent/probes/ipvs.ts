@@ -1,38 +1,7 @@
 import { IpvsFacts } from "../facts/ipvs.js";
-import type { ProbeError } from "../facts/probe-error.js";
-import { readLines } from "../io/files.js";
-import { IpvsProcParser, type IpvsProcTable, type VirtualServerKey } from "../parse/ipvs-proc.js";
+import { readIpvsTable } from "../io/ipvs-table.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";
-import type { Probe, ProbeContext } from "./types.js";
-
-// /proc/net/ip_vs is 7 MB at 10,000 Services with 10 endpoints each; this only bounds a runaway file.
-const MAX_BYTES = 256 * 1024 * 1024;
-
-export type IpvsTableRead =
-  | { ok: true; available: true; table: IpvsProcTable }
-  | { ok: true; available: false }
-  | { ok: false; error: ProbeError };
-
-/**
- * Streams <procRoot>/net/ip_vs through the parser. An absent file means IPVS is not loaded in this
- * kernel (not a failure). `keepRealServersOf` keeps one virtual server's real servers (per-Service audit).
- *
- * Kernel caveat, seen on 6.1: while another network namespace also has IPVS services, this file
- * skips services (the seq_file restarts every page and counts the other namespace's entries).
- * kube-proxy's table lives in the host namespace and is normally the only one.
- */
-export async function readIpvsTable(
-  procRoot: string,
-  opts: { keepRealServersOf?: VirtualServerKey } = {},
-): Promise<IpvsTableRead> {
-  const path = `${procRoot}/net/ip_vs`;
-  const parser = new IpvsProcParser(opts);
-  const r = await readLines(path, (line) => parser.push(line), MAX_BYTES);
-  if (!r.ok) return r.missing ? { ok: true, available: false } : { ok: false, error: r.error };
-  const p = parser.finish();
-  if (!p.ok) return { ok: false, error: { kind: "garbage", message: p.error, command: path } };
-  return { ok: true, available: true, table: p.value };
-}
+import { defineProbe, type ProbeContext } from "./types.js";
 
 async function readTimeouts(ctx: ProbeContext): Promise<Pick<IpvsFacts, "timeouts" | "timeoutsError">> {
   const args = ["-L", "--timeout"];
@@ -50,9 +19,7 @@ async function readTimeouts(ctx: ProbeContext): Promise<Pick<IpvsFacts, "timeout
 
 // The IPVS table, summarised. ipvsadm is only asked for the timeouts, and only when IPVS is loaded:
 // ipvsadm on a kernel without IPVS runs `modprobe ip_vs`, which a read-only audit must not cause.
-export const ipvsProbe: Probe<IpvsFacts> = {
-  name: "ipvs",
-  schema: IpvsFacts,
+export const ipvsProbe = defineProbe("ipvs", {
   async run(ctx) {
     const r = await readIpvsTable(ctx.procRoot);
     if (!r.ok) return r;
@@ -82,4 +49,4 @@ export const ipvsProbe: Probe<IpvsFacts> = {
       },
     };
   },
-};
+});

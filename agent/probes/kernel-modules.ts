@@ -1,7 +1,7 @@
-import { KernelModulesFacts, type KernelFacts } from "../facts/host.js";
+import type { KernelFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
 import { parseModulesBuiltin, parseModulesDep, parseProcModules } from "../parse/kernel-modules.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 /**
  * What kube-proxy's nftables mode loads rules into (pkg/proxy/nftables/proxier.go): nat base chains
@@ -26,10 +26,8 @@ export const NFTABLES_MODE_MODULES = [
   "nft_reject_ipv6",
 ] as const;
 
-export const kernelModulesProbe: Probe<KernelModulesFacts> = {
-  name: "kernel-modules",
+export const kernelModulesProbe = defineProbe("kernel-modules", {
   needs: ["kernel"],
-  schema: KernelModulesFacts,
   async run(ctx) {
     const procModules = `${ctx.procRoot}/modules`;
     const pm = await readTextFile(procModules, 4 * 1024 * 1024);
@@ -85,4 +83,4 @@ export const kernelModulesProbe: Probe<KernelModulesFacts> = {
       },
     };
   },
-};
+});

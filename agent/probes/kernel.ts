@@ -1,12 +1,9 @@
-import { KernelFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
 import { parseKernelRelease } from "../parse/versions.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 // The running kernel, from /proc rather than uname(2): /proc is the host's even in a container.
-export const kernelProbe: Probe<KernelFacts> = {
-  name: "kernel",
-  schema: KernelFacts,
+export const kernelProbe = defineProbe("kernel", {
   async run(ctx) {
     const path = `${ctx.procRoot}/sys/kernel/osrelease`;
     const r = await readTextFile(path, 4096);
@@ -15,4 +12,4 @@ export const kernelProbe: Probe<KernelFacts> = {
     if (!p.ok) return { ok: false, error: { kind: "garbage", message: p.error, command: path } };
     return { ok: true, facts: p.value };
   },
-};
+});

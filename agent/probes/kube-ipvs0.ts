@@ -1,6 +1,5 @@
-import { KubeIpvs0Facts } from "../facts/ipvs.js";
 import { parseKubeIpvs0Json } from "../parse/kube-ipvs0.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 const DEVICE = "kube-ipvs0";
 const ARGS = ["-j", "-d", "addr", "show", "dev", DEVICE] as const;
@@ -9,9 +8,7 @@ const MAX_BYTES = 64 * 1024 * 1024;
 
 // The dummy link ipvs mode binds every Service IP to. `ip` exits 1 with 'Device "kube-ipvs0" does
 // not exist.' when there is none: that is an answer (present: false), not a failure.
-export const kubeIpvs0Probe: Probe<KubeIpvs0Facts> = {
-  name: "kube-ipvs0",
-  schema: KubeIpvs0Facts,
+export const kubeIpvs0Probe = defineProbe("kube-ipvs0", {
   async run(ctx) {
     const command = `ip ${ARGS.join(" ")}`;
     const r = await ctx.tools.run("ip", ARGS, {
@@ -38,4 +35,4 @@ export const kubeIpvs0Probe: Probe<KubeIpvs0Facts> = {
     if (!p.ok) return { ok: false, error: { kind: "garbage", message: p.error, command } };
     return { ok: true, facts: p.value };
   },
-};
+});

@@ -1,12 +1,9 @@
-import { ConfigzFacts } from "../facts/kube-proxy.js";
 import { httpGet } from "../../common/http.js";
 import { parseConfigz } from "../parse/kube-proxy-configz.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 // The configuration kube-proxy is running with, to compare with /proxyMode and the ConfigMap.
-export const kubeProxyConfigzProbe: Probe<ConfigzFacts> = {
-  name: "kube-proxy-configz",
-  schema: ConfigzFacts,
+export const kubeProxyConfigzProbe = defineProbe("kube-proxy-configz", {
   async run(ctx) {
     const url = `${ctx.kubeProxyMetricsUrl}/configz`;
     const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 1024 * 1024 });
@@ -21,4 +18,4 @@ export const kubeProxyConfigzProbe: Probe<ConfigzFacts> = {
     if (!p.ok) return { ok: false, error: { kind: "garbage", message: `${url}: ${p.error}`, command: url } };
     return { ok: true, facts: p.value };
   },
-};
+});

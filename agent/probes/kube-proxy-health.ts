@@ -1,13 +1,10 @@
-import { KubeProxyHealthFacts } from "../facts/kube-proxy.js";
 import { httpGet } from "../../common/http.js";
 import { parseKubeProxyHealth } from "../parse/kube-proxy-health.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 // /healthz on the health address. 503 is an answer (unhealthy proxier, or a node being removed), so
 // only statuses other than 200 and 503 are failures.
-export const kubeProxyHealthProbe: Probe<KubeProxyHealthFacts> = {
-  name: "kube-proxy-health",
-  schema: KubeProxyHealthFacts,
+export const kubeProxyHealthProbe = defineProbe("kube-proxy-health", {
   async run(ctx) {
     const url = `${ctx.kubeProxyHealthUrl}/healthz`;
     const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 64 * 1024 });
@@ -22,4 +19,4 @@ export const kubeProxyHealthProbe: Probe<KubeProxyHealthFacts> = {
     if (!p.ok) return { ok: false, error: { kind: "garbage", message: `${url}: ${p.error}`, command: url } };
     return { ok: true, facts: p.value };
   },
-};
+});

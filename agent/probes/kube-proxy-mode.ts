@@ -1,12 +1,9 @@
-import { ProxyModeFacts } from "../facts/kube-proxy.js";
 import { httpGet } from "../../common/http.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 // The mode kube-proxy really runs, from its own mouth: the ConfigMap may not be what the pod loaded.
-export const kubeProxyModeProbe: Probe<ProxyModeFacts> = {
-  name: "kube-proxy-mode",
-  schema: ProxyModeFacts,
+export const kubeProxyModeProbe = defineProbe("kube-proxy-mode", {
   async run(ctx) {
     const url = `${ctx.kubeProxyMetricsUrl}/proxyMode`;
     const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 4096 });
@@ -21,4 +18,4 @@ export const kubeProxyModeProbe: Probe<ProxyModeFacts> = {
     if (!p.ok) return { ok: false, error: { kind: "garbage", message: `${url}: ${p.error}`, command: url } };
     return { ok: true, facts: p.value };
   },
-};
+});

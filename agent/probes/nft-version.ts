@@ -1,11 +1,10 @@
 import { stat } from "node:fs/promises";
-import { NftVersionFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
 import { findApkPackage } from "../parse/apk-installed.js";
 import { findDpkgPackage, type InstalledPackage } from "../parse/dpkg-status.js";
 import { parseNftVersionOutput, upstreamVersion } from "../parse/nft-version.js";
 import type { Parsed } from "../parse/result.js";
-import type { Probe, ProbeOutcome } from "./types.js";
+import { defineProbe, type ProbeOutcome } from "./types.js";
 
 const DB_CAP = 64 * 1024 * 1024;
 // rpmdb.sqlite (RHEL 9+, Fedora, Amazon Linux 2023) or Berkeley DB Packages (RHEL 8, AL2).
@@ -15,9 +14,7 @@ type Lookup = { kind: "found"; pkg: InstalledPackage } | { kind: "not-installed"
 
 // The HOST's nft, not the one in this image: package databases under hostRoot first; running
 // `nft` is only the host's nft when we are not in a container (hostRoot "/").
-export const nftVersionProbe: Probe<NftVersionFacts> = {
-  name: "nft-version",
-  schema: NftVersionFacts,
+export const nftVersionProbe = defineProbe("nft-version", {
   async run(ctx) {
     const root = ctx.hostRoot.replace(/\/$/, "");
     const dbs = [
@@ -82,7 +79,7 @@ export const nftVersionProbe: Probe<NftVersionFacts> = {
       },
     };
   },
-};
+});
 
 // The package database answers the same until it changes, and reading it is not free: Debian's
 // status file is ~1 MB, and splitting it into stanzas held the event loop for tens of ms on every

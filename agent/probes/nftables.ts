@@ -1,11 +1,10 @@
 import type { ConfigzFacts } from "../facts/kube-proxy.js";
-import { NftablesFacts } from "../facts/netfilter.js";
 import type { ProbeError } from "../facts/probe-error.js";
 import type { ExecResult } from "../io/run.js";
 import { parseNftChains, parseNftSets, type NftSet, type NftTable } from "../parse/nft-json.js";
 import { nftablesFacts } from "../parse/nftables-facts.js";
 import type { Parsed } from "../parse/result.js";
-import type { Probe, ProbeContext } from "./types.js";
+import { defineProbe, type ProbeContext } from "./types.js";
 
 // Never `nft list ruleset` or `nft -j list table ip kube-proxy`: at 10,000 Services the latter takes
 // ~28 s and ~1.7 GB. Chains (no rules) and sets/maps answer every question here; `list chains` is
@@ -56,10 +55,8 @@ export function tablesOf(objects: readonly { family: NftTable["family"]; table: 
   return [...seen.values()];
 }
 
-export const nftablesProbe: Probe<NftablesFacts> = {
-  name: "nftables",
+export const nftablesProbe = defineProbe("nftables", {
   needs: ["kube-proxy-configz"],
-  schema: NftablesFacts,
   async run(ctx) {
     const name = tableName(ctx);
     const c = await nft(ctx, ["-j", "list", "chains"]);
@@ -86,4 +83,4 @@ export const nftablesProbe: Probe<NftablesFacts> = {
     const tables = tablesOf([...chains.value, ...sets]);
     return { ok: true, facts: nftablesFacts({ tables, chains: chains.value, sets }, name) };
   },
-};
+});

@@ -1,14 +1,11 @@
-import { OsReleaseFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
 import { parseOsRelease } from "../parse/os-release.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 // Under hostRoot only: in the DaemonSet the container's own /etc/os-release describes the image.
 const CANDIDATES = ["/etc/os-release", "/usr/lib/os-release"] as const;
 
-export const osReleaseProbe: Probe<OsReleaseFacts> = {
-  name: "os-release",
-  schema: OsReleaseFacts,
+export const osReleaseProbe = defineProbe("os-release", {
   async run(ctx) {
     let firstMissing = null;
     for (const source of CANDIDATES) {
@@ -34,4 +31,4 @@ export const osReleaseProbe: Probe<OsReleaseFacts> = {
       },
     };
   },
-};
+});

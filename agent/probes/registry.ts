@@ -1,4 +1,4 @@
-import type { Probe } from "./types.js";
+import { PROBE_NAMES, type FactsOf, type ProbeName } from "../facts/sources.js";
 import { addressesProbe } from "./addresses.js";
 import { ipsetsProbe } from "./ipsets.js";
 import { iptablesProbe } from "./iptables.js";
@@ -14,22 +14,26 @@ import { nftVersionProbe } from "./nft-version.js";
 import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
 import { sysctlsProbe } from "./sysctls.js";
+import type { Probe } from "./types.js";
 
-// Every probe, registered in one place (node_exporter's collector registry, in miniature).
-export const PROBES: readonly Probe<unknown>[] = [
-  kernelProbe,
-  osReleaseProbe,
-  nftVersionProbe,
-  kernelModulesProbe,
-  sysctlsProbe,
-  addressesProbe,
-  ipvsProbe,
-  kubeIpvs0Probe,
-  ipsetsProbe,
-  iptablesProbe,
-  nftablesProbe,
-  kubeProxyModeProbe,
-  kubeProxyConfigzProbe,
-  kubeProxyMetricsProbe,
-  kubeProxyHealthProbe,
-] as Probe<unknown>[];
+// Every probe's reader, by the name facts/sources.ts gives it: the compiler refuses a name missing here.
+const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
+  kernel: kernelProbe,
+  "os-release": osReleaseProbe,
+  "nft-version": nftVersionProbe,
+  "kernel-modules": kernelModulesProbe,
+  sysctls: sysctlsProbe,
+  addresses: addressesProbe,
+  ipvs: ipvsProbe,
+  "kube-ipvs0": kubeIpvs0Probe,
+  ipsets: ipsetsProbe,
+  iptables: iptablesProbe,
+  nftables: nftablesProbe,
+  "kube-proxy-mode": kubeProxyModeProbe,
+  "kube-proxy-configz": kubeProxyConfigzProbe,
+  "kube-proxy-metrics": kubeProxyMetricsProbe,
+  "kube-proxy-health": kubeProxyHealthProbe,
+};
+
+/** Every probe, in the order of facts/sources.ts (node_exporter's collector registry, in miniature). */
+export const PROBES: readonly Probe<unknown>[] = PROBE_NAMES.map((n) => READERS[n] as Probe<unknown>);

@@ -1,7 +1,7 @@
 import { excerpt } from "../parse/result.js";
 import { SysctlFacts } from "../facts/host.js";
 import { readTextFile } from "../io/files.js";
-import type { Probe } from "./types.js";
+import { defineProbe } from "./types.js";
 
 /**
  * The sysctls the migration touches: strictARP's arp_ignore/arp_announce (left set after ipvs mode),
@@ -21,9 +21,7 @@ export const SYSCTLS = [
 ] as const;
 
 // Values are per network namespace: procRoot must be read from the host's (the pod is hostNetwork).
-export const sysctlsProbe: Probe<SysctlFacts> = {
-  name: "sysctls",
-  schema: SysctlFacts,
+export const sysctlsProbe = defineProbe("sysctls", {
   async run(ctx) {
     const values: SysctlFacts["values"] = [];
     for (const name of SYSCTLS) {
@@ -48,4 +46,4 @@ export const sysctlsProbe: Probe<SysctlFacts> = {
     }
     return { ok: true, facts: { values } };
   },
-};
+});

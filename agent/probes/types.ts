@@ -1,27 +1,15 @@
-import type { z } from "zod";
-import type { ProbeError } from "../facts/probe-error.js";
+import {
+  FACT_KEY,
+  factSchema,
+  type FactKey,
+  type FactsOf,
+  type ProbeName,
+  type ProbeOutcome,
+} from "../facts/sources.js";
 import type { ToolRunner } from "../io/run.js";
+import type { z } from "zod";
 
-export const PROBE_NAMES = [
-  "kernel",
-  "os-release",
-  "nft-version",
-  "kernel-modules",
-  "sysctls",
-  "addresses",
-  "ipvs",
-  "kube-ipvs0",
-  "ipsets",
-  "iptables",
-  "nftables",
-  "kube-proxy-mode",
-  "kube-proxy-configz",
-  "kube-proxy-metrics",
-  "kube-proxy-health",
-] as const;
-export type ProbeName = (typeof PROBE_NAMES)[number];
-
-export type ProbeOutcome<F> = { ok: true; facts: F } | { ok: false; error: ProbeError };
+export type { ProbeName, ProbeOutcome };
 
 export interface ProbeContext {
   /** Where the host's filesystem is mounted ("/" on a bare node, "/host" in the DaemonSet). */
@@ -43,8 +31,26 @@ export interface ProbeContext {
 
 export interface Probe<F> {
   name: ProbeName;
+  /** Where its facts go in the report, and their schema: both from facts/sources.ts. */
+  factKey: FactKey;
+  schema: z.ZodType<F>;
   /** Probes whose outcome this one reads from `ctx.prior`; they run first. */
   needs?: readonly ProbeName[];
-  schema: z.ZodType<F>;
   run(ctx: ProbeContext): Promise<ProbeOutcome<F>>;
+}
+
+/** A probe named in facts/sources.ts: its facts' key and schema come from there, typed by its name. */
+export function defineProbe<N extends ProbeName>(
+  name: N,
+  def: {
+    needs?: readonly ProbeName[];
+    run(ctx: ProbeContext): Promise<ProbeOutcome<FactsOf<N>>>;
+  },
+): Probe<FactsOf<N>> {
+  return {
+    name,
+    factKey: FACT_KEY[name],
+    schema: factSchema(name) as unknown as z.ZodType<FactsOf<N>>,
+    ...def,
+  };
 }

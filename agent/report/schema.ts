@@ -1,22 +1,6 @@
 import { z } from "zod";
 import { ProbeError } from "../facts/probe-error.js";
-import {
-  AddressesFacts,
-  KernelFacts,
-  KernelModulesFacts,
-  NftVersionFacts,
-  OsReleaseFacts,
-  SysctlFacts,
-} from "../facts/host.js";
-import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
-import { IptablesFacts, NftablesFacts } from "../facts/netfilter.js";
-import { ViewSummary } from "../view/schema.js";
-import {
-  ConfigzFacts,
-  KubeProxyHealthFacts,
-  KubeProxyMetricsFacts,
-  ProxyModeFacts,
-} from "../facts/kube-proxy.js";
+import { NodeFacts } from "../facts/sources.js";
 
 /** Bumped on any change a consumer could trip over; the collector refuses versions it does not know. */
 export const SCHEMA_VERSION = "1" as const;
@@ -77,24 +61,21 @@ export const ModeEvidence = z.object({
   evidence: z.string(),
 });
 
-export const NodeFacts = z.object({
-  kernel: KernelFacts.nullable(),
-  osRelease: OsReleaseFacts.nullable(),
-  nftVersion: NftVersionFacts.nullable(),
-  kernelModules: KernelModulesFacts.nullable(),
-  sysctls: SysctlFacts.nullable(),
-  addresses: AddressesFacts.nullable(),
-  ipvs: IpvsFacts.nullable(),
-  kubeIpvs0: KubeIpvs0Facts.nullable(),
-  ipsets: IpsetFacts.nullable(),
-  iptables: IptablesFacts.nullable(),
-  nftables: NftablesFacts.nullable(),
-  proxyMode: ProxyModeFacts.nullable(),
-  configz: ConfigzFacts.nullable(),
-  kubeProxyMetrics: KubeProxyMetricsFacts.nullable(),
-  kubeProxyHealth: KubeProxyHealthFacts.nullable(),
+export { NodeFacts };
+
+/**
+ * The part of the derived view (agent/view/) a report carries: what a reader of the report cannot rebuild
+ * from its facts, because lists there are cut for size (the black-hole count needs the whole IPVS
+ * table). Optional in NodeReport: reports from agents that predate it still parse.
+ */
+export const ViewSummary = z.object({
+  runningMode: z.string().nullable(),
+  kernelNftablesCapable: z.boolean().nullable(),
+  hostNftNewEnough: z.boolean().nullable(),
+  /** null: kube-ipvs0 or the IPVS table was not read. */
+  blackHoledAddresses: z.number().int().nullable(),
 });
-export type NodeFacts = z.infer<typeof NodeFacts>;
+export type ViewSummary = z.infer<typeof ViewSummary>;
 
 export const NodeReport = z.object({
   schemaVersion: z.literal(SCHEMA_VERSION),

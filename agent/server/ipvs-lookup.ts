@@ -1,6 +1,6 @@
 import type { RealServer, VirtualServer } from "../facts/ipvs.js";
 import type { ProbeError } from "../facts/probe-error.js";
-import { readIpvsTable } from "../probes/ipvs.js";
+import { readIpvsTable } from "../io/ipvs-table.js";
 import type { VirtualServerQuery } from "./ipvs-query.js";
 
 export type VirtualServerLookupResult =

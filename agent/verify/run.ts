@@ -6,7 +6,7 @@ import type { NodeReport } from "../report/schema.js";
 import { runProbes, scanNode, type ScanInput } from "../scan.js";
 import { verifyChecks, type ConnectInput, type MetricsReading } from "./checks.js";
 import { checkFails, type VerifyResult } from "../../common/verify-result.js";
-import { formatHostPort, parseHostPort } from "./service-address.js";
+import { formatHostPort, parseHostPort } from "../parse/service-address.js";
 
 export interface VerifyOptions {
   /** Seconds between the two reads of kube-proxy's /metrics; 0 for one read that must show no failures. */

@@ -1,7 +1,6 @@
-import type { NodeReport } from "../report/schema.js";
+import type { NodeReport, ViewSummary } from "../report/schema.js";
 import { buildView, type NodeView } from "./build.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./options.js";
-import type { ViewSummary } from "./schema.js";
 
 export function summarize(v: NodeView): ViewSummary {
   return {

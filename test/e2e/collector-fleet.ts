@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildReport } from "../../agent/report/build.js";
+import { buildReport } from "../../agent/assemble/report.js";
 import type { NodeFacts } from "../../agent/report/schema.js";
 import { startStandin, AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";

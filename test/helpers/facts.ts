@@ -1,5 +1,5 @@
 import type { ProbeError } from "../../agent/facts/probe-error.js";
-import type { NodeFacts, NodeReport } from "../../agent/report/schema.js";
+import type { NodeFacts } from "../../agent/report/schema.js";
 
 /** Facts as if every probe failed or found nothing; tests fill in what a scenario has. */
 export function emptyFacts(over: Partial<NodeFacts> = {}): NodeFacts {
@@ -115,24 +115,5 @@ export function iptablesBackend(over: Partial<Backend> = {}): Backend {
     nodePortAccepts: [],
     firewallChains: {},
     ...over,
-  };
-}
-
-/** A NodeReport around these facts: phase nftables, verdict clean, nothing else, for tests of consumers. */
-export function reportOf(facts: NodeFacts, scannedAt: Date = new Date()): NodeReport {
-  return {
-    schemaVersion: "1",
-    agentVersion: "test",
-    node: "n1",
-    scannedAt: scannedAt.toISOString(),
-    scanDurationMs: 1,
-    phase: "nftables",
-    phaseSource: "proxyMode",
-    mixed: [],
-    verdict: "clean",
-    findings: [],
-    probes: [],
-    truncated: {},
-    facts,
   };
 }

@@ -48,7 +48,7 @@ import {
   mutated,
   pathological,
 } from "../../helpers/fuzz.js";
-import { movedWithBlackHole, reportOf } from "../server/reports.js";
+import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../../fixtures/kubernetes/${name}`, import.meta.url), "utf8");

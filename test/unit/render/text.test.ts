@@ -1,8 +1,8 @@
 import t from "tap";
 import { renderText } from "../../../agent/render/text.js";
-import { buildReport } from "../../../agent/report/build.js";
+import { buildReport } from "../../../agent/assemble/report.js";
 import { NodeReport } from "../../../agent/report/schema.js";
-import type { ProbeRun } from "../../../agent/scan.js";
+import type { ProbeRun } from "../../../agent/facts/sources.js";
 
 const at = new Date("2026-11-29T12:00:00Z");
 const runs: ProbeRun[] = [

@@ -1,6 +1,6 @@
 import t from "tap";
 import { NodeReport } from "../../../agent/report/schema.js";
-import { movedWithBlackHole, reportOf } from "../server/reports.js";
+import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 // A 10,000-Service ipvs node lists every Service IP on kube-ipvs0, and `ip addr show` lists them
 // again under the node's interfaces: the report cuts both lists (counts stay exact in `truncated`),

@@ -6,7 +6,7 @@ import type { VirtualServerLookup } from "../../../agent/server/ipvs-lookup.js";
 import type { VirtualServerQuery } from "../../../agent/server/ipvs-query.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { vs } from "../../helpers/facts.js";
-import { movedWithBlackHole, reportOf } from "./reports.js";
+import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 function setup(lookup?: VirtualServerLookup) {
   let now = 1_000_000;

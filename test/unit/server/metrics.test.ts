@@ -1,7 +1,7 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { metrics } from "../../helpers/facts.js";
-import { movedWithBlackHole, reportOf } from "./reports.js";
+import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 /** Every sample of the exposition as "name{labels} value" lines, comments dropped. */
 async function samples(m: AgentMetrics): Promise<string[]> {

@@ -1,7 +1,7 @@
 import t from "tap";
 import { risingCounters } from "../../../agent/server/rising.js";
 import { metrics } from "../../helpers/facts.js";
-import { movedWithBlackHole, reportOf } from "./reports.js";
+import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 const SYNC = "kubeproxy_sync_proxy_rules_nftables_sync_failures_total";
 const withCounters = (mode: string, values: Record<string, number>) =>

@@ -1,7 +1,7 @@
 import t from "tap";
 import { ScanLoop } from "../../../agent/server/scan-loop.js";
 import type { NodeReport } from "../../../agent/report/schema.js";
-import { reportOf } from "./reports.js";
+import { reportOf } from "../../helpers/reports.js";
 
 /** Resolves once `cond` holds, polling; the test's own timeout bounds it. */
 async function until(cond: () => boolean): Promise<void> {

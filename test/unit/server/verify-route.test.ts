@@ -11,7 +11,8 @@ import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { VerifyResult } from "../../../common/verify-result.js";
-import { emptyFacts, noKernelState, reportOf } from "../../helpers/facts.js";
+import { emptyFacts, noKernelState } from "../../helpers/facts.js";
+import { reportOf } from "../../helpers/reports.js";
 
 // GET /verify over the agent's last scan, with a real TCP listener standing in for the Service.
 const report = (mode: string): NodeReport =>
@@ -46,6 +47,8 @@ const report = (mode: string): NodeReport =>
         familyCount: 3,
       },
     }),
+    {},
+    new Date(),
   );
 
 t.test("GET /verify: 503 before a scan, then the check over the last scan, shared and reused", async (t) => {

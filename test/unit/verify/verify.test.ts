@@ -5,10 +5,11 @@ import { verifyChecks, type VerifyInput } from "../../../agent/verify/checks.js"
 import { renderVerify } from "../../../common/verify-render.js";
 import { verifyReport } from "../../../agent/verify/run.js";
 import { VerifyResult } from "../../../common/verify-result.js";
-import { parseHostPort, serviceAddressFromEnv } from "../../../agent/verify/service-address.js";
+import { parseHostPort, serviceAddressFromEnv } from "../../../agent/parse/service-address.js";
 import { ToolRunner } from "../../../agent/io/run.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
-import { emptyFacts, noKernelState, reportOf } from "../../helpers/facts.js";
+import { emptyFacts, noKernelState } from "../../helpers/facts.js";
+import { reportOf } from "../../helpers/reports.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00.000Z") / 1000;
 const metrics = (over: Record<string, number> = {}): NodeFacts["kubeProxyMetrics"] => ({
@@ -36,6 +37,7 @@ function report(over: Partial<NodeFacts> = {}): NodeReport {
       kubeProxyMetrics: metrics(),
       ...over,
     }),
+    {},
     new Date(NOW * 1000),
   );
 }

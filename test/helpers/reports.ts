@@ -1,10 +1,8 @@
-import type { ProbeError } from "../../../agent/facts/probe-error.js";
-import { buildReport } from "../../../agent/report/build.js";
-import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
-import { PROBE_NAMES, type ProbeName } from "../../../agent/probes/types.js";
-import type { ProbeRun } from "../../../agent/scan.js";
-import { emptyFacts, metrics, noKernelState, iptablesBackend } from "../../helpers/facts.js";
-import { FACT_KEY } from "../../../agent/report/build.js";
+import type { ProbeError } from "../../agent/facts/probe-error.js";
+import { buildReport } from "../../agent/assemble/report.js";
+import type { NodeFacts, NodeReport } from "../../agent/report/schema.js";
+import { FACT_KEY, PROBE_NAMES, type ProbeName, type ProbeRun } from "../../agent/facts/sources.js";
+import { emptyFacts, metrics, noKernelState, iptablesBackend } from "./facts.js";
 
 /**
  * A report through the real builder and rules: every probe in `facts` succeeded with those facts,

@@ -1,27 +1,8 @@
+import { FACT_KEY, FACT_SOURCES, type ProbeRun } from "../facts/sources.js";
+import { SCHEMA_VERSION, type NodeFacts, type NodeReport } from "../report/schema.js";
 import { judge } from "../rules/index.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../view/options.js";
 import { summarize } from "../view/summary.js";
-import type { ProbeName } from "../probes/types.js";
-import type { ProbeRun } from "../scan.js";
-import { SCHEMA_VERSION, type NodeFacts, type NodeReport } from "./schema.js";
-
-export const FACT_KEY: Record<ProbeName, keyof NodeFacts> = {
-  kernel: "kernel",
-  "os-release": "osRelease",
-  "nft-version": "nftVersion",
-  "kernel-modules": "kernelModules",
-  sysctls: "sysctls",
-  addresses: "addresses",
-  ipvs: "ipvs",
-  "kube-ipvs0": "kubeIpvs0",
-  ipsets: "ipsets",
-  iptables: "iptables",
-  nftables: "nftables",
-  "kube-proxy-mode": "proxyMode",
-  "kube-proxy-configz": "configz",
-  "kube-proxy-metrics": "kubeProxyMetrics",
-  "kube-proxy-health": "kubeProxyHealth",
-};
 
 // The report stays bounded on a 10,000-Service node: long lists are cut here, counts stay exact.
 const CAPS = {
@@ -41,7 +22,7 @@ export interface BuildMeta {
 }
 
 export function factsFrom(runs: readonly ProbeRun[]): NodeFacts {
-  const facts = Object.fromEntries(Object.values(FACT_KEY).map((k) => [k, null])) as Record<
+  const facts = Object.fromEntries(FACT_SOURCES.map((s) => [s.key, null])) as Record<
     keyof NodeFacts,
     unknown
   >;
