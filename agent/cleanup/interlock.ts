@@ -1,5 +1,5 @@
 import type { NodeReport } from "../report/schema.js";
-import { runningModeOf } from "../view/phase.js";
+import { answeredMode } from "../view/phase.js";
 
 export type Interlock = { ok: true } | { ok: false; reason: string };
 
@@ -9,7 +9,7 @@ export type Interlock = { ok: true } | { ok: false; reason: string };
  * and "could not ask" is treated as "no".
  */
 export function applyAllowed(report: NodeReport): Interlock {
-  const mode = runningModeOf(report.facts);
+  const mode = answeredMode(report.facts);
   if (mode === "nftables") return { ok: true };
   if (mode !== null) {
     return {

@@ -53,7 +53,7 @@ function notRead(r: NodeReport, probe: string): string {
 
 function proxyMode(r: NodeReport, v: NodeView): VerifyCheck {
   const name = "proxy mode (/proxyMode)";
-  const mode = v.runningMode;
+  const mode = v.answeredMode;
   if (mode === null) return check("proxy-mode", name, "fail", notRead(r, "kube-proxy-mode"));
   return mode === "nftables"
     ? check("proxy-mode", name, "ok", null)
@@ -149,7 +149,7 @@ function syncFailures(
   second: MetricsReading | null,
   windowS: number,
 ): VerifyCheck {
-  const mode = v.runningMode;
+  const mode = v.answeredMode;
   const metric = mode === null ? undefined : FAILURES_BY_MODE[mode];
   const name = `${mode === "nftables" || mode === null ? "nftables" : "iptables"} sync failures not rising`;
   if (metric === undefined)

@@ -10,7 +10,7 @@ import {
 } from "./counters.js";
 import type { RuleOptions } from "./options.js";
 import { kubeProxyChains, kubeProxyIpsets, type BackendChains } from "./owned.js";
-import { decidePhase, runningModeOf, type PhaseDecision } from "./phase.js";
+import { answeredMode, decidePhase, type PhaseDecision } from "./phase.js";
 import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-servers.js";
 
 /**
@@ -18,7 +18,9 @@ import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-ser
  * read this instead of deriving it again. null always means "not read", never "none".
  */
 export interface NodeView extends PhaseDecision {
-  /** kube-proxy's own answer on /proxyMode; null when it did not answer (the phase is then inferred). */
+  /** kube-proxy's own answer on /proxyMode, trimmed; null when it did not answer. */
+  answeredMode: string | null;
+  /** The same, null also when it answered nothing: the mode known to run (else the phase is inferred). */
   runningMode: string | null;
   kernelNftablesCapable: boolean | null;
   /** Host nft is 1.0.1 or newer; null when its version is unknown. */
@@ -44,10 +46,12 @@ export function buildView(
   failedProbes: ReadonlyMap<string, ProbeError>,
   opts: RuleOptions,
 ): NodeView {
-  const runningMode = runningModeOf(facts);
+  const answered = answeredMode(facts);
+  const runningMode = answered || null;
   const decision = decidePhase(facts, failedProbes, runningMode);
   return {
     ...decision,
+    answeredMode: answered,
     runningMode,
     kernelNftablesCapable: facts.kernel ? kernelCanRunNftables(facts.kernel) : null,
     hostNftNewEnough: nftNewEnough(facts.nftVersion?.version),

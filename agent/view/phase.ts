@@ -8,9 +8,14 @@ export interface PhaseDecision {
   mixed: { mode: "ipvs" | "iptables" | "nftables"; evidence: string }[];
 }
 
-/** What /proxyMode answered, trimmed; null when it did not answer (or answered nothing). */
+/** What /proxyMode answered, trimmed (possibly empty); null when it did not answer. */
+export function answeredMode(f: Pick<NodeFacts, "proxyMode">): string | null {
+  return f.proxyMode ? f.proxyMode.mode.trim() : null;
+}
+
+/** The mode kube-proxy says it runs; null when it did not answer or answered nothing. */
 export function runningModeOf(f: Pick<NodeFacts, "proxyMode">): string | null {
-  return f.proxyMode?.mode.trim() || null;
+  return answeredMode(f) || null;
 }
 
 /** What each mode leaves in the kernel, as read by the probes. */

@@ -1,4 +1,4 @@
-// Regressions from the fault matrix (test/e2e/fault-matrix.test.ts). The deadlines are generous (a
+// Regressions from the fault matrix (test/e2e/agent-fault-matrix.test.ts). The deadlines are generous (a
 // slow 2-core machine passes easily) and fail only on the old behaviour: minutes of CPU, or a hang.
 import { closeSync, mkdtempSync, openSync, rmSync, truncateSync, writeFileSync, constants } from "node:fs";
 import { execFileSync } from "node:child_process";

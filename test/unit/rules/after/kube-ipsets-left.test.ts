@@ -1,0 +1,61 @@
+import t from "tap";
+import { ids, judge, NOW } from "../../../helpers/rules.js";
+import { configz, emptyFacts, iptablesBackend, metrics, noKernelState } from "../../../helpers/facts.js";
+
+t.test("nftables node: leftovers without harm -> leftovers; kubelet chains are not leftovers", async (t) => {
+  const base = {
+    ...noKernelState,
+    proxyMode: { mode: "nftables" },
+    configz: configz({ mode: "nftables" }),
+    kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 5 }),
+    nftables: {
+      tables: [{ family: "ip" as const, name: "kube-proxy", owner: "kube-proxy" }],
+      kubeProxyTableName: "kube-proxy",
+      kubeProxy: [
+        {
+          family: "ip" as const,
+          name: "kube-proxy",
+          sets: [],
+          chains: { total: 10, service: 2, endpoint: 2, external: 0, base: [] },
+        },
+      ],
+      firewalls: [],
+    },
+  };
+  const kubeletOnly = emptyFacts({
+    ...base,
+    iptables: {
+      backends: [
+        iptablesBackend({
+          totalRules: 3,
+          kubeChains: [
+            { table: "filter", name: "KUBE-FIREWALL", rules: 1, owner: "kubelet" },
+            { table: "mangle", name: "KUBE-KUBELET-CANARY", rules: 0, owner: "kubelet" },
+          ],
+        }),
+      ],
+    },
+  });
+  const clean = judge(kubeletOnly, new Map(), NOW);
+  t.equal(clean.verdict, "clean");
+  t.same(ids(clean), []);
+  const left = emptyFacts({
+    ...base,
+    ipsets: {
+      sets: [
+        {
+          name: "KUBE-6-CLUSTER-IP",
+          type: "hash:ip,port",
+          family: "inet6",
+          entries: 3,
+          references: 0,
+          kubeProxy: true,
+        },
+      ],
+    },
+  });
+  const j = judge(left, new Map(), NOW);
+  t.equal(j.verdict, "leftovers");
+  t.same(ids(j), ["kube-ipsets-left"]);
+  t.equal(j.findings[0]!.evidence.ipv6Sets, 1);
+});
