@@ -15,8 +15,8 @@ import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
 
 // GET /verify over the agent's last scan, with a real TCP listener standing in for the Service.
-const report = (mode: string): NodeReport =>
-  reportOf(
+const report = (mode: string): NodeReport => ({
+  ...reportOf(
     emptyFacts({
       ...noKernelState,
       proxyMode: { mode },
@@ -49,7 +49,9 @@ const report = (mode: string): NodeReport =>
     }),
     {},
     new Date(),
-  );
+  ),
+  node: "n1",
+});
 
 t.test("GET /verify: 503 before a scan, then the check over the last scan, shared and reused", async (t) => {
   const listener = createServer((c) => c.end());
