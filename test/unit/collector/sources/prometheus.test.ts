@@ -4,7 +4,7 @@ import t from "tap";
 import { METRIC } from "../../../../agent/contract.js";
 import { AgentMetrics } from "../../../../agent/metrics/agent-metrics.js";
 import { queries } from "../../../../collector/sources/prometheus.js";
-import { movedWithBlackHole, reportOf } from "../../server/reports.js";
+import { movedWithBlackHole, reportOf } from "../../../helpers/reports.js";
 
 t.test("every metric name in the collector's PromQL is in the agent's registry output", async (t) => {
   const m = new AgentMetrics({ version: "0.1.0" });
