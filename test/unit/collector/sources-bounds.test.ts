@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildReport } from "../../../agent/report/build.js";
+import { buildReport } from "../../../agent/assemble/report.js";
 import { reasonsToFail } from "../../../collector/fail-on.js";
 import { rollup } from "../../../collector/rollup.js";
 import { fetchAgent, STALE_AFTER_S } from "../../../collector/sources/agents.js";
