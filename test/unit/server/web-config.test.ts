@@ -17,7 +17,7 @@ import {
   WebConfigError,
   type WebSecurity,
 } from "../../../agent/server/web-config.js";
-import { movedWithBlackHole, reportOf } from "./reports.js";
+import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 const HASH = bcrypt.hashSync("s3cret", 4);
 
