@@ -13,6 +13,11 @@ export const NodeOutcome = z.enum([
   "http-status",
   "garbage",
   "schema-mismatch",
+  /**
+   * The agent answered for another node than its target names, or (URL-only target) claimed a node
+   * another target names or another agent also claims: its answer fills no row but its target's.
+   */
+  "wrong-node",
   /** The API lists the node but no agent pod runs there (or, for Prometheus, no series). */
   "no-agent",
   "no-data",

@@ -51,21 +51,70 @@ export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<No
     return failedObservation(label, url, "http-status", `${url} answered HTTP ${res.status}`);
   const parsed = parseNodeReport(res.body);
   if (!parsed.ok) return failedObservation(label, url, parsed.outcome, `${url}: ${parsed.reason}`);
+  const claimed = parsed.report.node;
+  // The target decides the row: an answer for another node is not that node's report, nor this one's.
+  if (t.node !== null && claimed !== t.node)
+    return failedObservation(
+      t.node,
+      url,
+      "wrong-node",
+      `${url} answered for node ${quoteName(claimed)}, not ${quoteName(t.node)} (a wrong or reused address?); its answer is not used`,
+    );
   // An agent whose scans stopped still serves its last report: old news must not pass as the node now.
   const ageS = ((opts.now ?? Date.now)() - Date.parse(parsed.report.scannedAt)) / 1000;
   if (ageS > STALE_AFTER_S)
     return failedObservation(
-      t.node ?? parsed.report.node,
+      t.node ?? claimed,
       url,
       "stale",
       `${url}: report scanned at ${parsed.report.scannedAt}, ${Math.round(ageS)} s ago (stale after ${STALE_AFTER_S} s)`,
     );
-  return observationFromReport(parsed.report, url, t.node ?? parsed.report.node);
+  return observationFromReport(parsed.report, url, t.node ?? claimed);
 }
 
-/** Every target's outcome, in target order; bounded concurrency, never throws. */
-export function fetchAgents(targets: readonly AgentTarget[], opts: FetchOptions): Promise<NodeObservation[]> {
-  return mapPool(targets, opts.concurrency, (t) => fetchAgent(t, opts), opts.onProgress);
+const quoteName = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
+
+/**
+ * A URL-only target names no node, so its agent's claim is all there is. A claim is kept only when it
+ * is uncontested: a node another target names, or one that two URL-only agents both claim, would make
+ * one answer stand for another node (and the rollup keep one of them, hiding the other). Each such
+ * answer becomes a wrong-node failure on its own row, named by its URL: every target keeps one row.
+ */
+export function settleClaims(
+  targets: readonly AgentTarget[],
+  obs: readonly NodeObservation[],
+): NodeObservation[] {
+  const named = new Set(targets.flatMap((t) => (t.node !== null ? [t.node] : [])));
+  const claims = new Map<string, number>();
+  targets.forEach((t, i) => {
+    const o = obs[i]!;
+    if (t.node === null && o.outcome === "ok") claims.set(o.node, (claims.get(o.node) ?? 0) + 1);
+  });
+  return obs.map((o, i) => {
+    const t = targets[i]!;
+    if (t.node !== null || o.outcome !== "ok") return o;
+    const taken = named.has(o.node);
+    const shared = (claims.get(o.node) ?? 0) > 1;
+    if (!taken && !shared) return o;
+    const why = taken
+      ? "another target names that node"
+      : `${claims.get(o.node)} URL-only targets answered for that node`;
+    return failedObservation(
+      t.url,
+      o.endpoint,
+      "wrong-node",
+      `the agent at ${t.url} says it is node ${quoteName(o.node)}, but ${why}; a URL alone cannot tell whose answer it is: list it as "NODE URL"`,
+    );
+  });
+}
+
+/** Every target's outcome, in target order, one per target; bounded concurrency, never throws. */
+export async function fetchAgents(
+  targets: readonly AgentTarget[],
+  opts: FetchOptions,
+): Promise<NodeObservation[]> {
+  const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, opts), opts.onProgress);
+  return settleClaims(targets, obs);
 }
 
 const VirtualServerAnswer = z.object({ virtualServer: VirtualServer, realServers: z.array(RealServer) });

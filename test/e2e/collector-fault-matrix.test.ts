@@ -45,10 +45,15 @@ const AGENT_FAULTS: Record<string, { ip: string; b: AgentBehaviour | null }> = {
   "huge body": { ip: "127.0.0.47", b: { hugeBytes: 17 * 1024 * 1024 } },
   "HTTP 500": { ip: "127.0.0.48", b: { status: 500 } },
   "valid JSON, not a NodeReport": { ip: "127.0.0.49", b: { report: '{"schemaVersion":"1","node":[]}' } },
+  // node-a's report from node-x's agent: the target decides the row, so it is node-x's failure.
+  "another node's report": { ip: "127.0.0.51", b: { report: ipvs } },
 };
+// node-x's agent when the row breaks something else: healthy, and answering as node-x.
+const HEALTHY_X = { ip: "127.0.0.50", b: { report: ipvs.replace(/node-a/g, "node-x") } };
 const stops = await Promise.all([
   startAgent("127.0.0.41", port, { report: ipvs }),
   startAgent("127.0.0.42", port, { report: nft }),
+  startAgent(HEALTHY_X.ip, port, HEALTHY_X.b),
   ...Object.values(AGENT_FAULTS).flatMap(({ ip, b }) => (b ? [startAgent(ip, port, b)] : [])),
 ]);
 t.teardown(() => Promise.all(stops.map((s) => s())));
@@ -76,7 +81,7 @@ const apiNodes = NODES.map((name) => node({ name, kernel: "6.8.0-1015-aws", osIm
 
 interface Row {
   name: string;
-  /** The agent behind node-x (default: a healthy copy of node-a's report). */
+  /** The agent behind node-x (default: a healthy one answering as node-x). */
   agent?: keyof typeof AGENT_FAULTS;
   faults?: Record<string, number | "hang">;
   prometheus?: string;
@@ -134,6 +139,12 @@ const agentRows: Row[] = [
     agent: "valid JSON, not a NodeReport",
     exit: EXIT.findings,
     named: { node: "node-x", outcome: "garbage", reason: /not a NodeReport: / },
+  },
+  {
+    name: "agent answers for another node",
+    agent: "another node's report",
+    exit: 1,
+    named: { node: "node-x", outcome: "wrong-node", reason: /answered for node "node-a", not "node-x"/ },
   },
 ];
 
@@ -228,7 +239,7 @@ const promRows: Row[] = [
 ];
 
 async function runRow(row: Row) {
-  const agentIp = row.agent ? AGENT_FAULTS[row.agent]!.ip : "127.0.0.41";
+  const agentIp = row.agent ? AGENT_FAULTS[row.agent]!.ip : HEALTHY_X.ip;
   const api = await startApiServer({
     nodes: apiNodes,
     pods: [...healthy, ["node-x", agentIp] as const].map(([n, ip], i) => agentPod(n, ip, i)),
