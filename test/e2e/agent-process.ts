@@ -18,6 +18,8 @@ export interface AgentLogLine {
 export interface RunningAgent {
   url: string;
   port: number;
+  /** The agent's process id (a wrapper such as prlimit or setpriv execs it in place). */
+  pid: number;
   logs(): AgentLogLine[];
   /** Resolves once `n` scans have completed (from the agent's own log). */
   scans(n: number): Promise<void>;
@@ -86,7 +88,8 @@ export async function startAgent(opts: AgentOptions = {}): Promise<RunningAgent>
     }),
   );
 
-  const until = (cond: () => boolean, what: string, timeoutMs = 120_000) =>
+  // A signal (a log line or the exit) ends the wait; the deadline is only a last resort for a stuck agent.
+  const until = (cond: () => boolean, what: string, timeoutMs = 300_000) =>
     new Promise<void>((resolve, reject) => {
       const check = () => {
         if (cond()) {
@@ -132,6 +135,7 @@ export async function startAgent(opts: AgentOptions = {}): Promise<RunningAgent>
   return {
     url,
     port,
+    pid: child.pid!,
     logs: () => lines,
     scans: (n) => until(() => lines.filter((l) => l.msg === "scan complete").length >= n, `${n} scans`),
     get,

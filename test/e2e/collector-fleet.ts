@@ -211,8 +211,8 @@ export type AgentBehaviour =
   | { garbage: string }
   | { status: number }
   | { hang: true }
-  /** Headers at once, then the body only after this many ms (past the collector's deadline). */
-  | { slowMs: number; report: string }
+  /** Headers and the body's first bytes at once, then nothing, ever: the collector's deadline must end it. */
+  | { stall: string }
   /** A 200 with a body of this many bytes (past the collector's cap). */
   | { hugeBytes: number };
 
@@ -228,12 +228,7 @@ export async function startAgent(ip: string, port: number, b: AgentBehaviour): P
     if ("status" in b) return res.writeHead(b.status, { "content-type": "application/json" }).end("{}");
     res.writeHead(200, { "content-type": "application/json" });
     if ("hugeBytes" in b) return res.end(huge);
-    if ("slowMs" in b) {
-      res.write(b.report.slice(0, 10));
-      const timer = setTimeout(() => res.end(b.report.slice(10)), b.slowMs);
-      res.once("close", () => clearTimeout(timer));
-      return;
-    }
+    if ("stall" in b) return void res.write(b.stall.slice(0, 10));
     res.end("report" in b ? b.report : b.garbage);
   });
   await new Promise<void>((r) => server.listen(port, ip, () => r()));
@@ -301,7 +296,11 @@ export async function startRealAgent(
     { stdio: ["ignore", "ignore", "inherit"] },
   );
   const url = `http://${ip}:${port}`;
-  for (let i = 0; i < 200; i++) {
+  // Ready is /readyz saying so (the first scan is in), or the agent's exit: no count of tries, which a
+  // loaded machine can use up (20 s was the old cap, and the test then ran against a half-started agent).
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`agent ${nodeName} exited (${child.exitCode ?? child.signalCode}) before it was ready`);
     const ok = await fetch(`${url}/readyz`).then(
       (r) => r.status === 200,
       () => false,

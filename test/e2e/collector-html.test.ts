@@ -104,7 +104,7 @@ const out = await collector([
   "--agent-port",
   String(port),
   "--timeout-ms",
-  "800",
+  "60000",
   "--output",
   "html",
 ]);

@@ -52,8 +52,8 @@ function startAgent(name: string, ip: string): Promise<() => Promise<void>> {
     ],
     { stdio: ["ignore", "ignore", "inherit"] },
   );
+  // Started is /healthz answering, or the agent's exit: not a count of tries a loaded machine can use up.
   return new Promise((resolve, reject) => {
-    let tries = 0;
     let exited = false;
     child.once("exit", (code) => {
       exited = true;
@@ -62,12 +62,7 @@ function startAgent(name: string, ip: string): Promise<() => Promise<void>> {
     const poll = () =>
       fetch(`http://${ip}:${PORT}/healthz`).then(
         () => resolve(() => stopOwned(child)),
-        () =>
-          exited
-            ? undefined
-            : ++tries > 600
-              ? reject(new Error(`agent ${name} did not start`))
-              : setTimeout(poll, 100),
+        () => (exited ? undefined : setTimeout(poll, 100)),
       );
     poll();
   });
@@ -92,7 +87,7 @@ const r = await collector([
   "--agent-port",
   String(PORT),
   "--timeout-ms",
-  "2000",
+  "60000",
 ]);
 t.equal(r.code, 0, r.stderr);
 const lines = r.stdout.split("\n");

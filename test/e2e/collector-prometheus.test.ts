@@ -32,7 +32,7 @@ const prom = await startPrometheus({
   })),
 });
 t.teardown(() => prom.stop());
-await prom.waitFor("count(proxyscope_node_phase == 1)", (s) => s[0]?.value === fleet.length, 60_000);
+await prom.waitFor("count(proxyscope_node_phase == 1)", (s) => s[0]?.value === fleet.length, 300_000);
 
 const api = await startApiServer({
   nodes: [

@@ -120,7 +120,7 @@ const base = [
   "--agent-port",
   String(port),
   "--timeout-ms",
-  "800",
+  "60000",
   "--concurrency",
   "4",
 ];
@@ -280,7 +280,7 @@ t.test("static source: agent URLs without API access", async (t) => {
     "--output",
     "json",
     "--timeout-ms",
-    "800",
+    "60000",
     "--agents",
     `node-ipvs-a=http://127.0.0.11:${port}`,
     `http://127.0.0.17:${port}`,

@@ -180,7 +180,7 @@ export async function startPrometheus(opts: StartOptions): Promise<PrometheusSer
     }));
   };
 
-  const waitFor = async (expr: string, accept: (s: PromSample[]) => boolean, timeoutMs = 60_000) => {
+  const waitFor = async (expr: string, accept: (s: PromSample[]) => boolean, timeoutMs = 300_000) => {
     const deadline = Date.now() + timeoutMs;
     let last: PromSample[] = [];
     for (;;) {

@@ -83,7 +83,7 @@ export interface UmlOptions {
   script: string;
   /** Guest memory; node inside the guest wants at least 256. Default 512. */
   memMb?: number;
-  /** Hard limit for the whole boot; the UML process group is killed past it. Default 120 s. */
+  /** Hard limit for the whole boot; the UML process group is killed past it. Default 600 s (a loaded machine slows a guest). */
   timeoutMs?: number;
   /** Kernel modules to load before the script runs. Default: DEFAULT_MODULES. */
   modules?: readonly string[];
@@ -225,7 +225,7 @@ export async function bootUml(opts: UmlOptions): Promise<UmlResult> {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`bad environment name ${JSON.stringify(k)}`);
   }
   const memMb = opts.memMb ?? 512;
-  const timeoutMs = opts.timeoutMs ?? 120_000;
+  const timeoutMs = opts.timeoutMs ?? 600_000;
   const nonce = randomBytes(6).toString("hex");
   const workDir = mkdtempSync(join(workRoot(), "proxyscope-uml-"));
   const umid = `proxyscope-${nonce}`;

@@ -47,8 +47,10 @@ kube_proxy() {
 agent() {
   ns=$1; step=$2; shift 2
   eval "kp=\$KP_$ns"
+  # Unhurried deadlines: nothing here hangs, and a guest on a loaded host missed 10 s reads.
   # shellcheck disable=SC2086
   ip netns exec "$ns" node dist/agent/cli.js "$@" --node "$ns" --node-ip 192.168.77.2 $kp \
+    --call-timeout-ms 60000 --probe-timeout-ms 120000 \
     >"$OUT/$ns.$step.out" 2>"$OUT/$ns.$step.err"
   echo $? >"$OUT/$ns.$step.rc"
 }
@@ -70,7 +72,7 @@ node_net blackhole
 ipvs_leftovers blackhole
 vs blackhole -t 10.96.0.1:443
 kube_proxy blackhole nftables && KP_blackhole=$KP_ARGS
-agent blackhole verify-before verify --sync-window-s 0 --service-address 10.96.0.10:443 --call-timeout-ms 3000
+agent blackhole verify-before verify --sync-window-s 0 --service-address 10.96.0.10:443
 state blackhole before
 agent blackhole dry-run cleanup --strict-arp
 state blackhole after-dry-run

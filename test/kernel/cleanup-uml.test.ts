@@ -6,6 +6,10 @@ import { NodeReport } from "../../agent/report/schema.js";
 import { VerifyResult } from "../../common/verify-result.js";
 import { bootUml, DEFAULT_MODULES, hostScratchDir, REPO_ROOT, umlUnavailableReason } from "../helpers/uml.js";
 
+// A loaded 2-core machine (load 8-17) slows a UML guest several times over: its deadline and this
+// file's (tap's default is 600 s) leave room for that; a guest that hangs is still killed.
+t.setTimeout(1_500_000);
+
 // cleanup and verify against real kernel state in User-Mode Linux: IPVS, a real kube-ipvs0 dummy,
 // ipsets and iptables-legacy, built in one namespace per scenario by cleanup-uml-guest.sh, with the
 // kube-proxy STAND-IN (test/standins/kube-proxy.ts) answering /proxyMode and /metrics. Needs `npx tsc -p .`.
@@ -44,7 +48,7 @@ if (skip !== null) {
     env: { PROXYSCOPE_OUT: scratch.path },
     modules: [...DEFAULT_MODULES, "xt_physdev", "ipt_REJECT"],
     memMb: 768,
-    timeoutMs: 540_000,
+    timeoutMs: 1_200_000,
   });
   const file = (name: string) => readFileSync(join(scratch.path, name), "utf8");
   const rc = (ns: string, step: string) => Number(file(`${ns}.${step}.rc`).trim());

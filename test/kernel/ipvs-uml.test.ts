@@ -4,6 +4,10 @@ import { readFileSync } from "node:fs";
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../../agent/facts/ipvs.js";
 import { bootUml, hostScratchDir, umlUnavailableReason } from "../helpers/uml.js";
 
+// A loaded 2-core machine (load 8-17) slows a UML guest several times over: its deadline and this
+// file's (tap's default is 600 s) leave room for that; a guest that hangs is still killed.
+t.setTimeout(1_200_000);
+
 // One UML boot: real IPVS services, a real kube-ipvs0 and real ipsets in one network namespace (as
 // kube-proxy's ipvs mode leaves a node), nothing in another; the three probes run inside the guest
 // from dist/ with the real tools, and their facts are checked here.
@@ -55,7 +59,7 @@ if (reason !== null) {
 
   const out = hostScratchDir("proxyscope-ipvs-uml-");
   t.teardown(out.remove);
-  const boot = await bootUml({ script: GUEST, env: { OUT: out.path }, timeoutMs: 240_000 });
+  const boot = await bootUml({ script: GUEST, env: { OUT: out.path }, timeoutMs: 900_000 });
   t.equal(boot.exitCode, 0, `guest script:\n${boot.output}`);
   t.same(boot.modulesFailed, [], "every module loaded");
   const read = (n: string) => JSON.parse(readFileSync(`${out.path}/${n}.json`, "utf8"));

@@ -10,6 +10,10 @@ import {
   umlUnavailableReason,
 } from "../helpers/uml.js";
 
+// A loaded 2-core machine (load 8-17) slows a UML guest several times over: its deadline and this
+// file's (tap's default is 600 s) leave room for that; a guest that hangs is still killed.
+t.setTimeout(1_200_000);
+
 // The UML harness itself: what a script prints and its exit status come back, writes under a host
 // directory land on the host, modules that do not load are named, and a guest that runs too long is
 // killed with every process UML forked.

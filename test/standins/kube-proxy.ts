@@ -30,7 +30,10 @@ type Family = "IPv4" | "IPv6";
 export interface Fault {
   /** Do not listen on this endpoint's address at all (every endpoint on it is refused). */
   refuse?: boolean;
+  /** Answer only after this long (a test of lateness; a fault test wants `hang`). */
   slowMs?: number;
+  /** Accept the request and never answer: unmistakably a fault, however loaded the machine. */
+  hang?: boolean;
   garbage?: boolean;
   /** Answer 200 with this many bytes. */
   huge?: number;
@@ -660,6 +663,8 @@ function answer(
   fault: Fault | undefined,
   make: () => { status: number; type: string; body: string },
 ): void {
+  // Held open until the caller gives up or the stand-in stops (stop closes every connection).
+  if (fault?.hang) return;
   const go = () => {
     if (res.destroyed) return;
     if (fault?.status !== undefined) {
@@ -797,6 +802,9 @@ async function main(): Promise<void> {
   const start = async (addr: string, refuse: boolean, handler: http.RequestListener): Promise<number> => {
     if (refuse) return refusedPort(addr);
     const s = http.createServer(handler);
+    // Like kube-proxy's Go server (no IdleTimeout, no ReadTimeout): an idle keep-alive connection is
+    // never closed by the server. Node's 5 s default closed one just as the agent reused it, under load.
+    s.keepAliveTimeout = 0;
     servers.push(s);
     return listen(s, addr);
   };

@@ -20,7 +20,7 @@ t.test("a file without newlines streams in linear time and stops at the line cap
   const started = performance.now();
   let lines = 0;
   const r = await readLines(p, () => lines++, 256 * 1024 * 1024);
-  t.ok(performance.now() - started < 10_000, "well within 10 s (was quadratic: minutes)");
+  t.ok(performance.now() - started < 120_000, "well within 120 s (was quadratic: hours at this size)");
   t.match(r, { ok: false, error: { kind: "output-cap", message: /line longer than/ } });
   t.equal(lines, 0);
 });
@@ -62,10 +62,10 @@ t.test("a tool printing one endless line is stopped at the line cap", async (t) 
   const r = await new ToolRunner([tools]).streamLines(
     "iptables-nft-save",
     ["-c"],
-    { timeoutMs: 60_000, maxBytes: 512 * 1024 * 1024 },
+    { timeoutMs: 600_000, maxBytes: 512 * 1024 * 1024 },
     () => {},
   );
-  t.ok(performance.now() - started < 30_000, "stopped long before its timeout");
+  t.ok(performance.now() - started < 300_000, "stopped long before its timeout");
   t.match(r, { ok: false, error: { kind: "output-cap", message: /line longer than/ } });
 });
 

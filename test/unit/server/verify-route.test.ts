@@ -71,8 +71,8 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
     kubeProxyMetricsUrl: "http://127.0.0.1:9",
     kubeProxyHealthUrl: "http://127.0.0.1:9",
     nodeIPs: [],
-    callTimeoutMs: 2000,
-    probeTimeoutMs: 2000,
+    callTimeoutMs: 60_000,
+    probeTimeoutMs: 120_000,
   };
   registerVerifyRoute(app, state, input, {
     syncWindowS: 0,

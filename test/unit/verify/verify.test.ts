@@ -295,8 +295,8 @@ t.test("the sync window reads kube-proxy's /metrics twice, for real", async (t) 
     kubeProxyMetricsUrl: url,
     kubeProxyHealthUrl: url,
     nodeIPs: [],
-    callTimeoutMs: 5000,
-    probeTimeoutMs: 5000,
+    callTimeoutMs: 60_000,
+    probeTimeoutMs: 120_000,
   };
   const v = await verifyReport(first, input, {
     syncWindowS: 0.2,

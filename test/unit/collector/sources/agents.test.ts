@@ -21,7 +21,9 @@ async function server(answer: (count: number) => number | null) {
 
 t.test("a hung agent: one call, outcome timeout, no retry claimed", async (t) => {
   const hung = await server(() => null);
-  const obs = await fetchAgent({ node: "n1", url: hung.url }, { timeoutMs: 300, maxBytes: 1024 * 1024 });
+  // Long enough for the call to reach the agent on a loaded machine (300 ms was not, at load 43): a hang
+  // needs no short deadline to be told apart.
+  const obs = await fetchAgent({ node: "n1", url: hung.url }, { timeoutMs: 10_000, maxBytes: 1024 * 1024 });
   t.equal(obs.outcome, "timeout");
   t.equal(hung.calls(), 1);
   t.notMatch(obs.reason, /retry/);
@@ -29,7 +31,7 @@ t.test("a hung agent: one call, outcome timeout, no retry claimed", async (t) =>
 
 t.test("an agent answering 503 is asked again", async (t) => {
   const busy = await server(() => 503);
-  const obs = await fetchAgent({ node: "n2", url: busy.url }, { timeoutMs: 2000, maxBytes: 1024 * 1024 });
+  const obs = await fetchAgent({ node: "n2", url: busy.url }, { timeoutMs: 60_000, maxBytes: 1024 * 1024 });
   t.equal(obs.outcome, "http-status");
   t.equal(busy.calls(), 2);
 });
