@@ -1,4 +1,5 @@
 import type { KubeConfig } from "@kubernetes/client-node";
+import { gatherBudget } from "./byte-budget.js";
 import { rollup } from "./rollup.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
@@ -50,6 +51,7 @@ export async function gather(
     timeoutMs: cfg.timeoutMs,
     concurrency: cfg.concurrency,
     maxBytes: DEFAULT_MAX_REPORT_BYTES,
+    budget: gatherBudget({ concurrency: cfg.concurrency, perAnswer: DEFAULT_MAX_REPORT_BYTES }),
     ...(onProgress ? { onProgress } : {}),
   };
   let observations: NodeObservation[];

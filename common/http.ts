@@ -6,6 +6,12 @@ export interface HttpError {
   command: string;
 }
 
+/** Where a caller counts the bytes it holds (the collector's gather-wide budget); may make a read wait. */
+export interface BytesHeld {
+  add(n: number, signal: AbortSignal): Promise<boolean>;
+  waitedMs: number;
+}
+
 export type HttpResult =
   | { ok: true; status: number; body: string; contentType: string | null; durationMs: number }
   | { ok: false; error: HttpError };
@@ -16,7 +22,7 @@ export type HttpResult =
  */
 export async function httpGet(
   url: string,
-  opts: { timeoutMs: number; maxBytes: number },
+  opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
 ): Promise<HttpResult> {
   const started = performance.now();
   const ctrl = new AbortController();
@@ -42,6 +48,11 @@ export async function httpGet(
             },
           };
         }
+        // Waiting here stops reading: the sender is held back by TCP, not buffered by us.
+        if (opts.hold && !(await opts.hold.add(value.byteLength, ctrl.signal))) {
+          await reader.cancel().catch(() => undefined);
+          throw new Error("aborted while waiting for the memory budget");
+        }
         chunks.push(value);
       }
     }
@@ -59,7 +70,11 @@ export async function httpGet(
         ok: false,
         error: {
           kind: "timeout",
-          message: `${url} did not answer within ${opts.timeoutMs} ms`,
+          message: `${url} did not answer within ${opts.timeoutMs} ms${
+            opts.hold && opts.hold.waitedMs >= 1
+              ? ` (${Math.round(opts.hold.waitedMs)} ms of it waiting for room in the memory budget for answers)`
+              : ""
+          }`,
           command: url,
         },
       };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RealServer, VirtualServer } from "../../agent/contract.js";
 import { httpGet, type HttpResult } from "../../common/http.js";
+import type { ByteBudget, Lease } from "../byte-budget.js";
 import { failedObservation, observationFromReport, parseNodeReport } from "../observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
@@ -17,6 +18,8 @@ export interface FetchOptions {
   concurrency: number;
   /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it. */
   maxBytes: number;
+  /** Bytes held across all concurrent reads of one gather; none: only the per-answer cap. */
+  budget?: ByteBudget;
   onProgress?: (done: number, total: number) => void;
   /** The clock staleness is judged by (ms since the epoch); Date.now unless a test fixes it. */
   now?: () => number;
@@ -32,13 +35,37 @@ export const DEFAULT_MAX_REPORT_BYTES = 16 * 1024 * 1024;
 // on every hung agent and made up most of a 5,000-node gather (bench/results/profiles).
 const transient = (r: HttpResult) => (!r.ok ? r.error.kind === "unreachable" : r.status >= 500);
 
-export async function fetchWithRetry(url: string, opts: { timeoutMs: number; maxBytes: number }) {
+export async function fetchWithRetry(
+  url: string,
+  opts: { timeoutMs: number; maxBytes: number; hold?: Lease },
+) {
   const first = await httpGet(url, opts);
-  return transient(first) ? httpGet(url, opts) : first;
+  if (!transient(first)) return first;
+  opts.hold?.reset();
+  return httpGet(url, opts);
 }
 
 export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<NodeObservation> {
   const url = `${t.url.replace(/\/+$/, "")}/report`;
+  const lease = opts.budget?.lease();
+  try {
+    return await readAgent(t, url, {
+      timeoutMs: opts.timeoutMs,
+      maxBytes: opts.maxBytes,
+      ...(lease ? { hold: lease } : {}),
+      ...(opts.now ? { now: opts.now } : {}),
+    });
+  } finally {
+    // Held until the answer is judged: the body and its parse are the bytes the budget is about.
+    lease?.release();
+  }
+}
+
+async function readAgent(
+  t: AgentTarget,
+  url: string,
+  opts: { timeoutMs: number; maxBytes: number; hold?: Lease; now?: () => number },
+): Promise<NodeObservation> {
   const label = t.node ?? t.url;
   const res = await fetchWithRetry(url, opts);
   if (!res.ok) {
