@@ -43,6 +43,7 @@ export async function runServe(
       tls: security?.tls != null,
       basicAuth: (security?.users.size ?? 0) > 0,
       detailFrom: cfg.detailFrom,
+      maxConnections: app.server.maxConnections,
       scanIntervalS: cfg.scanIntervalS,
       version: input.agentVersion,
     },

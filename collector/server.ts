@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import type { ConnectionLimits } from "../common/connection-limits.js";
 import { fail, hardenedFastify } from "../common/http-server.js";
 import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
@@ -9,6 +10,8 @@ export interface ServeOptions {
   intervalMs: number;
   gather: () => Promise<GatherResult>;
   log: (line: string) => void;
+  /** Connection cap and deadlines; default: from this process's file descriptor limit. */
+  limits?: ConnectionLimits;
 }
 
 /**
@@ -50,7 +53,8 @@ export function buildServer(opts: ServeOptions): {
     }
   }
 
-  const app = hardenedFastify();
+  // Held connections must not take the descriptors the gather needs for its agent calls.
+  const app = hardenedFastify(opts.limits ? { limits: opts.limits } : {});
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {

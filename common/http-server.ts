@@ -1,4 +1,4 @@
-import { STATUS_CODES } from "node:http";
+import { STATUS_CODES, type Server as HttpServer } from "node:http";
 import type { ServerOptions as HttpsServerOptions } from "node:https";
 import Fastify, {
   LogController,
@@ -6,17 +6,24 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
 } from "fastify";
+import {
+  capConnections,
+  connectionLimits,
+  fastifyLimitOptions,
+  type ConnectionLimits,
+} from "./connection-limits.js";
 
 export interface HardenedServerOptions {
   /** Errors (5xx) are logged here; request lines never are. Without it nothing is logged. */
   logger?: FastifyBaseLogger;
   /** Serve HTTPS with these TLS options (the agent's --web.config.file); plain HTTP without. */
   https?: HttpsServerOptions;
+  /** Connection cap and deadlines; default: from this process's file descriptor limit. */
+  limits?: ConnectionLimits;
 }
 
 // Both programs serve GET and HEAD only: a request body is never read, so a small limit costs nothing.
 const BODY_LIMIT = 1024;
-const REQUEST_TIMEOUT_MS = 30_000;
 
 /**
  * A Fastify instance for a read-only HTTP API that answers every request itself: no framework message,
@@ -24,19 +31,23 @@ const REQUEST_TIMEOUT_MS = 30_000;
  * a known path asked with another method is 405 with `allow`, and nothing is sniffed or cached.
  */
 export function hardenedFastify(opts: HardenedServerOptions = {}): FastifyInstance {
+  const limits = opts.limits ?? connectionLimits();
   const app = Fastify({
+    // Held connections must not take the descriptors scans and agent calls need (#13.2).
+    ...fastifyLimitOptions(limits),
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // Scrapes every few seconds would drown the rest of the log; errors are still logged.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
-    requestTimeout: REQUEST_TIMEOUT_MS,
     return503OnClosing: true,
     // A URL Fastify cannot route (e.g. "/%") is answered before any handler, quoting it by default.
     frameworkErrors: (_err, _req, reply) => {
       void fail(reply as unknown as FastifyReply, 400, "bad request");
     },
-    ...(opts.https ? { https: opts.https } : {}),
+    // With TLS Fastify hands these to https.createServer instead of `http`: the deadlines go with them.
+    ...(opts.https ? { https: { ...opts.https, ...fastifyLimitOptions(limits).http } } : {}),
   }) as unknown as FastifyInstance;
+  capConnections(app.server as unknown as HttpServer, limits);
   // Every path a route was registered for, so the not-found handler can tell 405 from 404.
   const paths = new Set<string>();
   app.addHook("onRoute", (route) => {

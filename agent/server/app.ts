@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import type { ConnectionLimits } from "../../common/connection-limits.js";
 import { fail, hardenedFastify } from "../../common/http-server.js";
 import { nodeReportJsonSchema } from "../report/schema.js";
 import { httpsOptions, registerAccess, type AccessOptions } from "./access.js";
@@ -15,6 +16,8 @@ export interface AppOptions {
   retryAfterS?: number;
   /** TLS, authentication and who may read the detail routes (access.ts); none: all open, plain HTTP. */
   access?: AccessOptions;
+  /** Connection cap and deadlines; default: from this process's file descriptor limit. */
+  limits?: ConnectionLimits;
 }
 
 // Big IPVS tables make each lookup a full read of /proc/net/ip_vs; more at once only slows the node.
@@ -26,6 +29,7 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   const app = hardenedFastify({
     ...(opts.logger ? { logger: opts.logger } : {}),
     ...(tls ? { https: httpsOptions(tls) } : {}),
+    ...(opts.limits ? { limits: opts.limits } : {}),
   });
   if (opts.access) registerAccess(app, opts.access);
   const schemaJson = JSON.stringify(nodeReportJsonSchema());
