@@ -120,7 +120,8 @@ t.test("slow connections past the cap do not starve a scan", { skip }, async (t)
     `${HELD} connections dialled and redialled; the agent closed ${closedByAgent}; at most ${maxSockets} held by the agent at once; RSS ${rss0} kB before, ${rssAtMax} kB then (${((rssAtMax - rss0) / Math.max(1, maxSockets)).toFixed(1)} kB per held connection, an upper bound: a scan runs too)`,
   );
   t.ok(closedByAgent >= HELD - CAP, "the agent closed every connection past its cap, and the held ones too");
-  t.ok(maxSockets <= CAP, `at most ${maxSockets} connections held at once (cap ${CAP}), not ${HELD}`);
+  // A connection past the cap is accepted and closed at once: a sample can catch it in between.
+  t.ok(maxSockets <= CAP + 1, `at most ${maxSockets} connections held at once (cap ${CAP}), not ${HELD}`);
   t.ok(maxSockets > 0, "the attack did hold connections (the count is real)");
   t.ok(agent.alive(), "the agent never exited");
 
