@@ -4,6 +4,7 @@ import type { NodeReport } from "../report/schema.js";
 import { runProbes, scanNode, type ScanInput } from "../scan.js";
 import { executePlan } from "./execute.js";
 import { applyAllowed } from "./interlock.js";
+import { kubeProxyVerified } from "./listener-owner.js";
 import { planCleanup } from "./plan.js";
 import { readRuleSets } from "./read-rules.js";
 import type { CleanupOutcome, ScanSummary } from "./schema.js";
@@ -48,7 +49,11 @@ export async function runCleanup(
     after: null,
   };
   if (!opts.apply) return { ...base, mode: "dry-run", refusal: null };
-  const gate = applyAllowed(report);
+  const said = applyAllowed(report);
+  // Only once kube-proxy's word is nftables: is it kube-proxy that said it?
+  const gate = said.ok
+    ? await kubeProxyVerified(report, { procRoot: input.procRoot, metricsUrl: input.kubeProxyMetricsUrl })
+    : said;
   if (!gate.ok) {
     opts.log.warn({ reason: gate.reason }, "cleanup refused");
     return { ...base, mode: "refused", refusal: gate.reason };

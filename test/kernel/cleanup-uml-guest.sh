@@ -32,11 +32,14 @@ ipvs_leftovers() {
 vs() { ip netns exec "$1" ipvsadm -A "$2" "$3" -s rr; }
 
 # A kube-proxy stand-in answering $2's mode; sets KP_ARGS to the agent's flags for it.
+# It runs as a copy of node named kube-proxy: cleanup --apply accepts only a listener that is kube-proxy.
 kube_proxy() {
-  ip netns exec "$1" node dist/test/standins/kube-proxy.js "$OUT/$2.json" >"/tmp/$1.kp" 2>&1 &
-  i=0
+  [ -x "$OUT/kube-proxy" ] || cp "$(command -v node)" "$OUT/kube-proxy"
+  ip netns exec "$1" "$OUT/kube-proxy" dist/test/standins/kube-proxy.js "$OUT/$2.json" >"/tmp/$1.kp" 2>&1 &
+  kp_pid=$!
+  # Ready is its "ready" line, or its exit: no count of tries a loaded machine can use up.
   while ! grep -q '^ready' "/tmp/$1.kp" 2>/dev/null; do
-    i=$((i + 1)); [ $i -gt 300 ] && { echo "stand-in in $1 never ready"; cat "/tmp/$1.kp"; return 1; }
+    kill -0 "$kp_pid" 2>/dev/null || { echo "stand-in in $1 exited before it was ready"; cat "/tmp/$1.kp"; return 1; }
     sleep 0.1
   done
   set -- $(grep '^ready' "/tmp/$1.kp")
