@@ -26,13 +26,16 @@ set -eu
 scan() {
   ip netns exec "$1" node dist/test/standins/kube-proxy.js "$OUT/$1-kube-proxy.json" > "$OUT/$1-standin.out" 2>&1 &
   pid=$!
-  i=0
+  # Ready by its own signal (the 'ready' line) or its exit, never by a count of tries: a loaded host is slow.
   until grep -q '^ready' "$OUT/$1-standin.out"; do
-    i=$((i + 1)); [ $i -lt 150 ] || { echo "stand-in for $1 never got ready"; cat "$OUT/$1-standin.out"; exit 1; }
+    kill -0 $pid 2>/dev/null || { echo "stand-in for $1 exited before it got ready"; cat "$OUT/$1-standin.out"; exit 1; }
     sleep 0.2
   done
   shift_node=$1; shift
-  ip netns exec "$shift_node" node dist/agent/cli.js scan --json --node "$shift_node" "$@" > "$OUT/$shift_node.json" || true
+  # Unhurried deadlines: nothing here hangs, and a guest on a loaded host missed the default 10 s reads
+  # (a probe that times out turns the verdict into scan-incomplete).
+  ip netns exec "$shift_node" node dist/agent/cli.js scan --json --node "$shift_node" \
+    --call-timeout-ms 60000 --probe-timeout-ms 120000 "$@" > "$OUT/$shift_node.json" || true
   kill $pid; wait $pid 2>/dev/null || true
 }
 

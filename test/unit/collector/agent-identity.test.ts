@@ -7,11 +7,13 @@ import type { AddressInfo } from "node:net";
 import t from "tap";
 import { rollup } from "../../../collector/rollup.js";
 import { fetchAgents, type AgentTarget } from "../../../collector/sources/agents.js";
-import { emptyFacts, reportOf } from "../../helpers/facts.js";
+import { emptyFacts } from "../../helpers/facts.js";
+import { reportOf } from "../../helpers/reports.js";
 
 /** A loopback agent answering /report as node `claims`, or refusing (null). */
 async function agent(claims: string | null): Promise<string> {
-  const body = claims === null ? null : JSON.stringify({ ...reportOf(emptyFacts()), node: claims });
+  const body =
+    claims === null ? null : JSON.stringify({ ...reportOf(emptyFacts(), {}, new Date()), node: claims });
   const s = createServer((req, res) => {
     if (body === null || req.url !== "/report") return void res.writeHead(503).end("{}");
     res.writeHead(200, { "content-type": "application/json" }).end(body);
