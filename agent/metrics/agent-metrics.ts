@@ -1,12 +1,19 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { NodeReport } from "../report/schema.js";
 import { METRIC } from "./names.js";
-import { NODE_GAUGES, nodeMetricValues, type NodeGaugeName } from "./node-values.js";
+import { NODE_METRICS, nodeMetricValues, type NodeMetricName } from "./node-values.js";
 
 export interface AgentMetricsOptions {
   version: string;
   /** process_* and nodejs_* from prom-client: memory must stay flat across scans, and this is how it is seen. */
   processMetrics?: boolean;
+}
+
+export interface MetricDescription {
+  name: string;
+  type: string;
+  help: string;
+  labels: string[];
 }
 
 const TOTAL_NAMED_GAUGES = [
@@ -22,7 +29,7 @@ const TOTAL_NAMED_GAUGES = [
  */
 export class AgentMetrics {
   readonly registry = new Registry();
-  private readonly gauges: Record<NodeGaugeName, Gauge>;
+  private readonly nodeMetrics: Record<NodeMetricName, Gauge | Counter>;
   private readonly scans: Counter;
   private readonly overruns: Counter;
 
@@ -44,13 +51,13 @@ export class AgentMetrics {
       help: "Scan ticks skipped because the previous scan was still running",
       registers: [this.registry],
     });
-    // Node gauges start unregistered: before the first scan there is no reading, not a zero.
-    this.gauges = Object.fromEntries(
-      Object.entries(NODE_GAUGES).map(([name, d]) => [
-        name,
-        new Gauge({ name, help: d.help, labelNames: [...d.labels], registers: [] }),
-      ]),
-    ) as Record<NodeGaugeName, Gauge>;
+    // Node metrics start unregistered: before the first scan there is no reading, not a zero.
+    this.nodeMetrics = Object.fromEntries(
+      Object.entries(NODE_METRICS).map(([name, d]) => {
+        const config = { name, help: d.help, labelNames: [...d.labels], registers: [] };
+        return [name, "type" in d && d.type === "counter" ? new Counter(config) : new Gauge(config)];
+      }),
+    ) as Record<NodeMetricName, Gauge | Counter>;
     if (opts.processMetrics) {
       collectDefaultMetrics({ register: this.registry });
       // Gauges named *_total break Prometheus' naming rules (promtool check metrics flags them);
@@ -61,19 +68,41 @@ export class AgentMetrics {
 
   recordScan(report: NodeReport): void {
     const values = nodeMetricValues(report);
-    for (const name of Object.keys(values) as NodeGaugeName[]) {
-      const g = this.gauges[name];
+    for (const name of Object.keys(values) as NodeMetricName[]) {
+      const m = this.nodeMetrics[name];
       const series = values[name];
       if (series === null) {
         this.registry.removeSingleMetric(name);
         continue;
       }
       // reset() drops label sets of the previous scan, so a cleared finding's series disappears.
-      g.reset();
-      for (const s of series) g.set(s.labels, s.value);
-      if (this.registry.getSingleMetric(name) === undefined) this.registry.registerMetric(g);
+      m.reset();
+      // A re-exported counter takes kube-proxy's value as read: reset, then one increment by it.
+      for (const s of series) {
+        if (m instanceof Counter) m.inc(s.labels, s.value);
+        else m.set(s.labels, s.value);
+      }
+      if (this.registry.getSingleMetric(name) === undefined) this.registry.registerMetric(m);
     }
     this.scans.inc();
+  }
+
+  /** Every metric this agent can export (node metrics included before their first reading), for docs/metrics.md. */
+  async describe(): Promise<MetricDescription[]> {
+    const own = (await this.registry.getMetricsAsJSON()).map((m) => ({
+      name: m.name,
+      type: String(m.type),
+      help: m.help,
+      labels: [...((this.registry.getSingleMetric(m.name) as { labelNames?: string[] }).labelNames ?? [])],
+    }));
+    const node = Object.entries(NODE_METRICS).map(([name, d]) => ({
+      name,
+      type: "type" in d ? d.type : "gauge",
+      help: d.help,
+      labels: [...d.labels],
+    }));
+    const seen = new Set(own.map((m) => m.name));
+    return [...own, ...node.filter((m) => !seen.has(m.name))];
   }
 
   recordOverrun(): void {

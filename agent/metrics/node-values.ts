@@ -1,5 +1,6 @@
 import type { MetricName } from "./names.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
+import { FINDING_IDS, FINDING_NEEDS } from "../rules/catalogue.js";
 import { summaryOf, viewOfReport } from "../view/summary.js";
 
 export type Labels = Record<string, string>;
@@ -9,10 +10,11 @@ export interface Series {
 }
 
 /**
- * Every gauge derived from a NodeReport. Labels are bounded by design: probe names, finding ids,
- * enum values and netfilter families only, never an address or a Service name.
+ * Every metric derived from a NodeReport. Labels are bounded by design: probe names, finding ids,
+ * enum values and netfilter families, and in proxyscope_node_info one value per label per node; never
+ * an address or a Service name. Gauges unless `type` says counter.
  */
-export const NODE_GAUGES = {
+export const NODE_METRICS = {
   proxyscope_node_phase: {
     help: "What kube-proxy really runs on this node: 1 for the current phase",
     labels: ["phase"],
@@ -45,19 +47,32 @@ export const NODE_GAUGES = {
     help: "1 when kube-proxy's nftables table exists in this family",
     labels: ["family"],
   },
-  proxyscope_kube_proxy_last_sync_age_seconds: {
-    help: "Seconds between kube-proxy's last successful rule sync and the end of the last scan",
+  proxyscope_node_info: {
+    help: "Always 1: what runs on this node (kernel, OS, kube-proxy, host nft, phase), for grouping a fleet; unread when the probe failed, none when it read nothing",
+    labels: ["kernel_release", "os_id", "os_version", "kube_proxy_version", "nft_version", "phase"],
+  },
+  // A timestamp, not an age: an age computed at scan time is stale by up to one scan interval.
+  proxyscope_kube_proxy_last_sync_timestamp_seconds: {
+    help: "When kube-proxy last synced its rules successfully, as kube-proxy reports it (seconds since the epoch)",
     labels: [],
   },
-  proxyscope_kube_proxy_sync_failures: {
-    help: "kube-proxy's rule sync failure counters for its mode, summed, as last read",
+  // kube-proxy's own counters, re-exported as counters: rate() and increase() handle its restarts.
+  proxyscope_kube_proxy_sync_failures_total: {
+    help: "kube-proxy's rule sync failure counters for the mode it runs, summed, as last read from kube-proxy",
     labels: [],
+    type: "counter",
   },
-  proxyscope_kube_proxy_cleanup_failures: {
-    help: "kube-proxy's nftables cleanup failure counter as last read",
+  proxyscope_kube_proxy_cleanup_failures_total: {
+    help: "kube-proxy's nftables cleanup failure counter, as last read from kube-proxy",
     labels: [],
+    type: "counter",
   },
   proxyscope_finding: { help: "1 per active finding", labels: ["id", "severity"] },
+  // Every id on every node, so absent() and == 0 mean something: a finding that cleared reads 0.
+  proxyscope_finding_active: {
+    help: "1 when the finding is active on this node, 0 when its checks ran on everything they read and it is not; absent when something it reads was not read",
+    labels: ["id"],
+  },
   proxyscope_findings: { help: "Active findings by severity", labels: ["severity"] },
   proxyscope_probe_success: {
     help: "1 when the probe succeeded in the last scan, 0 when it failed",
@@ -69,12 +84,14 @@ export const NODE_GAUGES = {
     labels: [],
   },
   proxyscope_last_scan_duration_seconds: { help: "How long the last scan took", labels: [] },
-} as const satisfies Partial<Record<MetricName, { help: string; labels: readonly string[] }>>;
+} as const satisfies Partial<
+  Record<MetricName, { help: string; labels: readonly string[]; type?: "counter" }>
+>;
 
-export type NodeGaugeName = keyof typeof NODE_GAUGES;
+export type NodeMetricName = keyof typeof NODE_METRICS;
 
 /** null: the probe that feeds the gauge failed or did not run, or the reading does not apply; the gauge is then absent, never 0. */
-export type NodeMetricValues = Record<NodeGaugeName, Series[] | null>;
+export type NodeMetricValues = Record<NodeMetricName, Series[] | null>;
 
 const one = (value: number): Series[] => [{ labels: {}, value }];
 const bool = (b: boolean) => (b ? 1 : 0);
@@ -121,14 +138,20 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
           value: bool(f.nftables!.kubeProxy.some((t) => t.family === family)),
         }))
       : null,
-    proxyscope_kube_proxy_last_sync_age_seconds:
-      v.lastSync !== null ? one(Math.max(0, scanEnd - v.lastSync)) : null,
-    proxyscope_kube_proxy_sync_failures: maybe(v.syncFailures),
-    proxyscope_kube_proxy_cleanup_failures: maybe(v.cleanupFailures),
+    proxyscope_node_info: [{ labels: nodeInfo(r), value: 1 }],
+    proxyscope_kube_proxy_last_sync_timestamp_seconds: maybe(v.lastSync),
+    proxyscope_kube_proxy_sync_failures_total: maybe(v.syncFailures),
+    proxyscope_kube_proxy_cleanup_failures_total: maybe(v.cleanupFailures),
     proxyscope_finding: [...findingKeys.values()].map((x) => ({
       labels: { id: x.id, severity: x.severity },
       value: 1,
     })),
+    proxyscope_finding_active: FINDING_IDS.flatMap((id) => {
+      if (r.findings.some((x) => x.id === id)) return [{ labels: { id }, value: 1 }];
+      // Unread is never absent: a check that could not read its inputs says neither 0 nor 1.
+      const unread = (FINDING_NEEDS.get(id) ?? []).some((k) => f[k] === null);
+      return unread ? [] : [{ labels: { id }, value: 0 }];
+    }),
     proxyscope_findings: [...bySeverity].map(([severity, n]) => ({ labels: { severity }, value: n })),
     proxyscope_probe_success: r.probes.map((p) => ({ labels: { probe: p.name }, value: bool(p.ok) })),
     proxyscope_probe_duration_seconds: r.probes.map((p) => ({
@@ -137,5 +160,24 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
     })),
     proxyscope_last_scan_timestamp_seconds: one(scanEnd),
     proxyscope_last_scan_duration_seconds: one(r.scanDurationMs / 1000),
+  };
+}
+
+/** A label value from the node: bounded, "unread" when its probe failed, "none" when it read nothing. */
+function infoValue(read: boolean, value: string | null | undefined): string {
+  if (!read) return "unread";
+  if (value === null || value === undefined || value === "") return "none";
+  return value.length > 64 ? `${value.slice(0, 63)}…` : value;
+}
+
+function nodeInfo(r: NodeReport): Labels {
+  const f = r.facts;
+  return {
+    kernel_release: infoValue(f.kernel !== null, f.kernel?.release),
+    os_id: infoValue(f.osRelease !== null, f.osRelease?.id),
+    os_version: infoValue(f.osRelease !== null, f.osRelease?.versionId),
+    kube_proxy_version: infoValue(f.kubeProxyMetrics !== null, f.kubeProxyMetrics?.gitVersion),
+    nft_version: infoValue(f.nftVersion !== null, f.nftVersion?.version),
+    phase: r.phase,
   };
 }

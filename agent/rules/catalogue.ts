@@ -28,6 +28,7 @@ import { nftTooOld } from "./before/nft-too-old.js";
 import { nftModulesMissing } from "./before/nftables-modules-missing.js";
 import { nodePortsOnSecondaryAddresses } from "./before/nodeport-addresses-shrink.js";
 import type { FindingSpec, Rule, Tag } from "./rule.js";
+import type { NodeFacts } from "../report/schema.js";
 
 // Every rule, registered in one place; each is pure, small and in its own file. Every id list below is
 // derived from what the rules declare. Whether the mode is pinned, and whether the ConfigMap agrees with
@@ -76,6 +77,13 @@ export const FINDINGS: ReadonlyMap<FindingId, FindingSpec> = new Map(
 );
 
 export const FINDING_IDS: readonly FindingId[] = [...FINDINGS.keys()];
+
+/** The facts each finding's rule reads: with one of them unread, the finding's absence proves nothing. */
+export const FINDING_NEEDS: ReadonlyMap<FindingId, readonly (keyof NodeFacts)[]> = new Map(
+  (RULES as readonly Rule<FindingId>[]).flatMap((r) =>
+    (Object.keys(r.findings) as FindingId[]).map((id) => [id, r.needs] as const),
+  ),
+);
 
 function tagged(tag: Tag): ReadonlySet<string> {
   return new Set([...FINDINGS].filter(([, s]) => s.tags?.includes(tag)).map(([id]) => id));

@@ -183,19 +183,23 @@ t.test("kube-proxy's metrics address refuses connections", { skip }, async (t) =
     "kube-proxy-configz": "unreachable",
     "kube-proxy-metrics": "unreachable",
   });
-  t.equal(sample(s.metrics, "proxyscope_kube_proxy_sync_failures"), undefined, "counters absent, not 0");
-  t.equal(sample(s.metrics, "proxyscope_kube_proxy_last_sync_age_seconds"), undefined);
+  t.equal(
+    sample(s.metrics, "proxyscope_kube_proxy_sync_failures_total"),
+    undefined,
+    "counters absent, not 0",
+  );
+  t.equal(sample(s.metrics, "proxyscope_kube_proxy_last_sync_timestamp_seconds"), undefined);
   t.not(s.report.phaseSource, "proxyMode", "the phase no longer comes from kube-proxy's answer");
 });
 
 t.test("kube-proxy's /metrics never answers", { skip }, async (t) => {
   const s = await scanWith(t, { standin: { faults: { metrics: { hang: true } } } });
   expectFailed(t, s, { "kube-proxy-metrics": "timeout" });
-  t.equal(sample(s.metrics, "proxyscope_kube_proxy_last_sync_age_seconds"), undefined);
+  t.equal(sample(s.metrics, "proxyscope_kube_proxy_last_sync_timestamp_seconds"), undefined);
 });
 
 t.test("kube-proxy's /proxyMode answers garbage", { skip }, async (t) => {
   const s = await scanWith(t, { standin: { faults: { proxyMode: { garbage: true } } } });
   expectFailed(t, s, { "kube-proxy-mode": "garbage" });
-  t.equal(sample(s.metrics, "proxyscope_kube_proxy_sync_failures"), undefined, "no mode, no counters");
+  t.equal(sample(s.metrics, "proxyscope_kube_proxy_sync_failures_total"), undefined, "no mode, no counters");
 });

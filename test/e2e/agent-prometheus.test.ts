@@ -42,9 +42,10 @@ t.test(
     t.equal(phase[0]!.metric.phase, "nftables", "the phase kube-proxy's /proxyMode answered");
     t.equal((await prom.query("count(proxyscope_node_phase)"))[0]?.value, 5, "one series per phase");
     t.equal((await prom.query("count(proxyscope_node_verdict)"))[0]?.value, 7, "one series per verdict");
-    t.equal((await prom.query("proxyscope_kube_proxy_sync_failures"))[0]?.value, 42);
-    t.equal((await prom.query("proxyscope_kube_proxy_cleanup_failures"))[0]?.value, 2);
-    const age = (await prom.query("proxyscope_kube_proxy_last_sync_age_seconds"))[0]?.value ?? 0;
+    t.equal((await prom.query("proxyscope_kube_proxy_sync_failures_total"))[0]?.value, 42);
+    t.equal((await prom.query("proxyscope_kube_proxy_cleanup_failures_total"))[0]?.value, 2);
+    const age =
+      (await prom.query("time() - proxyscope_kube_proxy_last_sync_timestamp_seconds"))[0]?.value ?? 0;
     t.ok(age >= 900, `last sync age ${age} s (the stand-in's last sync was 900 s before the scan)`);
     const failing = await prom.query('proxyscope_finding{id="kube-proxy-sync-failing"}');
     t.same(
@@ -52,6 +53,18 @@ t.test(
       [["critical", 1]],
     );
     t.equal((await prom.query('proxyscope_build_info{version!=""}')).length, 1);
+    const info = await prom.query("proxyscope_node_info");
+    t.equal(info.length, 1, "one info series");
+    t.equal(info[0]?.metric.phase, "nftables");
+    t.equal(info[0]?.metric.kube_proxy_version, "v1.37.0", "kube-proxy's version from its build info");
+    t.same(
+      (await prom.query('proxyscope_finding_active{id="kube-proxy-sync-failing"}')).map((s) => s.value),
+      [1],
+    );
+    t.ok(
+      (await prom.query("proxyscope_finding_active == 0")).length > 0,
+      "inactive findings are 0 series, so == 0 queries work",
+    );
     await prom.waitFor("proxyscope_scans_total", (s) => (s[0]?.value ?? 0) >= 1);
 
     // Prometheus and /report tell the same story, probe by probe and finding by finding.

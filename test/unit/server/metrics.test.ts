@@ -1,5 +1,6 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { FINDING_IDS, FINDING_NEEDS } from "../../../agent/rules/catalogue.js";
 import { metrics } from "../../helpers/facts.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
@@ -43,9 +44,45 @@ t.test("a moved node with a black hole: every gauge from the report", async (t) 
   );
   t.equal(value(lines, 'proxyscope_nftables_kube_proxy_table_present{family="ip"}'), "1");
   t.equal(value(lines, 'proxyscope_nftables_kube_proxy_table_present{family="ip6"}'), "0");
-  t.equal(value(lines, "proxyscope_kube_proxy_last_sync_age_seconds"), "42");
-  t.equal(value(lines, "proxyscope_kube_proxy_sync_failures"), "0", "nftables mode, counter absent: zero");
-  t.equal(value(lines, "proxyscope_kube_proxy_cleanup_failures"), "2");
+  t.equal(
+    value(lines, "proxyscope_kube_proxy_last_sync_timestamp_seconds"),
+    String(Date.parse("2026-11-29T12:00:00Z") / 1000 - 42),
+    "kube-proxy's own timestamp, not an age",
+  );
+  t.equal(
+    value(lines, "proxyscope_kube_proxy_sync_failures_total"),
+    "0",
+    "nftables mode, counter absent: zero",
+  );
+  t.equal(value(lines, "proxyscope_kube_proxy_cleanup_failures_total"), "2");
+  const text = await m.exposition();
+  t.match(text, /# TYPE proxyscope_kube_proxy_sync_failures_total counter/);
+  t.match(text, /# TYPE proxyscope_kube_proxy_cleanup_failures_total counter/);
+  const info = lines.filter((l) => l.startsWith("proxyscope_node_info{"));
+  t.equal(info.length, 1, "one info series per node");
+  t.match(info[0], /kernel_release="[^"]+"/);
+  t.match(info[0], /phase="nftables"/);
+  t.match(info[0], / 1$/);
+  // Every finding id on every node: the active ones 1, those whose inputs were all read 0, the rest absent.
+  const active = lines.filter((l) => l.startsWith("proxyscope_finding_active{"));
+  let zeros = 0;
+  for (const id of FINDING_IDS) {
+    const on = report.findings.some((f) => f.id === id);
+    const unread = FINDING_NEEDS.get(id)!.filter((k) => report.facts[k] === null);
+    const want = on ? "1" : unread.length > 0 ? undefined : "0";
+    if (want === "0") zeros++;
+    t.equal(
+      value(lines, `proxyscope_finding_active{id="${id}"}`),
+      want,
+      `${id} (unread: ${unread.join(",")})`,
+    );
+  }
+  t.ok(zeros >= 10, `most checks say 0 (${zeros})`);
+  t.equal(
+    active.length,
+    FINDING_IDS.length -
+      FINDING_IDS.filter((id) => value(lines, `proxyscope_finding_active{id="${id}"}`) === undefined).length,
+  );
   t.equal(value(lines, 'proxyscope_finding{id="kube-ipvs0-black-hole",severity="critical"}'), "1");
   for (const severity of ["info", "warning", "error", "critical"]) {
     const n = report.findings.filter((f) => f.severity === severity).length;
@@ -88,15 +125,29 @@ t.test("a failed probe shows as failed and the gauges it feeds are absent, not 0
     "proxyscope_kube_ipvs0_addresses",
     "proxyscope_black_holed_addresses",
     "proxyscope_nftables_kube_proxy_table_present",
-    "proxyscope_kube_proxy_last_sync_age_seconds",
-    "proxyscope_kube_proxy_sync_failures",
-    "proxyscope_kube_proxy_cleanup_failures",
+    "proxyscope_kube_proxy_last_sync_timestamp_seconds",
+    "proxyscope_kube_proxy_sync_failures_total",
+    "proxyscope_kube_proxy_cleanup_failures_total",
   ]) {
     t.notOk(text.includes(gone), `${gone} is absent`);
   }
+  t.match(
+    lines.find((l) => l.startsWith("proxyscope_node_info{")),
+    /kube_proxy_version="unread"/,
+    "a failed probe is unread in the info labels, not a version",
+  );
   t.equal(value(lines, "proxyscope_ipvs_virtual_servers"), "0", "the other probes' gauges stay");
   t.equal(value(lines, "proxyscope_kube_proxy_ipsets"), "2");
   t.notOk(text.includes('id="kube-ipvs0-black-hole"'), "the black-hole finding dropped out with its probe");
+  t.notOk(
+    lines.some((l) => l.startsWith('proxyscope_finding_active{id="nftables-table-missing"}')),
+    "nor does a check whose input was not read say 0",
+  );
+  t.equal(
+    value(lines, 'proxyscope_finding_active{id="ipvs-virtual-servers-left"}'),
+    "0",
+    "checks whose inputs were read still say 0",
+  );
   t.equal(value(lines, "proxyscope_scans_total"), "2");
 
   // And they come back when the probe recovers.
@@ -118,7 +169,8 @@ t.test("a finding that clears drops out; black holes read 0 once kube-ipvs0 is g
     ),
   );
   const lines = await samples(m);
-  t.notOk(lines.some((l) => l.includes("kube-ipvs0-black-hole")));
+  t.notOk(lines.some((l) => l.startsWith("proxyscope_finding{") && l.includes("kube-ipvs0-black-hole")));
+  t.equal(value(lines, 'proxyscope_finding_active{id="kube-ipvs0-black-hole"}'), "0", "cleared reads 0");
   t.equal(value(lines, "proxyscope_black_holed_addresses"), "0");
   t.equal(value(lines, "proxyscope_kube_ipvs0_present"), "0");
   t.equal(value(lines, 'proxyscope_findings{severity="critical"}'), "0");
@@ -135,13 +187,13 @@ t.test("kube-proxy counters: not applicable is absent, unknown mode is absent", 
     ),
   );
   const lines = await samples(ipvsMode);
-  t.equal(value(lines, "proxyscope_kube_proxy_sync_failures"), "4");
+  t.equal(value(lines, "proxyscope_kube_proxy_sync_failures_total"), "4");
   t.notOk(
     lines.some((l) => l.startsWith("proxyscope_kube_proxy_cleanup_failures")),
     "no nftables cleanup in ipvs mode",
   );
   t.notOk(
-    lines.some((l) => l.startsWith("proxyscope_kube_proxy_last_sync_age_seconds")),
+    lines.some((l) => l.startsWith("proxyscope_kube_proxy_last_sync_timestamp_seconds")),
     "gauge not exported",
   );
 
