@@ -56,6 +56,21 @@ export const IpvsFacts = z.object({
   timeouts: z.object({ tcp: z.number(), tcpFin: z.number(), udp: z.number() }).nullable(),
   /** Why `timeouts` is null (kind "missing-tool" when ipvsadm is not installed); absent otherwise. */
   timeoutsError: ProbeError.optional(),
+  /**
+   * Traffic totals from /proc/net/ip_vs_stats (the way to watch traffic drain out of IPVS after a switch);
+   * null when that file could not be read, with `statsError` saying why. Absent from older agents' reports.
+   */
+  stats: z
+    .object({
+      connections: z.number(),
+      incomingPackets: z.number(),
+      outgoingPackets: z.number(),
+      incomingBytes: z.number(),
+      outgoingBytes: z.number(),
+    })
+    .nullable()
+    .optional(),
+  statsError: ProbeError.optional(),
 });
 export type IpvsFacts = z.infer<typeof IpvsFacts>;
 

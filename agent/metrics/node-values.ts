@@ -29,6 +29,32 @@ export const NODE_METRICS = {
   },
   proxyscope_ipvs_virtual_servers: { help: "IPVS virtual servers in /proc/net/ip_vs", labels: [] },
   proxyscope_ipvs_real_servers: { help: "IPVS real servers in /proc/net/ip_vs", labels: [] },
+  // The bounded part of node_exporter's ipvs collector, under the same names: traffic draining out of IPVS.
+  proxyscope_ipvs_connections_total: {
+    help: "IPVS connections since IPVS was loaded in the host network namespace (/proc/net/ip_vs_stats)",
+    labels: [],
+    type: "counter",
+  },
+  proxyscope_ipvs_incoming_packets_total: {
+    help: "Packets IPVS received from clients (/proc/net/ip_vs_stats)",
+    labels: [],
+    type: "counter",
+  },
+  proxyscope_ipvs_outgoing_packets_total: {
+    help: "Packets IPVS sent back to clients (/proc/net/ip_vs_stats)",
+    labels: [],
+    type: "counter",
+  },
+  proxyscope_ipvs_incoming_bytes_total: {
+    help: "Bytes IPVS received from clients (/proc/net/ip_vs_stats)",
+    labels: [],
+    type: "counter",
+  },
+  proxyscope_ipvs_outgoing_bytes_total: {
+    help: "Bytes IPVS sent back to clients (/proc/net/ip_vs_stats)",
+    labels: [],
+    type: "counter",
+  },
   proxyscope_kube_ipvs0_present: { help: "1 when the kube-ipvs0 dummy link exists", labels: [] },
   proxyscope_kube_ipvs0_addresses: { help: "Addresses bound to kube-ipvs0", labels: [] },
   proxyscope_black_holed_addresses: {
@@ -117,6 +143,11 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
       summary.kernelNftablesCapable === null ? null : one(bool(summary.kernelNftablesCapable)),
     proxyscope_ipvs_virtual_servers: f.ipvs ? one(f.ipvs.virtualServerCount) : null,
     proxyscope_ipvs_real_servers: f.ipvs ? one(f.ipvs.realServerCount) : null,
+    proxyscope_ipvs_connections_total: maybe(f.ipvs?.stats?.connections ?? null),
+    proxyscope_ipvs_incoming_packets_total: maybe(f.ipvs?.stats?.incomingPackets ?? null),
+    proxyscope_ipvs_outgoing_packets_total: maybe(f.ipvs?.stats?.outgoingPackets ?? null),
+    proxyscope_ipvs_incoming_bytes_total: maybe(f.ipvs?.stats?.incomingBytes ?? null),
+    proxyscope_ipvs_outgoing_bytes_total: maybe(f.ipvs?.stats?.outgoingBytes ?? null),
     proxyscope_kube_ipvs0_present: f.kubeIpvs0 ? one(bool(f.kubeIpvs0.present)) : null,
     proxyscope_kube_ipvs0_addresses: f.kubeIpvs0
       ? one(r.truncated["facts.kubeIpvs0.addresses"] ?? f.kubeIpvs0.addresses.length)

@@ -1,5 +1,7 @@
 import { IpvsFacts } from "../facts/ipvs.js";
+import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
+import { parseIpvsStats } from "../parse/ipvs-stats.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
@@ -15,6 +17,16 @@ async function readTimeouts(ctx: ProbeContext): Promise<Pick<IpvsFacts, "timeout
     };
   }
   return { timeouts: p.value };
+}
+
+// A missing or garbled totals file costs the totals, never the table.
+async function readStats(ctx: ProbeContext): Promise<Pick<IpvsFacts, "stats" | "statsError">> {
+  const path = `${ctx.procRoot}/net/ip_vs_stats`;
+  const r = await readTextFile(path, 4096);
+  if (!r.ok) return { stats: null, statsError: r.error };
+  const p = parseIpvsStats(r.text);
+  if (!p.ok) return { stats: null, statsError: { kind: "garbage", message: p.error, command: path } };
+  return { stats: p.value };
 }
 
 // The IPVS table, summarised. ipvsadm is only asked for the timeouts, and only when IPVS is loaded:
@@ -46,6 +58,7 @@ export const ipvsProbe = defineProbe("ipvs", {
         schedulers: t.schedulers,
         virtualServers: t.virtualServers,
         ...(await readTimeouts(ctx)),
+        ...(await readStats(ctx)),
       },
     };
   },

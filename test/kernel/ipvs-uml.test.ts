@@ -76,6 +76,9 @@ if (reason !== null) {
       timeouts: { tcp: 7200, tcpFin: 30, udp: 60 },
     });
     t.equal(ipvs.timeoutsError, undefined);
+    // The real kernel's /proc/net/ip_vs_stats of this namespace: read, whatever traffic it saw.
+    t.equal(ipvs.statsError, undefined, "ip_vs_stats read");
+    t.ok(ipvs.stats && Number.isInteger(ipvs.stats.connections), JSON.stringify(ipvs.stats));
     const vs = (p: string, a: string, port: number) =>
       ipvs.virtualServers.find((v) => v.protocol === p && v.address === a && v.port === port);
     t.same(vs("TCP", "fd00:10:96::1", 443), {
@@ -140,6 +143,8 @@ if (reason !== null) {
         schedulers: {},
         virtualServers: [],
         timeouts: { tcp: 900, tcpFin: 120, udp: 300 },
+        // This namespace's own totals: nothing has gone through IPVS here.
+        stats: { connections: 0, incomingPackets: 0, outgoingPackets: 0, incomingBytes: 0, outgoingBytes: 0 },
       },
     });
     t.same(r["kube-ipvs0"], {

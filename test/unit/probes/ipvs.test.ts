@@ -55,6 +55,27 @@ t.test("ipvs: kube-small table and its changed timeouts", async (t) => {
   t.same(d.calls(), ["ipvsadm -L --timeout"]);
 });
 
+t.test("ipvs: traffic totals from /proc/net/ip_vs_stats; without the file, the table still", async (t) => {
+  const d = tools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const r = await ipvsProbe.run(ctx({ procRoot: fx("stats/traffic/proc"), tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  IpvsFacts.parse(r.facts);
+  t.same(r.facts.stats, {
+    connections: 10,
+    incomingPackets: 52,
+    outgoingPackets: 50,
+    incomingBytes: 12784,
+    outgoingBytes: 3680,
+  });
+  t.equal(r.facts.virtualServerCount, 1);
+  t.equal(r.facts.statsError, undefined);
+
+  // kube-small was recorded without ip_vs_stats beside it: no totals, and why, but the table is read.
+  const noStats = await ipvsProbe.run(ctx({ procRoot: fx("kube-small/proc"), tools: d }));
+  t.ok(noStats.ok && noStats.facts.stats === null && noStats.facts.virtualServerCount === 8);
+  t.equal(noStats.ok && noStats.facts.statsError?.kind, "io");
+});
+
 t.test("ipvs: IPv6, SCTP, FWM and persistent tables", async (t) => {
   const d = tools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
   const want: Record<string, [number, number]> = {

@@ -252,3 +252,34 @@ t.test("labels stay bounded on a node with 10,000 Services", async (t) => {
   );
   t.ok(lines.length < 120, `${lines.length} series`);
 });
+
+t.test("IPVS traffic totals are counters; without /proc/net/ip_vs_stats they are absent", async (t) => {
+  const base = movedWithBlackHole();
+  const stats = {
+    connections: 10,
+    incomingPackets: 52,
+    outgoingPackets: 50,
+    incomingBytes: 12784,
+    outgoingBytes: 3680,
+  };
+  const m = new AgentMetrics({ version: "0.1.0" });
+  m.recordScan(reportOf(movedWithBlackHole({ ipvs: { ...base.ipvs!, stats } })));
+  const lines = await samples(m);
+  t.equal(value(lines, "proxyscope_ipvs_connections_total"), "10");
+  t.equal(value(lines, "proxyscope_ipvs_incoming_packets_total"), "52");
+  t.equal(value(lines, "proxyscope_ipvs_outgoing_packets_total"), "50");
+  t.equal(value(lines, "proxyscope_ipvs_incoming_bytes_total"), "12784");
+  t.equal(value(lines, "proxyscope_ipvs_outgoing_bytes_total"), "3680");
+  t.match(await m.exposition(), /# TYPE proxyscope_ipvs_incoming_bytes_total counter/);
+
+  m.recordScan(
+    reportOf(
+      movedWithBlackHole({
+        ipvs: { ...base.ipvs!, stats: null, statsError: { kind: "io", message: "gone" } },
+      }),
+    ),
+  );
+  const text = await m.exposition();
+  t.notOk(text.includes("proxyscope_ipvs_connections_total"), "unread totals are absent, not 0");
+  t.match(text, /proxyscope_ipvs_virtual_servers 0/, "the table's gauges stay");
+});
