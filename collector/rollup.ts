@@ -194,7 +194,10 @@ export function plan(
   const answered = nodes.filter((n) => n.outcome === "ok");
   const noReport = nodes.filter((n) => n.outcome !== "ok");
   const pre = answered.filter((n) => n.phase !== null && PRE_SWITCH.has(n.phase));
+  // No API access and no node answered: nothing is known, so nothing may be called absent or done.
+  const blind = cluster === null && answered.length === 0;
   const kubeProxyAnywhere =
+    blind ||
     (cluster !== null && (cluster.kubeProxyDaemonSet !== null || cluster.kubeProxyConfigMap !== null)) ||
     answered.some((n) => n.phase !== "none");
   const mode = cluster ? configuredMode(cluster) : null;
@@ -297,9 +300,11 @@ export function plan(
         ? `Canary candidates (one per pool, best pool first; a working day each before its pool): ${canaries.join(", ")}`
         : pre.length > 0
           ? "No node is fit for a canary: every candidate is blocked or has an error; fix those first"
-          : migrationOpen
-            ? "No answered node runs ipvs or iptables; unanswered nodes decide"
-            : "Every answered node has moved",
+          : answered.length === 0
+            ? "No node answered: nothing is known about the nodes yet"
+            : migrationOpen
+              ? "No answered node runs ipvs or iptables; unanswered nodes decide"
+              : "Every answered node has moved",
     nodes: canaries,
     pools: poolList,
   });

@@ -31,7 +31,9 @@ export function jsonForScript(v: unknown): string {
  * breaks would end the row.
  */
 export function md(s: string | number | boolean | null | undefined): string {
+  // Markdown's own characters first, then only the three that start HTML: escaping ' as &#39; and then
+  // its # for Markdown printed "kube-proxy&\#39;s".
   return terminalSafe(String(s ?? "").replace(/[\r\n]+/g, " "))
-    .replace(/[&<>"']/g, (c) => HTML[c]!)
-    .replace(/([\\`|*_[\]#])/g, "\\$1");
+    .replace(/([\\`|*_[\]#])/g, "\\$1")
+    .replace(/[&<>]/g, (c) => HTML[c]!);
 }

@@ -44,6 +44,12 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     return EXIT.noReport;
   }
   process.stdout.write(render(res.report, c));
+  const { nodes, unanswered } = res.report.summary;
+  if (nodes > 0 && unanswered === nodes) {
+    // Printed for the record of who did not answer, but a report of no node is no report.
+    process.stderr.write(`proxyscope: no report: none of the ${nodes} node(s) answered\n`);
+    return EXIT.noReport;
+  }
   if (res.report.partial)
     process.stderr.write(
       `proxyscope: partial report: ${res.report.summary.unanswered} of ${res.report.summary.nodes} node(s) without a usable report\n`,

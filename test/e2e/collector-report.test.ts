@@ -296,6 +296,36 @@ t.test("static source: agent URLs without API access", async (t) => {
   );
 });
 
+t.test(
+  "static source, no API access, no node answering: no claims about the fleet, and no report",
+  async (t) => {
+    const r = await collector([
+      "report",
+      "--source",
+      "static",
+      "--output",
+      "json",
+      "--timeout-ms",
+      "60000",
+      "--agents",
+      "node-a=http://127.0.0.1:1",
+      "node-b=http://127.0.0.1:1",
+    ]);
+    t.equal(r.code, 5, "exit code 5: no report");
+    t.match(r.stderr, /none of the 2 node\(s\) answered/);
+    const rep = FleetReport.parse(JSON.parse(r.stdout));
+    t.same(
+      rep.nodes.map((n) => n.outcome),
+      ["unreachable", "unreachable"],
+      "both nodes are still in the report, named",
+    );
+    const details = rep.plan.map((p) => p.detail).join("\n");
+    t.notMatch(details, /No kube-proxy in this cluster/, "not knowing is not knowing there is none");
+    t.notMatch(details, /Every answered node has moved/);
+    t.match(details, /No node answered/);
+  },
+);
+
 t.test("markdown and table escape what nodes and the API supply", async (t) => {
   const md = await collector([...base, "--output", "markdown"]);
   t.notMatch(md.stdout, /<img/);

@@ -121,7 +121,9 @@ const subjects: Subject[] = [
   {
     name: "ip -j addr show",
     parse: parseIpAddrJson,
-    seeds: recordedFiles("tools/ip", /^addr-show.*\.json$/),
+    // Not addr-show-esc-ifname.json: the real ip prints invalid JSON for an ESC in a name (see its
+    // README); test/unit/parse/ip-json.test.ts asserts that it is a named error, not a seed that parses.
+    seeds: recordedFiles("tools/ip", /^addr-show-(?!esc-).*\.json$/),
     json: true,
     schema: AddressesFacts.shape.interfaces,
   },

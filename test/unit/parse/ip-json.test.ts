@@ -55,3 +55,16 @@ t.test("empty, garbage, truncated", async (t) => {
   t.equal(parseIpAddrJson('[{"ifindex":1}]').ok, false);
   t.equal(parseIpRouteJson('[{"gateway":"10.0.0.1"}]').ok, false);
 });
+
+t.test(
+  "an interface name with ESC: the real ip prints invalid JSON, and that is a named error",
+  async (t) => {
+    const text = readFileSync(
+      new URL("../../fixtures/tools/ip/addr-show-esc-ifname.json", import.meta.url),
+      "utf8",
+    );
+    const r = parseIpAddrJson(text);
+    t.equal(r.ok, false);
+    t.match(!r.ok && r.error, /not JSON/);
+  },
+);
