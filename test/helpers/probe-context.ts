@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { Test } from "tap";
 import { ToolRunner } from "../../agent/io/run.js";
 import type { ProbeContext } from "../../agent/probes/types.js";
+import { toolDir, type ToolDir } from "./tool-scripts.js";
 
 // What every probe test builds its context from: recorded fixture trees under test/fixtures/ (laid out
 // like the host's /, /proc and /sys) and scratch trees for the cases a recording cannot hold.
@@ -46,4 +47,21 @@ export function probeContext(over: Partial<ProbeContext> = {}): ProbeContext {
     prior: {},
     ...over,
   };
+}
+
+/** Stand-in tools printing recorded answers (test/helpers/tool-scripts.ts), removed when `t` ends. */
+export function stubTools(t: Test, spec: Parameters<typeof toolDir>[0]): ToolDir {
+  const d = toolDir(spec);
+  t.teardown(d.remove);
+  return d;
+}
+
+/** A context that reads only the given /proc and /sys trees and the stand-in tools: nothing of this host. */
+export function isolatedContext(over: { procRoot?: string; sysRoot?: string; tools: ToolDir }): ProbeContext {
+  return probeContext({
+    hostRoot: "/nonexistent",
+    procRoot: over.procRoot ?? "/nonexistent",
+    sysRoot: over.sysRoot ?? "/nonexistent",
+    tools: over.tools.runner,
+  });
 }

@@ -1,45 +1,21 @@
-import t, { type Test } from "tap";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import t from "tap";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IpsetFacts } from "../../../agent/facts/ipvs.js";
 import { ipsetsProbe } from "../../../agent/probes/ipsets.js";
-import type { ProbeContext } from "../../../agent/probes/types.js";
-import { recorded, toolDir, type ToolDir } from "../../helpers/tool-scripts.js";
+import { isolatedContext, stubTools, tree } from "../../helpers/probe-context.js";
+import { recorded } from "../../helpers/tool-scripts.js";
 
 // The probes against recorded fixture trees (procRoot/sysRoot) and stand-in tools that print the
 // recorded answers through the real ToolRunner.
 const fx = (path: string) => fileURLToPath(new URL(`../../fixtures/ipvs/${path}`, import.meta.url));
 
-function scratch(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), "proxyscope-ipvs-"));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-function tools(t: Test, spec: Parameters<typeof toolDir>[0]): ToolDir {
-  const d = toolDir(spec);
-  t.teardown(d.remove);
-  return d;
-}
-function ctx(over: { procRoot?: string; sysRoot?: string; tools: ToolDir }): ProbeContext {
-  return {
-    hostRoot: "/nonexistent",
-    procRoot: over.procRoot ?? "/nonexistent",
-    sysRoot: over.sysRoot ?? "/nonexistent",
-    tools: over.tools.runner,
-    kubeProxyMetricsUrl: "http://127.0.0.1:1/",
-    kubeProxyHealthUrl: "http://127.0.0.1:1/",
-    nodeIPs: [],
-    callTimeoutMs: 10_000,
-    prior: {},
-  };
-}
 const IPSET_ARGS = "list -terse";
 
 t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => {
-  const d = tools(t, { ipset: recorded(fx("ipsets/kube/ipset-list-terse.txt"), IPSET_ARGS) });
-  const r = await ipsetsProbe.run(ctx({ sysRoot: fx("sys"), tools: d }));
+  const d = stubTools(t, { ipset: recorded(fx("ipsets/kube/ipset-list-terse.txt"), IPSET_ARGS) });
+  const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   IpsetFacts.parse(r.facts);
   t.equal(r.facts.available, true);
@@ -63,16 +39,19 @@ t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => 
   t.same(d.calls(), ["ipset list -terse"]);
 
   const none = await ipsetsProbe.run(
-    ctx({ sysRoot: fx("sys"), tools: tools(t, { ipset: recorded(fx("ipsets/none/ipset-list-terse.txt")) }) }),
+    isolatedContext({
+      sysRoot: fx("sys"),
+      tools: stubTools(t, { ipset: recorded(fx("ipsets/none/ipset-list-terse.txt")) }),
+    }),
   );
   t.same(none, { ok: true, facts: { available: true, sets: [] } });
 });
 
 t.test("ipsets: without ip_set in sysfs, ipset is not run (it would load the module)", async (t) => {
-  const sys = scratch(t);
+  const sys = tree(t);
   mkdirSync(join(sys, "module/ip_tables"), { recursive: true });
-  const d = tools(t, { ipset: recorded(fx("not-loaded/ipset-list-terse.txt")) });
-  t.same(await ipsetsProbe.run(ctx({ sysRoot: sys, tools: d })), {
+  const d = stubTools(t, { ipset: recorded(fx("not-loaded/ipset-list-terse.txt")) });
+  t.same(await ipsetsProbe.run(isolatedContext({ sysRoot: sys, tools: d })), {
     ok: true,
     facts: { available: false, sets: [] },
   });
@@ -82,30 +61,32 @@ t.test("ipsets: without ip_set in sysfs, ipset is not run (it would load the mod
 t.test("ipsets: failures are named", async (t) => {
   // No sysfs to ask: ipset answers, here as a kernel without ip_set does.
   const notLoaded = await ipsetsProbe.run(
-    ctx({ tools: tools(t, { ipset: recorded(fx("not-loaded/ipset-list-terse.txt"), IPSET_ARGS) }) }),
+    isolatedContext({
+      tools: stubTools(t, { ipset: recorded(fx("not-loaded/ipset-list-terse.txt"), IPSET_ARGS) }),
+    }),
   );
   t.match(notLoaded, {
     ok: false,
     error: { kind: "exit-status", message: "ipset exited 1: ipset v7.17: Cannot open session to kernel." },
   });
   const denied = await ipsetsProbe.run(
-    ctx({
+    isolatedContext({
       sysRoot: fx("sys"),
-      tools: tools(t, {
+      tools: stubTools(t, {
         ipset: { exit: 1, stderr: "ipset v7.17: Kernel error received: Operation not permitted\n" },
       }),
     }),
   );
   t.match(denied, { ok: false, error: { kind: "not-permitted" } });
-  t.match(await ipsetsProbe.run(ctx({ sysRoot: fx("sys"), tools: tools(t, {}) })), {
+  t.match(await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: stubTools(t, {}) })), {
     ok: false,
     error: { kind: "missing-tool", command: "ipset list -terse" },
   });
   const terse = readFileSync(fx("ipsets/kube/ipset-list-terse.txt"), "utf8");
   const truncated = await ipsetsProbe.run(
-    ctx({
+    isolatedContext({
       sysRoot: fx("sys"),
-      tools: tools(t, { ipset: { stdout: terse.slice(0, terse.indexOf("References")) } }),
+      tools: stubTools(t, { ipset: { stdout: terse.slice(0, terse.indexOf("References")) } }),
     }),
   );
   t.match(truncated, { ok: false, error: { kind: "garbage", command: "ipset list -terse" } });

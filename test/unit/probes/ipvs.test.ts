@@ -1,47 +1,23 @@
-import t, { type Test } from "tap";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import t from "tap";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { IpvsFacts } from "../../../agent/facts/ipvs.js";
 import { ipvsProbe } from "../../../agent/probes/ipvs.js";
 import { readIpvsTable } from "../../../agent/io/ipvs-table.js";
-import type { ProbeContext } from "../../../agent/probes/types.js";
-import { recorded, toolDir, type ToolDir } from "../../helpers/tool-scripts.js";
+import { isolatedContext, stubTools, tree } from "../../helpers/probe-context.js";
+import { recorded } from "../../helpers/tool-scripts.js";
 
 // The probes against recorded fixture trees (procRoot/sysRoot) and stand-in tools that print the
 // recorded answers through the real ToolRunner.
 const fx = (path: string) => fileURLToPath(new URL(`../../fixtures/ipvs/${path}`, import.meta.url));
 
-function scratch(t: Test): string {
-  const dir = mkdtempSync(join(tmpdir(), "proxyscope-ipvs-"));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-function tools(t: Test, spec: Parameters<typeof toolDir>[0]): ToolDir {
-  const d = toolDir(spec);
-  t.teardown(d.remove);
-  return d;
-}
-function ctx(over: { procRoot?: string; sysRoot?: string; tools: ToolDir }): ProbeContext {
-  return {
-    hostRoot: "/nonexistent",
-    procRoot: over.procRoot ?? "/nonexistent",
-    sysRoot: over.sysRoot ?? "/nonexistent",
-    tools: over.tools.runner,
-    kubeProxyMetricsUrl: "http://127.0.0.1:1/",
-    kubeProxyHealthUrl: "http://127.0.0.1:1/",
-    nodeIPs: [],
-    callTimeoutMs: 10_000,
-    prior: {},
-  };
-}
 const TIMEOUT_ARGS = "-L --timeout";
 
 t.test("ipvs: kube-small table and its changed timeouts", async (t) => {
-  const d = tools(t, { ipvsadm: recorded(fx("kube-small/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
-  const r = await ipvsProbe.run(ctx({ procRoot: fx("kube-small/proc"), tools: d }));
+  const d = stubTools(t, { ipvsadm: recorded(fx("kube-small/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const r = await ipvsProbe.run(isolatedContext({ procRoot: fx("kube-small/proc"), tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   IpvsFacts.parse(r.facts);
   t.match(r.facts, {
@@ -56,8 +32,8 @@ t.test("ipvs: kube-small table and its changed timeouts", async (t) => {
 });
 
 t.test("ipvs: traffic totals from /proc/net/ip_vs_stats; without the file, the table still", async (t) => {
-  const d = tools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
-  const r = await ipvsProbe.run(ctx({ procRoot: fx("stats/traffic/proc"), tools: d }));
+  const d = stubTools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const r = await ipvsProbe.run(isolatedContext({ procRoot: fx("stats/traffic/proc"), tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   IpvsFacts.parse(r.facts);
   t.same(r.facts.stats, {
@@ -71,13 +47,13 @@ t.test("ipvs: traffic totals from /proc/net/ip_vs_stats; without the file, the t
   t.equal(r.facts.statsError, undefined);
 
   // kube-small was recorded without ip_vs_stats beside it: no totals, and why, but the table is read.
-  const noStats = await ipvsProbe.run(ctx({ procRoot: fx("kube-small/proc"), tools: d }));
+  const noStats = await ipvsProbe.run(isolatedContext({ procRoot: fx("kube-small/proc"), tools: d }));
   t.ok(noStats.ok && noStats.facts.stats === null && noStats.facts.virtualServerCount === 8);
   t.equal(noStats.ok && noStats.facts.statsError?.kind, "io");
 });
 
 t.test("ipvs: IPv6, SCTP, FWM and persistent tables", async (t) => {
-  const d = tools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const d = stubTools(t, { ipvsadm: recorded(fx("empty/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
   const want: Record<string, [number, number]> = {
     empty: [0, 0],
     ipv6: [5, 6],
@@ -87,7 +63,7 @@ t.test("ipvs: IPv6, SCTP, FWM and persistent tables", async (t) => {
     schedulers: [8, 13],
   };
   for (const [scenario, [vs, rs]] of Object.entries(want)) {
-    const r = await ipvsProbe.run(ctx({ procRoot: fx(`${scenario}/proc`), tools: d }));
+    const r = await ipvsProbe.run(isolatedContext({ procRoot: fx(`${scenario}/proc`), tools: d }));
     if (!r.ok) return t.fail(JSON.stringify(r.error));
     t.equal(r.facts.virtualServerCount, vs, `${scenario} virtual servers`);
     t.equal(r.facts.realServerCount, rs, `${scenario} real servers`);
@@ -97,11 +73,11 @@ t.test("ipvs: IPv6, SCTP, FWM and persistent tables", async (t) => {
 });
 
 t.test("ipvs: the large table streams from disk", async (t) => {
-  const root = scratch(t);
+  const root = tree(t);
   mkdirSync(join(root, "net"));
   writeFileSync(join(root, "net/ip_vs"), gunzipSync(readFileSync(fx("large/proc/net/ip_vs.gz"))));
-  const d = tools(t, { ipvsadm: recorded(fx("large/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
-  const r = await ipvsProbe.run(ctx({ procRoot: root, tools: d }));
+  const d = stubTools(t, { ipvsadm: recorded(fx("large/ipvsadm-L-timeout.txt"), TIMEOUT_ARGS) });
+  const r = await ipvsProbe.run(isolatedContext({ procRoot: root, tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.equal(r.facts.virtualServerCount, 1000);
   t.equal(r.facts.realServerCount, 10000);
@@ -114,8 +90,8 @@ t.test("ipvs: the large table streams from disk", async (t) => {
 
 t.test("ipvs: no /proc/net/ip_vs means IPVS is not loaded, and ipvsadm is not run", async (t) => {
   // ipvsadm on a kernel without IPVS runs modprobe ip_vs: the recorded answer shows it trying.
-  const d = tools(t, { ipvsadm: recorded(fx("not-loaded/ipvsadm-L-timeout.txt")) });
-  const r = await ipvsProbe.run(ctx({ procRoot: scratch(t), tools: d }));
+  const d = stubTools(t, { ipvsadm: recorded(fx("not-loaded/ipvsadm-L-timeout.txt")) });
+  const r = await ipvsProbe.run(isolatedContext({ procRoot: tree(t), tools: d }));
   t.same(r, {
     ok: true,
     facts: {
@@ -132,7 +108,7 @@ t.test("ipvs: no /proc/net/ip_vs means IPVS is not loaded, and ipvsadm is not ru
 
 t.test("ipvs: timeouts are null, with the reason, when ipvsadm cannot say", async (t) => {
   const procRoot = fx("kube-small/proc");
-  const missing = await ipvsProbe.run(ctx({ procRoot, tools: tools(t, {}) }));
+  const missing = await ipvsProbe.run(isolatedContext({ procRoot, tools: stubTools(t, {}) }));
   t.match(missing, {
     ok: true,
     facts: {
@@ -143,7 +119,10 @@ t.test("ipvs: timeouts are null, with the reason, when ipvsadm cannot say", asyn
     },
   });
   const failing = await ipvsProbe.run(
-    ctx({ procRoot, tools: tools(t, { ipvsadm: recorded(fx("not-loaded/ipvsadm-L-timeout.txt")) }) }),
+    isolatedContext({
+      procRoot,
+      tools: stubTools(t, { ipvsadm: recorded(fx("not-loaded/ipvsadm-L-timeout.txt")) }),
+    }),
   );
   t.match(failing, {
     ok: true,
@@ -158,32 +137,35 @@ t.test("ipvs: timeouts are null, with the reason, when ipvsadm cannot say", asyn
     },
   });
   const garbage = await ipvsProbe.run(
-    ctx({ procRoot, tools: tools(t, { ipvsadm: { stdout: "Timeout: soon\n" } }) }),
+    isolatedContext({ procRoot, tools: stubTools(t, { ipvsadm: { stdout: "Timeout: soon\n" } }) }),
   );
   t.match(garbage, { ok: true, facts: { timeouts: null, timeoutsError: { kind: "garbage" } } });
   if (garbage.ok) IpvsFacts.parse(garbage.facts);
 });
 
 t.test("ipvs: an unreadable or garbled table fails the probe with a named error", async (t) => {
-  const d = tools(t, {});
-  const garbled = scratch(t);
+  const d = stubTools(t, {});
+  const garbled = tree(t);
   mkdirSync(join(garbled, "net"));
   writeFileSync(
     join(garbled, "net/ip_vs"),
     readFileSync(fx("kube-small/proc/net/ip_vs"), "utf8").replace(/ {2}-> AC120004:192B.*\n/, "  -> AC12\n"),
   );
-  const g = await ipvsProbe.run(ctx({ procRoot: garbled, tools: d }));
+  const g = await ipvsProbe.run(isolatedContext({ procRoot: garbled, tools: d }));
   t.match(g, { ok: false, error: { kind: "garbage", command: `${garbled}/net/ip_vs` } });
   if (!g.ok) t.match(g.error.message, /line \d+: not a real server line/);
 
-  const dir = scratch(t);
+  const dir = tree(t);
   mkdirSync(join(dir, "net/ip_vs"), { recursive: true }); // a directory: EISDIR
-  t.match(await ipvsProbe.run(ctx({ procRoot: dir, tools: d })), { ok: false, error: { kind: "io" } });
+  t.match(await ipvsProbe.run(isolatedContext({ procRoot: dir, tools: d })), {
+    ok: false,
+    error: { kind: "io" },
+  });
 
-  const empty = scratch(t);
+  const empty = tree(t);
   mkdirSync(join(empty, "net"));
   writeFileSync(join(empty, "net/ip_vs"), "");
-  t.match(await ipvsProbe.run(ctx({ procRoot: empty, tools: d })), {
+  t.match(await ipvsProbe.run(isolatedContext({ procRoot: empty, tools: d })), {
     ok: false,
     error: { kind: "garbage", message: /empty/ },
   });

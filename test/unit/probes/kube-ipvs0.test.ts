@@ -1,38 +1,19 @@
-import t, { type Test } from "tap";
+import t from "tap";
 import { fileURLToPath } from "node:url";
 import { KubeIpvs0Facts } from "../../../agent/facts/ipvs.js";
 import { kubeIpvs0Probe } from "../../../agent/probes/kube-ipvs0.js";
-import type { ProbeContext } from "../../../agent/probes/types.js";
-import { recorded, toolDir, type ToolDir } from "../../helpers/tool-scripts.js";
+import { isolatedContext, stubTools } from "../../helpers/probe-context.js";
+import { recorded } from "../../helpers/tool-scripts.js";
 
 // The probes against recorded fixture trees (procRoot/sysRoot) and stand-in tools that print the
 // recorded answers through the real ToolRunner.
 const fx = (path: string) => fileURLToPath(new URL(`../../fixtures/ipvs/${path}`, import.meta.url));
 
-function tools(t: Test, spec: Parameters<typeof toolDir>[0]): ToolDir {
-  const d = toolDir(spec);
-  t.teardown(d.remove);
-  return d;
-}
 const IP_ARGS = "-j -d addr show dev kube-ipvs0";
-
-function ctx(over: { procRoot?: string; sysRoot?: string; tools: ToolDir }): ProbeContext {
-  return {
-    hostRoot: "/nonexistent",
-    procRoot: over.procRoot ?? "/nonexistent",
-    sysRoot: over.sysRoot ?? "/nonexistent",
-    tools: over.tools.runner,
-    kubeProxyMetricsUrl: "http://127.0.0.1:1/",
-    kubeProxyHealthUrl: "http://127.0.0.1:1/",
-    nodeIPs: [],
-    callTimeoutMs: 10_000,
-    prior: {},
-  };
-}
 
 t.test("kube-ipvs0: present with addresses, present without, absent", async (t) => {
   const present = await kubeIpvs0Probe.run(
-    ctx({ tools: tools(t, { ip: recorded(fx("kube-ipvs0/present.json"), IP_ARGS) }) }),
+    isolatedContext({ tools: stubTools(t, { ip: recorded(fx("kube-ipvs0/present.json"), IP_ARGS) }) }),
   );
   if (!present.ok) return t.fail(JSON.stringify(present.error));
   KubeIpvs0Facts.parse(present.facts);
@@ -43,12 +24,12 @@ t.test("kube-ipvs0: present with addresses, present without, absent", async (t) 
   );
 
   const empty = await kubeIpvs0Probe.run(
-    ctx({ tools: tools(t, { ip: recorded(fx("kube-ipvs0/empty.json"), IP_ARGS) }) }),
+    isolatedContext({ tools: stubTools(t, { ip: recorded(fx("kube-ipvs0/empty.json"), IP_ARGS) }) }),
   );
   t.match(empty, { ok: true, facts: { present: true, addresses: [] } });
 
   const absent = await kubeIpvs0Probe.run(
-    ctx({ tools: tools(t, { ip: recorded(fx("kube-ipvs0/absent.json"), IP_ARGS) }) }),
+    isolatedContext({ tools: stubTools(t, { ip: recorded(fx("kube-ipvs0/absent.json"), IP_ARGS) }) }),
   );
   t.same(absent, {
     ok: true,
@@ -57,18 +38,22 @@ t.test("kube-ipvs0: present with addresses, present without, absent", async (t) 
 });
 
 t.test("kube-ipvs0: other failures are named", async (t) => {
-  const missing = await kubeIpvs0Probe.run(ctx({ tools: tools(t, {}) }));
+  const missing = await kubeIpvs0Probe.run(isolatedContext({ tools: stubTools(t, {}) }));
   t.match(missing, { ok: false, error: { kind: "missing-tool", command: `ip ${IP_ARGS}` } });
 
   const denied = await kubeIpvs0Probe.run(
-    ctx({
-      tools: tools(t, { ip: { exit: 1, stderr: "Cannot open netlink socket: Operation not permitted\n" } }),
+    isolatedContext({
+      tools: stubTools(t, {
+        ip: { exit: 1, stderr: "Cannot open netlink socket: Operation not permitted\n" },
+      }),
     }),
   );
   t.match(denied, { ok: false, error: { kind: "not-permitted", message: /Operation not permitted/ } });
 
   const otherExit1 = await kubeIpvs0Probe.run(
-    ctx({ tools: tools(t, { ip: { exit: 1, stderr: "RTNETLINK answers: Invalid argument\n" } }) }),
+    isolatedContext({
+      tools: stubTools(t, { ip: { exit: 1, stderr: "RTNETLINK answers: Invalid argument\n" } }),
+    }),
   );
   t.match(otherExit1, {
     ok: false,
@@ -76,12 +61,12 @@ t.test("kube-ipvs0: other failures are named", async (t) => {
   });
 
   const exit255 = await kubeIpvs0Probe.run(
-    ctx({ tools: tools(t, { ip: { exit: 255, stderr: 'Object "addr" is unknown\n' } }) }),
+    isolatedContext({ tools: stubTools(t, { ip: { exit: 255, stderr: 'Object "addr" is unknown\n' } }) }),
   );
   t.match(exit255, { ok: false, error: { kind: "exit-status", message: /^ip exited 255/ } });
 
   const garbage = await kubeIpvs0Probe.run(
-    ctx({ tools: tools(t, { ip: { stdout: "1: kube-ipvs0: <BROADCAST,NOARP>\n" } }) }),
+    isolatedContext({ tools: stubTools(t, { ip: { stdout: "1: kube-ipvs0: <BROADCAST,NOARP>\n" } }) }),
   );
   t.match(garbage, { ok: false, error: { kind: "garbage", message: /not JSON/ } });
 });
