@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 };
 
 const USAGE = `usage: proxyscope <command> [flags]
+       kubectl proxyscope <command> [flags]   (installed on PATH as kubectl-proxyscope, a kubectl plugin)
 
 commands:
   report     gather every node's report and the cluster's kube-proxy facts; print the fleet readiness report

@@ -3,6 +3,11 @@
 // the user chose not to ask is not an unanswered read. Agents are loopback stand-ins serving reports
 // the agent's own builder made.
 import t from "tap";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { REPO_ROOT } from "../helpers/uml.js";
 import { AGENT_CLI } from "../helpers/standin.js";
 import { freePort } from "../helpers/prometheus.js";
 import { blackHoleReport, collector, run, startAgent } from "./collector-fleet.js";
@@ -65,3 +70,34 @@ t.test("usage errors: exit 2, one line naming the flag, no stack", async (t) => 
     t.notMatch(r.stderr, /internal error|\n\s+at /);
   }
 });
+
+t.test(
+  "the collector runs as a kubectl plugin: an executable named kubectl-proxyscope on PATH",
+  async (t) => {
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as {
+      bin: Record<string, string>;
+    };
+    t.equal(
+      pkg.bin["kubectl-proxyscope"],
+      pkg.bin.proxyscope,
+      "npm installs the collector under the plugin's name",
+    );
+    // kubectl finds plugins as kubectl-<name> on PATH and execs them with the remaining arguments.
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-plugin-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    symlinkSync(join(REPO_ROOT, pkg.bin["kubectl-proxyscope"]!), join(dir, "kubectl-proxyscope"));
+    const r = spawnSync("kubectl-proxyscope", ["version"], {
+      encoding: "utf8",
+      timeout: 120_000,
+      env: { PATH: `${dir}:${dirname(process.execPath)}` },
+    });
+    t.equal(r.status, 0, r.stderr);
+    t.match(r.stdout, /^proxyscope \d+\.\d+\.\d+/);
+    const help = spawnSync("kubectl-proxyscope", ["--help"], {
+      encoding: "utf8",
+      timeout: 120_000,
+      env: { PATH: `${dir}:${dirname(process.execPath)}` },
+    });
+    t.match(`${help.stdout}${help.stderr}`, /kubectl proxyscope <command>/);
+  },
+);
