@@ -27,6 +27,9 @@ export interface SaveVisitor {
 // Packet and byte counters are u64: at most 20 digits, always finite as a Number.
 const COUNTERS = /^\[(\d{1,20}):(\d{1,20})\]\s+/;
 const CHAIN_DECL = /^:(\S+)\s+(\S+)(?:\s+\[\d+:\d+\])?$/;
+// A comment is free text (xt_comment: up to 255 bytes, newlines included) that iptables-save prints raw
+// inside "...", so one rule can span lines; this bounds how long a rule may stay open.
+const MAX_RULE_CHARS = 64 * 1024;
 
 /**
  * The iptables-save format, read one line at a time (tables, chain declarations, rules with or without
@@ -37,12 +40,19 @@ export class IptablesSaveReader {
   private table: string | null = null;
   private error: string | null = null;
   private lineNo = 0;
+  /** A rule whose quoted string is still open: the next line continues it. */
+  private pending: string | null = null;
 
   constructor(private readonly visitor: SaveVisitor) {}
 
   feed(raw: string): void {
     this.lineNo++;
     if (this.error !== null) return;
+    if (this.pending !== null) {
+      const joined = `${this.pending}\n${raw}`;
+      this.pending = null;
+      return this.ruleLine(this.table as string, joined, joined);
+    }
     const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
     if (line === "" || line.startsWith("#")) return;
     if (line.startsWith("*")) {
@@ -65,11 +75,22 @@ export class IptablesSaveReader {
       this.visitor.chain(table, d[1] as string, d[2] as string);
       return;
     }
+    this.ruleLine(table, line, raw);
+  }
+
+  /** `raw`: the same line with a trailing CR kept, in case it belongs to a quoted string. */
+  private ruleLine(table: string, line: string, raw: string): void {
     const m = COUNTERS.exec(line);
     const text = m ? line.slice(m[0].length) : line;
     if (!text.startsWith("-A ")) return this.fail(`not a rule: ${excerpt(line)}`);
     const argv = splitIptablesRule(text);
-    if (argv === null || argv.length < 2) return this.fail(`unbalanced quotes in ${excerpt(text)}`);
+    if (argv === null) {
+      if (raw.length > MAX_RULE_CHARS)
+        return this.fail(`a quoted string runs past ${MAX_RULE_CHARS} characters in ${excerpt(text)}`);
+      this.pending = raw;
+      return;
+    }
+    if (argv.length < 2) return this.fail(`not a rule: ${excerpt(text)}`);
     let target: string | null = null;
     let comment: string | null = null;
     const matchSets: string[] = [];
@@ -100,6 +121,8 @@ export class IptablesSaveReader {
   /** null, or why the text was not iptables-save output (including output cut short). */
   finish(): string | null {
     if (this.error !== null) return this.error;
+    if (this.pending !== null)
+      return `iptables-save output ends inside a quoted string: ${excerpt(this.pending)}`;
     if (this.table !== null) return `iptables-save output ends inside table *${clip(this.table)} (no COMMIT)`;
     return null;
   }

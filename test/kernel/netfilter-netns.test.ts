@@ -68,6 +68,18 @@ if (!netnsAvailable()) {
       ns.iptablesRestore(src("kube-proxy-ipvs-mode-pre130.rules"), "legacy", "ipv4");
       ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
     },
+    "odd-comments": (ns) => {
+      ns.ipsetRestore(src("ipvs-mode.ipset"));
+      ns.iptablesRestore(src("kube-proxy-ipvs-mode.rules"), "legacy", "ipv4");
+      for (const c of [
+        "a\nb",
+        "x\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j DROP",
+        'q"uote \\\\back',
+        "tab\there",
+        "\n",
+      ])
+        ns.must(["iptables-legacy", "-A", "OUTPUT", "-m", "comment", "--comment", c, "-j", "ACCEPT"]);
+    },
   };
 
   const zeroCounters = <T extends { nodePortAccepts: { packets: number; bytes: number }[] }>(f: T): T => ({

@@ -14,7 +14,7 @@ const FILES = [
 
 t.test("every recorded *-save output parses, whole or line by line alike", async (t) => {
   const scenarios = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
-  t.equal(scenarios.length, 9);
+  t.equal(scenarios.length, 10);
   for (const s of scenarios) {
     for (const [file, backend, family] of FILES) {
       const text = read(s.name, file);
@@ -185,3 +185,45 @@ t.test("upstream's exact rule text, nfacct matches included, parses the same", a
     [[9, 540]],
   );
 });
+
+t.test(
+  "comments with a newline (#13.1): one rule over several lines, as the real iptables-legacy-save prints it",
+  async (t) => {
+    // recorded/odd-comments (record.sh): kube-proxy's ipvs-mode rules and OUTPUT rules whose comments
+    // hold newlines, "COMMIT" and "*filter" on lines of their own, a quote, a backslash, a tab.
+    const text = read("odd-comments", "iptables-legacy-save.txt");
+    const comments: (string | null)[] = [];
+    const chains: string[] = [];
+    const { IptablesSaveReader } = await import("../../../agent/parse/iptables-save-lines.js");
+    const reader = new IptablesSaveReader({
+      chain: (table, name) => chains.push(`${table}/${name}`),
+      rule: (r) => {
+        if (r.chain === "OUTPUT" && r.table === "filter") comments.push(r.comment);
+      },
+    });
+    for (const l of text.split("\n")) reader.feed(l);
+    t.equal(reader.finish(), null, "the real output is iptables-save output");
+    t.same(comments, [
+      "kubernetes ipvs access filter",
+      "a\nb",
+      "x\nCOMMIT\n*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -j DROP",
+      'q"uote \\\\back',
+      "tab\there",
+      "\n",
+    ]);
+    t.notOk(chains.includes("filter/INPUT") && chains.filter((c) => c === "filter/INPUT").length > 1);
+    const r = parseIptablesSave(text, "legacy", "ipv4");
+    if (!r.ok) return t.fail(r.error);
+    t.ok(
+      r.value.kubeChains.some((c) => c.table === "filter" && c.name === "KUBE-IPVS-FILTER" && c.rules === 6),
+      "kube-proxy's KUBE-IPVS-FILTER is seen, with its 6 rules",
+    );
+    const cut = text.slice(0, text.indexOf('"x\n') + 3);
+    const bad = parseIptablesSave(cut, "legacy", "ipv4");
+    t.match(
+      bad.ok ? "" : bad.error,
+      /ends inside a quoted string/,
+      "output cut inside a comment is not output",
+    );
+  },
+);
