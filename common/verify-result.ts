@@ -15,6 +15,7 @@ export const VerifyCheck = z.object({
     "sync-failures",
     "last-sync",
     "service-connect",
+    "scan-complete",
   ]),
   name: z.string(),
   /** not-run fails the verification like fail does; skipped only with an explicit --skip-connect. */

@@ -1,3 +1,5 @@
+import type { ProbeError } from "../facts/probe-error.js";
+import { partialFailure, unreadParts } from "../facts/unread.js";
 import { FACT_KEY, FACT_SOURCES, type ProbeRun } from "../facts/sources.js";
 import { SCHEMA_VERSION, type NodeFacts, type NodeReport } from "../report/schema.js";
 import { judge } from "../rules/index.js";
@@ -36,8 +38,15 @@ export function buildReport(
   opts: RuleOptions = DEFAULT_RULE_OPTIONS,
 ): NodeReport {
   const facts = factsFrom(runs);
+  const unread = unreadParts(facts);
+  // A probe that read only part of what it covers failed: what it did read stays in the facts.
+  const errorOf = (r: ProbeRun): ProbeError | null =>
+    r.outcome.ok ? partialFailure(unread.filter((u) => u.probe === r.name)) : r.outcome.error;
   const failed = new Map(
-    runs.flatMap((r) => (r.outcome.ok ? [] : [[r.name as string, r.outcome.error] as const])),
+    runs.flatMap((r) => {
+      const e = errorOf(r);
+      return e === null ? [] : [[r.name as string, e] as const];
+    }),
   );
   const j = judge(facts, failed, meta.finishedAt.getTime() / 1000, opts);
   const truncated: Record<string, number> = {};
@@ -55,8 +64,8 @@ export function buildReport(
     view: summarize(j.view),
     probes: runs.map((r) => ({
       name: r.name,
-      ok: r.outcome.ok,
-      error: r.outcome.ok ? null : r.outcome.error,
+      ok: errorOf(r) === null,
+      error: errorOf(r),
       durationMs: Math.round(r.durationMs * 10) / 10,
     })),
     truncated,
@@ -94,21 +103,25 @@ function bound(f: NodeFacts, truncated: Record<string, number>): NodeFacts {
       addresses: cut(f.kubeIpvs0.addresses, CAPS.kubeIpvs0Addresses, "facts.kubeIpvs0.addresses", truncated),
     },
     iptables: f.iptables && {
-      backends: f.iptables.backends.map((b) => ({
-        ...b,
-        foreignJumps: cut(
-          b.foreignJumps,
-          CAPS.foreignJumps,
-          `facts.iptables.${b.backend}.${b.family}.foreignJumps`,
-          truncated,
-        ),
-        nodePortAccepts: cut(
-          b.nodePortAccepts,
-          CAPS.nodePortAccepts,
-          `facts.iptables.${b.backend}.${b.family}.nodePortAccepts`,
-          truncated,
-        ),
-      })),
+      backends: f.iptables.backends.map((b) =>
+        !b.read
+          ? b
+          : {
+              ...b,
+              foreignJumps: cut(
+                b.foreignJumps,
+                CAPS.foreignJumps,
+                `facts.iptables.${b.backend}.${b.family}.foreignJumps`,
+                truncated,
+              ),
+              nodePortAccepts: cut(
+                b.nodePortAccepts,
+                CAPS.nodePortAccepts,
+                `facts.iptables.${b.backend}.${b.family}.nodePortAccepts`,
+                truncated,
+              ),
+            },
+      ),
     },
   };
 }

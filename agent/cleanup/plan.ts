@@ -43,15 +43,21 @@ function exec(
   return { step, target, run: { kind: "exec", tool, args }, command: [tool, ...args].join(" ") };
 }
 
-function planIpvs(report: NodeReport, opts: RuleOptions): { actions: CleanupAction[]; kept: KeptItem[] } {
+type IpvsPlan = { actions: CleanupAction[]; kept: KeptItem[]; unread: KeptItem[] };
+
+function planIpvs(report: NodeReport, opts: RuleOptions): IpvsPlan {
   const f = report.facts;
-  if (f.ipvs === null) return { actions: [], kept: [{ what: "IPVS", why: probeWhy(report, "ipvs") }] };
-  if (f.ipvs.virtualServerCount === 0) return { actions: [], kept: [] };
+  if (f.ipvs === null)
+    return { actions: [], kept: [], unread: [{ what: "IPVS", why: probeWhy(report, "ipvs") }] };
+  if (f.ipvs.virtualServerCount === 0) return { actions: [], kept: [], unread: [] };
   const cut = ["facts.ipvs.virtualServers", "facts.kubeIpvs0.addresses"].filter((p) => p in report.truncated);
   if (cut.length > 0 || f.ipvs.virtualServers.length !== f.ipvs.virtualServerCount) {
     return {
       actions: [],
-      kept: [{ what: "IPVS virtual servers", why: `the report lists only part of them (${cut.join(", ")})` }],
+      kept: [],
+      unread: [
+        { what: "IPVS virtual servers", why: `the report lists only part of them (${cut.join(", ")})` },
+      ],
     };
   }
   // Ownership needs both reads: without them every virtual server is kept, named, never left out.
@@ -59,7 +65,8 @@ function planIpvs(report: NodeReport, opts: RuleOptions): { actions: CleanupActi
     const unread = f.kubeIpvs0 === null ? "kube-ipvs0" : "addresses";
     return {
       actions: [],
-      kept: f.ipvs.virtualServers.map((v) => ({
+      kept: [],
+      unread: f.ipvs.virtualServers.map((v) => ({
         what: `IPVS ${vsName(v)}`,
         why: `cannot tell whose it is: ${unread} ${probeWhy(report, unread)}`,
       })),
@@ -74,15 +81,19 @@ function planIpvs(report: NodeReport, opts: RuleOptions): { actions: CleanupActi
         ? "cannot tell whose it is: kube-ipvs0 or the node's addresses were not read"
         : "not a Service IP on kube-ipvs0 nor a NodePort on a node address: someone else's (keepalived, kube-vip)",
   }));
-  if (mine.length === 0) return { actions: [], kept };
+  if (mine.length === 0) return { actions: [], kept, unread: [] };
   // --clear would take the foreign virtual servers with it; only when there are none.
   if (c.foreign.length === 0)
-    return { actions: [exec("ipvs-clear", `${mine.length} virtual servers`, "ipvsadm", ["--clear"])], kept };
+    return {
+      actions: [exec("ipvs-clear", `${mine.length} virtual servers`, "ipvsadm", ["--clear"])],
+      kept,
+      unread: [],
+    };
   const actions = mine.map((v) => {
     const addr = v.family === "inet6" ? `[${v.address}]:${v.port}` : `${v.address}:${v.port}`;
     return exec("ipvs-delete-service", vsName(v), "ipvsadm", ["-D", PROTO_FLAG[v.protocol] as string, addr]);
   });
-  return { actions, kept };
+  return { actions, kept, unread: [] };
 }
 
 function probeWhy(report: NodeReport, probe: string): string {
@@ -103,33 +114,39 @@ export function planCleanup(
   const f = report.facts;
   const ruleOpts = opts.ruleOptions ?? DEFAULT_RULE_OPTIONS;
   const kept: KeptItem[] = [];
+  const unread: KeptItem[] = [];
   const readable = ruleSets.filter((r): r is IptablesRuleSet => !("error" in r));
   for (const r of ruleSets)
     if ("error" in r)
-      kept.push({
+      unread.push({
         what: `iptables ${r.backend} ${r.family}`,
         why: `rules not read, nothing touched: ${r.error}`,
       });
-  if (f.iptables === null) kept.push({ what: "iptables", why: probeWhy(report, "iptables") });
+  if (f.iptables === null) unread.push({ what: "iptables", why: probeWhy(report, "iptables") });
+  // A rule in a backend not read may match any of kube-proxy's sets: then none is destroyed.
+  const rulesUnread = f.iptables === null || readable.length < ruleSets.length;
 
   const ipt = planIptables(readable);
   kept.push(...ipt.kept);
 
   const sets: CleanupAction[] = [];
-  if (f.ipsets === null) kept.push({ what: "ipsets", why: probeWhy(report, "ipsets") });
+  if (f.ipsets === null) unread.push({ what: "ipsets", why: probeWhy(report, "ipsets") });
   for (const s of f.ipsets?.sets ?? []) {
     if (!s.kubeProxy) continue;
     const inUse = ipt.setsInUse.get(s.name);
     if (inUse !== undefined) kept.push({ what: `ipset ${s.name}`, why: inUse });
+    else if (rulesUnread)
+      kept.push({ what: `ipset ${s.name}`, why: "iptables rules not all read: one may still match it" });
     else sets.push(exec("ipset-destroy", s.name, "ipset", ["destroy", s.name]));
   }
 
   const ipvs = planIpvs(report, ruleOpts);
   kept.push(...ipvs.kept);
+  unread.push(...ipvs.unread);
 
   // After the virtual servers: kube-ipvs0's addresses are what tells a leftover Service IP from a foreign one.
   const link: CleanupAction[] = [];
-  if (f.kubeIpvs0 === null) kept.push({ what: "kube-ipvs0", why: probeWhy(report, "kube-ipvs0") });
+  if (f.kubeIpvs0 === null) unread.push({ what: "kube-ipvs0", why: probeWhy(report, "kube-ipvs0") });
   else if (f.kubeIpvs0.present)
     link.push(
       exec("link-delete", `kube-ipvs0 (${f.kubeIpvs0.addresses.length} addresses)`, "ip", [
@@ -140,6 +157,8 @@ export function planCleanup(
     );
 
   const sysctls: CleanupAction[] = [];
+  if (opts.strictArp && f.sysctls === null)
+    unread.push({ what: "sysctls", why: probeWhy(report, "sysctls") });
   for (const s of STRICT_ARP) {
     const v = f.sysctls?.values.find((x) => x.name === s.name)?.value ?? null;
     if (v === null || v === "0") continue;
@@ -158,5 +177,5 @@ export function planCleanup(
     });
   }
   // Sets only after every rule matching them is gone; kernel refuses to destroy a set in use.
-  return { actions: [...ipt.actions, ...sets, ...ipvs.actions, ...link, ...sysctls], kept };
+  return { actions: [...ipt.actions, ...sets, ...ipvs.actions, ...link, ...sysctls], kept, unread };
 }

@@ -21,7 +21,14 @@ export async function readRuleSets(
 ): Promise<RuleSetRead[]> {
   const out: RuleSetRead[] = [];
   for (const b of report.facts.iptables?.backends ?? []) {
-    if (!b.available) continue;
+    if (!b.read) {
+      out.push({
+        backend: b.backend,
+        family: b.family,
+        error: `not read by the scan: ${b.why.kind}: ${b.why.message}`,
+      });
+      continue;
+    }
     const parser = new RuleSetParser();
     const tool = SAVE_TOOL[b.backend][b.family];
     const r = await tools.streamLines(tool, [], { timeoutMs, maxBytes: MAX_BYTES }, (l) => parser.feed(l));

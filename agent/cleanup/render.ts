@@ -33,7 +33,13 @@ export function renderCleanup(o: CleanupOutcome): string {
       ...o.plan.actions.map((a) => `  ${safe(a.command)}`),
     );
   }
-  if (o.plan.actions.length === 0) out.push("  (nothing to remove)");
+  // "Nothing to remove" only when every part was read; otherwise what was not read is unknown.
+  if (o.plan.actions.length === 0)
+    out.push(o.plan.unread.length === 0 ? "  (nothing to remove)" : "  (none in what could be read)");
+  if (o.plan.unread.length > 0) {
+    out.push("", `NOT READ, so unknown and not touched (${o.plan.unread.length}):`);
+    for (const k of o.plan.unread) out.push(`  ${safe(k.what)}: ${safe(k.why)}`);
+  }
   if (o.plan.kept.length > 0) {
     out.push("", `left alone (${o.plan.kept.length}):`);
     for (const k of o.plan.kept) out.push(`  ${safe(k.what)}: ${safe(k.why)}`);

@@ -33,7 +33,12 @@ export type CleanupAction = z.infer<typeof CleanupAction>;
 export const KeptItem = z.object({ what: z.string(), why: z.string() });
 export type KeptItem = z.infer<typeof KeptItem>;
 
-export const CleanupPlan = z.object({ actions: z.array(CleanupAction), kept: z.array(KeptItem) });
+export const CleanupPlan = z.object({
+  actions: z.array(CleanupAction),
+  kept: z.array(KeptItem),
+  /** Parts of the node that could not be read: what they hold is unknown, so "nothing to remove" is never said. */
+  unread: z.array(KeptItem),
+});
 export type CleanupPlan = z.infer<typeof CleanupPlan>;
 
 export const ActionResult = z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ProbeError, ProbeErrorKind } from "./probe-error.js";
 
 // Who put a KUBE-* chain there. kubelet keeps its chains after a clean migration; they are never leftovers.
 export const ChainOwner = z.enum([
@@ -10,12 +11,15 @@ export const ChainOwner = z.enum([
 ]);
 export type ChainOwner = z.infer<typeof ChainOwner>;
 
-export const IptablesBackendFacts = z.object({
+const BackendId = {
   backend: z.enum(["legacy", "nft"]),
   family: z.enum(["ipv4", "ipv6"]),
-  /** The tool ran and the kernel answered; false with `error` when it could not. */
-  available: z.boolean(),
-  error: z.string().optional(),
+};
+
+/** A backend whose rules were read in full. */
+export const IptablesBackendRead = z.object({
+  ...BackendId,
+  read: z.literal(true),
   totalRules: z.number().int(),
   /** KUBE-* chains listed one by one, except the per-Service families counted in `patternCounts`. */
   kubeChains: z.array(
@@ -42,6 +46,29 @@ export const IptablesBackendFacts = z.object({
   /** Non-KUBE user chains that look like a host firewall (ufw-*, f2b-*, ...): name -> rules. */
   firewallChains: z.record(z.string(), z.number().int()),
 });
+
+/**
+ * A backend whose rules could not be read (tool missing or failing, output not understood): its rules
+ * are unknown, never "none". It carries no lists or counts, so no reader can take it for an empty one.
+ */
+export const IptablesBackendUnread = z.object({ ...BackendId, read: z.literal(false), why: ProbeError });
+
+// Agents before #13.1 sent `available` (false with an `error` string and empty lists): read as unread.
+function fromOlderAgent(v: unknown): unknown {
+  if (typeof v !== "object" || v === null || "read" in v || !("available" in v)) return v;
+  const o = v as Record<string, unknown>;
+  if (o.available === true) return { ...o, read: true };
+  const text = typeof o.error === "string" ? o.error : "not read (older agent)";
+  const kind = ProbeErrorKind.safeParse(text.split(":")[0]);
+  return { ...o, read: false, why: { kind: kind.success ? kind.data : "garbage", message: text } };
+}
+
+export const IptablesBackendFacts = z.preprocess(
+  fromOlderAgent,
+  z.discriminatedUnion("read", [IptablesBackendRead, IptablesBackendUnread]),
+);
+export type IptablesBackendRead = z.infer<typeof IptablesBackendRead>;
+export type IptablesBackendUnread = z.infer<typeof IptablesBackendUnread>;
 export type IptablesBackendFacts = z.infer<typeof IptablesBackendFacts>;
 
 export const IptablesFacts = z.object({ backends: z.array(IptablesBackendFacts) });

@@ -156,12 +156,12 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
     proxyscope_black_holed_addresses: maybe(summary.blackHoledAddresses),
     proxyscope_kube_proxy_ipsets: v.kubeProxyIpsets ? one(v.kubeProxyIpsets.length) : null,
     proxyscope_kube_proxy_iptables_chains: v.kubeProxyChains
-      ? v.kubeProxyChains
-          .filter((b) => b.available)
-          .map((b) => ({
-            labels: { backend: b.backend, family: b.family },
-            value: b.chains.length + b.perService,
-          }))
+      ? v.kubeProxyChains.flatMap((b) =>
+          // Unread: no sample rather than a 0, and proxyscope_probe_success says why.
+          b.read
+            ? [{ labels: { backend: b.backend, family: b.family }, value: b.chains.length + b.perService }]
+            : [],
+        )
       : null,
     proxyscope_nftables_kube_proxy_table_present: f.nftables
       ? (["ip", "ip6"] as const).map((family) => ({

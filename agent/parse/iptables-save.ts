@@ -1,4 +1,4 @@
-import type { IptablesBackendFacts } from "../facts/netfilter.js";
+import type { IptablesBackendRead } from "../facts/netfilter.js";
 import {
   FIREWALL_CHAIN_PATTERNS,
   KUBE_PROXY_JUMP_COMMENTS,
@@ -9,8 +9,8 @@ import {
 import { IptablesSaveReader, type SaveRule } from "./iptables-save-lines.js";
 import { parsed, unparsable, type Parsed } from "./result.js";
 
-type Backend = IptablesBackendFacts["backend"];
-type Family = IptablesBackendFacts["family"];
+type Backend = IptablesBackendRead["backend"];
+type Family = IptablesBackendRead["family"];
 
 // Bounded so a node full of foreign rules cannot grow the report without limit.
 const MAX_LISTED = 200;
@@ -31,8 +31,8 @@ export class IptablesSaveParser {
   private readonly firewallRules = new Map<string, number>();
   private readonly patternCounts: Record<string, number> = {};
   private readonly policies: Record<string, string> = {};
-  private readonly foreignJumps: IptablesBackendFacts["foreignJumps"] = [];
-  private readonly nodePortAccepts: IptablesBackendFacts["nodePortAccepts"] = [];
+  private readonly foreignJumps: IptablesBackendRead["foreignJumps"] = [];
+  private readonly nodePortAccepts: IptablesBackendRead["nodePortAccepts"] = [];
 
   constructor(
     private readonly backend: Backend,
@@ -81,10 +81,10 @@ export class IptablesSaveParser {
   }
 
   /** The facts, or why the text was not iptables-save output (including output cut short). */
-  finish(): Parsed<IptablesBackendFacts> {
+  finish(): Parsed<IptablesBackendRead> {
     const error = this.reader.finish();
     if (error !== null) return unparsable(error);
-    const kubeChains: IptablesBackendFacts["kubeChains"] = [];
+    const kubeChains: IptablesBackendRead["kubeChains"] = [];
     for (const [key, rules] of this.kubeChainRules) {
       const [table, name] = key.split("\u0000") as [string, string];
       kubeChains.push({ table, name, rules, owner: chainOwner(table, name) });
@@ -92,7 +92,7 @@ export class IptablesSaveParser {
     return parsed({
       backend: this.backend,
       family: this.family,
-      available: true,
+      read: true,
       totalRules: this.totalRules,
       kubeChains,
       patternCounts: { ...this.patternCounts },
@@ -109,7 +109,7 @@ export function parseIptablesSave(
   text: string,
   backend: Backend,
   family: Family,
-): Parsed<IptablesBackendFacts> {
+): Parsed<IptablesBackendRead> {
   const p = new IptablesSaveParser(backend, family);
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();

@@ -1,5 +1,6 @@
 import type { IptablesBackendFacts } from "../facts/netfilter.js";
-import type { ProbeErrorKind } from "../facts/probe-error.js";
+import type { ProbeError } from "../facts/probe-error.js";
+import { readTextFile } from "../io/files.js";
 import type { ToolName } from "../io/tools.js";
 import { IptablesSaveParser } from "../parse/iptables-save.js";
 import { defineProbe, type ProbeContext } from "./types.js";
@@ -19,25 +20,26 @@ const BACKENDS: readonly {
   { tool: "ip6tables-nft-save", backend: "nft", family: "ipv6" },
 ];
 
-function unavailable(b: (typeof BACKENDS)[number], error: string): IptablesBackendFacts {
-  return {
-    backend: b.backend,
-    family: b.family,
-    available: false,
-    error,
-    totalRules: 0,
-    kubeChains: [],
-    patternCounts: {},
-    foreignJumps: [],
-    policies: {},
-    nodePortAccepts: [],
-    firewallChains: {},
-  };
+const LEGACY_NAMES: Record<IptablesBackendFacts["family"], string> = {
+  ipv4: "net/ip_tables_names",
+  ipv6: "net/ip6_tables_names",
+};
+
+type Backend = (typeof BACKENDS)[number];
+
+function unread(b: Backend, why: ProbeError): IptablesBackendFacts {
+  return { backend: b.backend, family: b.family, read: false, why };
 }
 
-type Read = { facts: IptablesBackendFacts; kind?: ProbeErrorKind };
+/** No legacy table of this family exists when the kernel has no ip(6)_tables to list them. */
+async function legacyAbsent(ctx: ProbeContext, b: Backend): Promise<boolean> {
+  if (b.backend !== "legacy") return false;
+  const r = await readTextFile(`${ctx.procRoot}/${LEGACY_NAMES[b.family]}`, 4096);
+  return !r.ok && r.missing;
+}
 
-async function readBackend(ctx: ProbeContext, b: (typeof BACKENDS)[number]): Promise<Read> {
+async function readBackend(ctx: ProbeContext, b: Backend): Promise<IptablesBackendFacts> {
+  const command = `${b.tool} -c`;
   const parser = new IptablesSaveParser(b.backend, b.family);
   const r = await ctx.tools.streamLines(
     b.tool,
@@ -45,43 +47,51 @@ async function readBackend(ctx: ProbeContext, b: (typeof BACKENDS)[number]): Pro
     { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES },
     (l) => parser.feed(l),
   );
-  if (!r.ok) return { facts: unavailable(b, `${r.error.kind}: ${r.error.message}`), kind: r.error.kind };
+  if (!r.ok) {
+    // ip6tables-legacy-save exits 1 on a kernel without ip6_tables: that backend is empty, and /proc says so.
+    if (r.error.kind === "exit-status" && (await legacyAbsent(ctx, b))) {
+      const empty = new IptablesSaveParser(b.backend, b.family).finish();
+      if (empty.ok) return empty.value;
+    }
+    return unread(b, { ...r.error, command });
+  }
   const p = parser.finish();
-  if (!p.ok) return { facts: unavailable(b, `garbage: ${b.tool} -c: ${p.error}`), kind: "garbage" };
-  return { facts: p.value };
+  if (!p.ok) return unread(b, { kind: "garbage", message: `${command}: ${p.error}`, command });
+  return p.value;
 }
 
 // All four *-save tools: a node can carry state in both backends at once (a kubelet or CNI on
 // legacy next to kube-proxy on nft), and the leftovers of one mode may sit in the other backend.
 export const iptablesProbe = defineProbe("iptables", {
   async run(ctx) {
-    const reads: Read[] = [];
-    for (const b of BACKENDS) reads.push(await readBackend(ctx, b));
-    const backends = reads.map((r) => r.facts);
-    // A backend the kernel or image lacks is a fact; one we were refused, that hung or that flooded
-    // past its cap is not: a partial view could hide kube-proxy's chains, so the probe fails and says which.
-    const untrusted = reads.find(
-      (r) => r.kind === "not-permitted" || r.kind === "timeout" || r.kind === "output-cap",
+    const backends: IptablesBackendFacts[] = [];
+    for (const b of BACKENDS) backends.push(await readBackend(ctx, b));
+    const unreadOnes = backends.filter((b) => !b.read);
+    const commands = BACKENDS.map((b) => `${b.tool} -c`).join(", ");
+    // A backend we were refused, that hung or that flooded past its cap fails the probe outright. Any
+    // other unread backend stays in the facts as unread (the report marks the probe incomplete).
+    const untrusted = unreadOnes.find(
+      (b) => b.why.kind === "not-permitted" || b.why.kind === "timeout" || b.why.kind === "output-cap",
     );
-    if (untrusted?.kind !== undefined) {
+    if (untrusted !== undefined) {
       return {
         ok: false,
         error: {
-          kind: untrusted.kind,
-          message: `${untrusted.facts.backend} ${untrusted.facts.family} could not be read, so the view of iptables would be partial: ${untrusted.facts.error}`,
-          command: BACKENDS.map((b) => `${b.tool} -c`).join(", "),
+          kind: untrusted.why.kind,
+          message: `${untrusted.backend} ${untrusted.family} could not be read, so the view of iptables would be partial: ${untrusted.why.message}`,
+          command: commands,
         },
       };
     }
-    if (backends.every((b) => !b.available)) {
-      const kinds = new Set(reads.map((r) => r.kind));
+    if (unreadOnes.length === backends.length) {
+      const kinds = new Set(unreadOnes.map((b) => b.why.kind));
       const [only] = kinds;
       return {
         ok: false,
         error: {
           kind: kinds.size === 1 && only !== undefined ? only : "exec-failed",
-          message: `no iptables backend could be read: ${backends.map((b) => b.error).join("; ")}`,
-          command: BACKENDS.map((b) => `${b.tool} -c`).join(", "),
+          message: `no iptables backend could be read: ${unreadOnes.map((b) => `${b.why.kind}: ${b.why.message}`).join("; ")}`,
+          command: commands,
         },
       };
     }

@@ -117,21 +117,22 @@ function chains(r: NodeReport, v: NodeView): VerifyCheck {
   const unread: string[] = [];
   // The view lists kube-proxy's chains per backend, in the facts' order; per-Service ones by family.
   r.facts.iptables.backends.forEach((b, i) => {
-    if (!b.available) unread.push(`${b.backend} ${b.family}`);
-    for (const c of v.kubeProxyChains?.[i]?.chains ?? [])
-      left.push(`${b.backend} ${b.family} ${c.table}/${c.name}`);
+    const mine = v.kubeProxyChains?.[i];
+    if (!b.read || mine === undefined || !mine.read) {
+      unread.push(`${b.backend} ${b.family}${b.read ? "" : ` (${b.why.kind}: ${b.why.message})`}`);
+      return;
+    }
+    for (const c of mine.chains) left.push(`${b.backend} ${b.family} ${c.table}/${c.name}`);
     for (const [p, n] of Object.entries(b.patternCounts))
       if (n > 0) left.push(`${b.backend} ${b.family} ${n}× ${p}`);
   });
   if (left.length > 0)
     return check("kube-proxy-iptables-chains", name, "fail", `${left.length} left: ${some(left)}`);
+  // A backend not read may hold any of kube-proxy's chains (KUBE-IPVS-FILTER still rejecting): not ok.
+  if (unread.length > 0)
+    return check("kube-proxy-iptables-chains", name, "fail", `not read: ${some(unread)}`);
   // kubelet's KUBE-FIREWALL, KUBE-KUBELET-CANARY and KUBE-IPTABLES-HINT are not leftovers.
-  return check(
-    "kube-proxy-iptables-chains",
-    name,
-    "ok",
-    unread.length > 0 ? `not readable here: ${unread.join(", ")}` : null,
-  );
+  return check("kube-proxy-iptables-chains", name, "ok", null);
 }
 
 function nftTable(r: NodeReport): VerifyCheck {
@@ -216,6 +217,15 @@ function connect(c: ConnectInput): VerifyCheck {
   }
 }
 
+// A node is accepted only on a full reading: a part not read may hold what every other check looks for.
+function scanComplete(r: NodeReport): VerifyCheck {
+  const name = "every part of the node read";
+  const failed = r.probes.filter((p) => !p.ok);
+  if (failed.length === 0) return check("scan-complete", name, "ok", null);
+  const why = failed.map((p) => `${p.name} (${p.error?.kind ?? "failed"}: ${p.error?.message ?? ""})`);
+  return check("scan-complete", name, "fail", `not read: ${some(why, 3)}`);
+}
+
 /** The node-level acceptance check after a switch, in the guide's order. Pure. */
 export function verifyChecks(v: VerifyInput): VerifyCheck[] {
   const r = v.report;
@@ -230,5 +240,6 @@ export function verifyChecks(v: VerifyInput): VerifyCheck[] {
     syncFailures(r, view, v.second, v.syncWindowS),
     lastSync(r, v.second, v.staleAfterS ?? DEFAULT_RULE_OPTIONS.staleAfterS),
     connect(v.connect),
+    scanComplete(r),
   ];
 }

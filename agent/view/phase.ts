@@ -30,6 +30,8 @@ export function modeEvidence(f: NodeFacts): PhaseDecision["mixed"] {
   const kubeSets = kubeProxyIpsets(f) ?? [];
   if (kubeSets.length > 0) out.push({ mode: "ipvs", evidence: `${kubeSets.length} KUBE-* ipsets` });
   for (const b of f.iptables?.backends ?? []) {
+    // An unread backend is evidence of nothing; the report marks the iptables probe incomplete.
+    if (!b.read) continue;
     const ipvsChains = b.kubeChains.filter((c) => c.owner === "kube-proxy-ipvs");
     if (ipvsChains.length > 0) {
       out.push({

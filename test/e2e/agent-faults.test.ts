@@ -148,20 +148,13 @@ t.test("iptables-nft-save: Operation not permitted", { skip }, async (t) => {
   const s = await scanWith(t, {
     tools: { "iptables-nft-save": "echo 'iptables-nft-save: Operation not permitted' >&2; exit 1" },
   });
-  const p = s.report.probes.find((x) => x.name === "iptables");
-  // The iptables probe reads four backends; one refused backend is reported inside its facts or as a failure.
-  if (p?.ok) {
-    const b = s.report.facts.iptables?.backends.find((x) => x.backend === "nft" && x.family === "ipv4");
-    t.equal(b?.available, false, "the nft ipv4 backend is reported unavailable");
-    t.match(b?.error ?? "", /not permitted/i);
-    t.equal(
-      sample(s.metrics, 'proxyscope_kube_proxy_iptables_chains{backend="nft",family="ipv4"}'),
-      undefined,
-    );
-    expectFailed(t, s, {});
-  } else {
-    expectFailed(t, s, { iptables: "not-permitted" });
-  }
+  // Stricter since #13.1: one refused backend fails the probe (success 0) whatever the other three say;
+  // it used to be allowed to pass as ok with the backend marked inside its facts.
+  expectFailed(t, s, { iptables: "not-permitted" });
+  t.match(s.report.probes.find((x) => x.name === "iptables")?.error?.message ?? "", /not permitted/i);
+  const b = s.report.facts.iptables?.backends.find((x) => x.backend === "nft" && x.family === "ipv4");
+  if (b !== undefined) t.equal(b.read, false, "the nft ipv4 backend is unread, never empty");
+  t.equal(sample(s.metrics, 'proxyscope_kube_proxy_iptables_chains{backend="nft",family="ipv4"}'), undefined);
 });
 
 t.test(

@@ -86,11 +86,11 @@ export function vs(
 type Backend = NonNullable<NodeFacts["iptables"]>["backends"][number];
 
 /** One iptables backend's facts, readable and empty but for what a test sets. */
-export function iptablesBackend(over: Partial<Backend> = {}): Backend {
+export function iptablesBackend(over: Partial<Extract<Backend, { read: true }>> = {}): Backend {
   return {
     backend: "nft",
     family: "ipv4",
-    available: true,
+    read: true,
     totalRules: 0,
     kubeChains: [],
     patternCounts: {},

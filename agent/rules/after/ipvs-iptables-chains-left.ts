@@ -6,7 +6,8 @@ export const ipvsChainsLeft = rule({
   needs: ["iptables"],
   evaluate({ view: { phase, kubeProxyChains } }, opts) {
     if (phase !== "nftables" && phase !== "none") return [];
-    const backends = kubeProxyChains ?? [];
+    // Unread backends hold unknown chains: they count for nothing here, and scan-incomplete says so.
+    const backends = (kubeProxyChains ?? []).filter((b) => b.read);
     const left = backends.flatMap((b) =>
       b.chains.map((c) => `${b.family} ${b.backend} ${c.table}/${c.name} (${c.rules} rules, ${c.owner})`),
     );

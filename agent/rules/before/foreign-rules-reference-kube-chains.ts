@@ -6,7 +6,11 @@ export const foreignChainReferences = rule({
   needs: ["iptables"],
   evaluate({ facts }, opts) {
     const jumps = (facts.iptables?.backends ?? []).flatMap((b) =>
-      b.foreignJumps.map((j) => `${b.family} ${b.backend} ${j.table}/${j.chain} -> ${j.target}: ${j.rule}`),
+      !b.read
+        ? []
+        : b.foreignJumps.map(
+            (j) => `${b.family} ${b.backend} ${j.table}/${j.chain} -> ${j.target}: ${j.rule}`,
+          ),
     );
     if (jumps.length === 0) return [];
     return [

@@ -17,6 +17,7 @@ export const hostFirewall = rule({
       signs.push(`nft table ${t.family} ${t.name} (${t.kind}; ${t.hooks.join(", ")})`);
     const accepts: string[] = [];
     for (const b of facts.iptables?.backends ?? []) {
+      if (!b.read) continue;
       for (const [chain, policy] of Object.entries(b.policies)) {
         if ((chain === "filter/INPUT" || chain === "filter/FORWARD") && policy === "DROP") {
           signs.push(`${b.family} ${b.backend} ${chain} policy DROP`);

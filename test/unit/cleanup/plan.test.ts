@@ -255,12 +255,12 @@ t.test(
     });
     t.same(unsure.actions, [], "without kube-ipvs0's addresses nothing in IPVS is anyone's to delete");
     // Stricter than before (issue #13): the virtual servers were left out of the plan altogether;
-    // now each is kept and named.
+    // now each is named, among what could not be read (#13.1), so the plan never says "nothing to remove".
     t.same(
-      unsure.kept.map((k) => k.what),
+      unsure.unread.map((k) => k.what),
       ["IPVS TCP 10.96.0.1:443", "IPVS UDP 10.96.0.10:53", "IPVS TCP 192.168.77.2:30080", "kube-ipvs0"],
     );
-    t.match(unsure.kept[0], { why: /^cannot tell whose it is: kube-ipvs0 / });
+    t.match(unsure.unread[0], { why: /^cannot tell whose it is: kube-ipvs0 / });
 
     const cut = planCleanup(
       report(
@@ -280,7 +280,7 @@ t.test(
       cut.actions.some((a) => a.command.startsWith("ipvsadm")),
       "a cut list never leads to --clear",
     );
-    t.match(cut.kept[0]?.why, /lists only part of them/);
+    t.match(cut.unread[0]?.why, /lists only part of them/);
   },
 );
 
@@ -310,7 +310,8 @@ t.test("strictARP only on request; a backend that could not be read is left alon
       ],
     ],
   );
-  t.same(on.kept, [
+  // #13.1: named among what could not be read, not among what was read and kept.
+  t.same(on.unread, [
     { what: "iptables nft ipv6", why: "rules not read, nothing touched: ip6tables-nft-save: exited 1" },
   ]);
 });
@@ -400,7 +401,7 @@ t.test(
       "no deletion of what only the unread addresses could attribute",
     );
     t.match(
-      p.kept.find((k) => k.what === "IPVS TCP 192.168.77.2:30080"),
+      p.unread.find((k) => k.what === "IPVS TCP 192.168.77.2:30080"),
       { why: /^cannot tell whose it is: addresses / },
     );
   },

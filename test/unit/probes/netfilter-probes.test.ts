@@ -49,16 +49,61 @@ t.test("iptables: a missing legacy backend is recorded per backend, the rest sti
   const r = await iptablesProbe.run(ctx(dir));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   const [legacy4, legacy6, nft4, nft6] = r.facts.backends;
-  t.equal(legacy4?.available, false);
-  t.match(legacy4?.error, /^missing-tool: iptables-legacy-save not found/);
-  t.equal(legacy6?.available, false);
-  t.match(
-    legacy6?.error,
-    /^exit-status: ip6tables-legacy-save exited 1: ip6tables-legacy-save: cannot initialize/,
-  );
-  t.equal(nft4?.totalRules, 79);
-  t.equal(nft6?.available, true);
+  // Unread (#13.1): why, and no lists or counts a reader could take for "none".
+  t.match(legacy4, {
+    backend: "legacy",
+    family: "ipv4",
+    read: false,
+    why: {
+      kind: "missing-tool",
+      message: /iptables-legacy-save not found/,
+      command: "iptables-legacy-save -c",
+    },
+  });
+  t.notOk(legacy4 !== undefined && "totalRules" in legacy4, "an unread backend carries no count");
+  t.equal(legacy6?.read, false);
+  t.match(legacy6?.read === false && legacy6.why, {
+    kind: "exit-status",
+    message: /ip6tables-legacy-save exited 1: ip6tables-legacy-save: cannot initialize/,
+  });
+  t.equal(nft4?.read && nft4.totalRules, 79);
+  t.equal(nft6?.read, true);
   t.ok(iptablesProbe.schema.safeParse(r.facts).success);
+});
+
+t.test("iptables: a legacy tool failing where the kernel has no legacy tables reads as empty", async (t) => {
+  const dir = toolDir({
+    "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
+    "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },
+    "iptables-legacy-save": { text: "", code: 1, stderr: "iptables-legacy-save: cannot open" },
+    "ip6tables-legacy-save": { text: "", code: 1, stderr: "ip6tables-legacy-save: cannot open" },
+  });
+  const noLegacy = mkdtempSync(join(tmpdir(), "proxyscope-proc-")); // no net/ip{,6}_tables_names
+  const r = await iptablesProbe.run({ ...ctx(dir), procRoot: noLegacy });
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.same(
+    r.facts.backends.map((b) => [b.backend, b.family, b.read, b.read && b.totalRules]),
+    [
+      ["legacy", "ipv4", true, 0],
+      ["legacy", "ipv6", true, 0],
+      ["nft", "ipv4", true, 79],
+      ["nft", "ipv6", true, r.facts.backends[3]?.read && r.facts.backends[3].totalRules],
+    ],
+  );
+});
+
+t.test("iptables: garbage from one backend leaves it unread, the others read (#13.1)", async (t) => {
+  const dir = toolDir({
+    "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
+    "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },
+    "iptables-legacy-save": { text: '*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment "a\n' },
+    "ip6tables-legacy-save": { file: "iptables-mode/ip6tables-legacy-save.txt" },
+  });
+  const r = await iptablesProbe.run(ctx(dir));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  const legacy4 = r.facts.backends[0];
+  t.match(legacy4, { read: false, why: { kind: "garbage", message: /ends inside a quoted string/ } });
+  t.equal(r.facts.backends.filter((b) => b.read).length, 3);
 });
 
 t.test(

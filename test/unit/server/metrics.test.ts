@@ -38,9 +38,26 @@ t.test("a moved node with a black hole: every gauge from the report", async (t) 
   t.equal(value(lines, "proxyscope_kube_proxy_ipsets"), "2");
   // KUBE-NODE-PORT and KUBE-SERVICES; kubelet's KUBE-FIREWALL and canary are not counted.
   t.equal(value(lines, 'proxyscope_kube_proxy_iptables_chains{backend="nft",family="ipv4"}'), "2");
+  // The kernel has no legacy tables (the probe asked /proc): read, and 0.
+  t.equal(value(lines, 'proxyscope_kube_proxy_iptables_chains{backend="legacy",family="ipv4"}'), "0");
+  const unread = new AgentMetrics({ version: "0.1.0" });
+  const base = movedWithBlackHole();
+  unread.recordScan(
+    reportOf({
+      ...base,
+      iptables: {
+        backends: [
+          ...(base.iptables?.backends.filter((b) => b.backend === "nft") ?? []),
+          { backend: "legacy", family: "ipv4", read: false, why: { kind: "garbage", message: "line 18" } },
+        ],
+      },
+    }),
+  );
+  const unreadLines = (await unread.exposition()).split("\n");
+  t.equal(value(unreadLines, 'proxyscope_probe_success{probe="iptables"}'), "0", "#13.1: a backend not read");
   t.notOk(
-    lines.some((l) => l.includes('backend="legacy"')),
-    "a backend the kernel did not answer for is absent, not 0",
+    unreadLines.some((l) => l.includes('backend="legacy"')),
+    "a backend not read is absent, not 0",
   );
   t.equal(value(lines, 'proxyscope_nftables_kube_proxy_table_present{family="ip"}'), "1");
   t.equal(value(lines, 'proxyscope_nftables_kube_proxy_table_present{family="ip6"}'), "0");
@@ -224,7 +241,7 @@ t.test("labels stay bounded on a node with 10,000 Services", async (t) => {
             {
               backend: "nft",
               family: "ipv4",
-              available: true,
+              read: true,
               totalRules: 200_000,
               kubeChains: [{ table: "nat", name: "KUBE-SERVICES", rules: 10_000, owner: "kube-proxy" }],
               patternCounts: { "KUBE-SVC-*": 10_000, "KUBE-SEP-*": 100_000 },
