@@ -32,6 +32,8 @@ export class AgentMetrics {
   private readonly nodeMetrics: Record<NodeMetricName, Gauge | Counter>;
   private readonly scans: Counter;
   private readonly overruns: Counter;
+  /** The exposition, rendered when something changed (a scan, an overrun), never per scrape. */
+  private body: Promise<string>;
 
   constructor(opts: AgentMetricsOptions) {
     const buildInfo = new Gauge({
@@ -64,6 +66,12 @@ export class AgentMetrics {
       // the per-type nodejs_active_* gauges carry the same numbers.
       for (const name of TOTAL_NAMED_GAUGES) this.registry.removeSingleMetric(name);
     }
+    this.body = this.render();
+  }
+
+  // Gauges without a collect() are read synchronously when render starts, so a body is one scan's.
+  private render(): Promise<string> {
+    return this.registry.metrics();
   }
 
   recordScan(report: NodeReport): void {
@@ -85,6 +93,7 @@ export class AgentMetrics {
       if (this.registry.getSingleMetric(name) === undefined) this.registry.registerMetric(m);
     }
     this.scans.inc();
+    this.body = this.render();
   }
 
   /** Every metric this agent can export (node metrics included before their first reading), for docs/metrics.md. */
@@ -107,13 +116,15 @@ export class AgentMetrics {
 
   recordOverrun(): void {
     this.overruns.inc();
+    this.body = this.render();
   }
 
   contentType(): string {
     return this.registry.contentType;
   }
 
+  /** The body of the last render (process_* as of the last scan or overrun). */
   exposition(): Promise<string> {
-    return this.registry.metrics();
+    return this.body;
   }
 }

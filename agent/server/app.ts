@@ -6,7 +6,7 @@ import { httpsOptions, registerAccess, type AccessOptions } from "./access.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
 import type { AgentState, ScanRecord } from "./state.js";
-import { reportSummary } from "./summary.js";
+import { RateBudget } from "./rate-budget.js";
 
 export interface AppOptions {
   logger?: FastifyBaseLogger;
@@ -18,10 +18,17 @@ export interface AppOptions {
   access?: AccessOptions;
   /** Connection cap and deadlines; default: from this process's file descriptor limit. */
   limits?: ConnectionLimits;
+  /** IPVS lookups allowed per window, for the whole agent (default 10 per 10 s). */
+  ipvsLookupBudget?: { calls: number; windowMs: number };
+  /** The clock of that budget (tests). */
+  now?: () => number;
 }
 
 // Big IPVS tables make each lookup a full read of /proc/net/ip_vs; more at once only slows the node.
 const MAX_LOOKUPS_IN_FLIGHT = 2;
+// A lookup costs ~320 ms of CPU at 10,000 Services; the concurrency cap alone lets a client loop
+// keep two cores busy. 10 per 10 s bounds it to about a third of one core.
+const DEFAULT_LOOKUP_BUDGET = { calls: 10, windowMs: 10_000 };
 
 /** The agent's HTTP API. Every answer is JSON or the Prometheus text format, never a stack trace or echoed input. */
 export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
@@ -34,6 +41,8 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   if (opts.access) registerAccess(app, opts.access);
   const schemaJson = JSON.stringify(nodeReportJsonSchema());
   let lookups = 0;
+  const budgetOpts = opts.ipvsLookupBudget ?? DEFAULT_LOOKUP_BUDGET;
+  const budget = new RateBudget(budgetOpts.calls, budgetOpts.windowMs, opts.now);
 
   const sendReport = (reply: FastifyReply, r: ScanRecord | null, missing: string) => {
     if (r === null) {
@@ -55,7 +64,10 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   app.get("/report/summary", (_req, reply) => {
     const r = state.current;
     if (r === null) return fail(reply, 503, "no scan has completed yet");
-    return reply.header("x-report-age-seconds", state.ageSeconds(r).toFixed(3)).send(reportSummary(r.report));
+    return reply
+      .header("x-report-age-seconds", state.ageSeconds(r).toFixed(3))
+      .type("application/json; charset=utf-8")
+      .send(r.summaryJson);
   });
   app.get("/report/schema", (_req, reply) =>
     reply.type("application/schema+json; charset=utf-8").send(schemaJson),
@@ -66,16 +78,27 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     return reply.send({ status: "ready", reportAgeSeconds: state.ageSeconds(state.current!) });
   });
   app.get("/metrics", async (_req, reply) => {
+    // Rendered once per scan (AgentMetrics); a scrape only sends it.
     const text = await state.metrics.exposition();
     return reply.type(state.metrics.contentType()).send(text);
   });
   app.get("/ipvs/virtual-server", async (req, reply) => {
     const q = VirtualServerQuery.safeParse(req.query);
     if (!q.success) return fail(reply, 400, "invalid query", { problems: describeQueryProblems(q.error) });
+    const waitS = budget.waitS();
+    if (waitS > 0) {
+      reply.header("retry-after", String(waitS));
+      return fail(
+        reply,
+        429,
+        `IPVS lookup budget spent: ${budgetOpts.calls} per ${budgetOpts.windowMs / 1000} s`,
+      );
+    }
     if (lookups >= MAX_LOOKUPS_IN_FLIGHT) {
       reply.header("retry-after", "1");
       return fail(reply, 429, "too many IPVS lookups in flight");
     }
+    budget.spend();
     lookups++;
     try {
       const r = await opts.lookupVirtualServer(q.data);

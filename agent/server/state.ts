@@ -1,10 +1,13 @@
 import type { AgentMetrics } from "../metrics/agent-metrics.js";
 import type { NodeReport } from "../report/schema.js";
+import { reportSummary } from "./summary.js";
 
 export interface ScanRecord {
   report: NodeReport;
   /** Serialised once per scan: a request never pays for it and never triggers a scan. */
   json: string;
+  /** The public summary (/report/summary), serialised once per scan too. */
+  summaryJson: string;
   completedAtMs: number;
 }
 
@@ -20,7 +23,12 @@ export class AgentState {
 
   record(report: NodeReport): ScanRecord {
     this.previous = this.current;
-    this.current = { report, json: JSON.stringify(report), completedAtMs: this.now() };
+    this.current = {
+      report,
+      json: JSON.stringify(report),
+      summaryJson: JSON.stringify(reportSummary(report)),
+      completedAtMs: this.now(),
+    };
     this.metrics.recordScan(report);
     return this.current;
   }
