@@ -46,6 +46,8 @@ flags:
                                       ready|blocked|attention|clean|leftovers|unhealthy|unknown: a node with it
                                       unanswered: a node without a usable report, or a cluster read
                                       (ConfigMap, DaemonSet, Services, /version) the API would not give
+  --target-version 1.40               also say what breaks when the cluster reaches that release (KEP-5495:
+                                      1.37 gated, 1.40 off by default, 1.43 removed, 1.46 gate removed)
   --concurrency N --timeout-ms N      agent calls in flight (1 to 1024, default 32), per-call deadline
                                       (1 to ${MAX_TIMER_MS} ms, default 5000)
   --color auto|always|never

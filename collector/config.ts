@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
+import { parseTargetVersion } from "./checks/target-version.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
 
 export { MAX_TIMER_MS, MAX_TIMER_S };
@@ -43,6 +44,16 @@ export const CollectorConfig = z.object({
     .nullable(),
   servicePort: z.string().nullable(),
   node: z.string().min(1).max(253).nullable(),
+  targetVersion: z
+    .string()
+    .nullable()
+    .transform((s, ctx) => {
+      if (s === null) return null;
+      const v = parseTargetVersion(s);
+      if (v === null)
+        ctx.addIssue({ code: "custom", message: "must be a Kubernetes version like 1.40 or v1.43.0" });
+      return v;
+    }),
   help: z.boolean(),
 });
 export type CollectorConfig = z.infer<typeof CollectorConfig>;
@@ -58,6 +69,7 @@ const OPTIONS = {
   "agents-file": { type: "string" },
   "prometheus-url": { type: "string" },
   "prometheus-node-label": { type: "string", default: "node" },
+  "target-version": { type: "string" },
   output: { type: "string", short: "o", default: "table" },
   "fail-on": { type: "string" },
   concurrency: { type: "string", default: "32" },
@@ -123,6 +135,7 @@ export function loadConfig(argv: string[]): CollectorConfig {
     service: values.service ?? null,
     servicePort: values["service-port"] ?? null,
     node: values.node ?? null,
+    targetVersion: values["target-version"] ?? null,
     help: values.help,
   };
   const parsed = CollectorConfig.safeParse(raw);

@@ -18,6 +18,8 @@ export interface GatherConfig {
   agentPort: number;
   agents: string[];
   agentsFile: string | null;
+  /** `--target-version`: also judge what breaks at that release; absent: not asked. */
+  targetVersion?: import("./checks/target-version.js").TargetVersion | null;
   prometheusUrl: string | null;
   prometheusNodeLabel: string;
   concurrency: number;
@@ -102,6 +104,7 @@ export async function gather(
       cluster,
       observations,
       missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
+      targetVersion: cfg.targetVersion,
     }),
   };
 }

@@ -13,6 +13,7 @@ import { kubeProxyUnread } from "./checks/proxy-config.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
+import { targetVersionFindings, type TargetVersion } from "./checks/target-version.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
 import type { ApiNode, ClusterFacts } from "./report/cluster-facts.js";
 import {
@@ -33,6 +34,8 @@ export interface RollupInput {
   observations: readonly NodeObservation[];
   /** What a node the API lists but no source covered is called: no-agent (agents) or no-data (Prometheus). */
   missingOutcome: "no-agent" | "no-data";
+  /** `--target-version`: judge what breaks when the cluster reaches it. */
+  targetVersion?: TargetVersion | null;
 }
 
 /** Labels that name a rollout pool, most specific first (GKE, EKS, AKS, Karpenter, generic). */
@@ -120,7 +123,16 @@ export function rollup(input: RollupInput): FleetReport {
   const answered = nodes.filter((n) => n.outcome === "ok");
   const cluster = input.cluster;
   const observed = answered.flatMap((n) => (n.phase ? [{ node: n.node, phase: n.phase }] : []));
-  const clusterFindings = cluster ? clusterChecks(cluster, observed) : [];
+  const clusterFindings = [
+    ...(cluster ? clusterChecks(cluster, observed) : []),
+    ...(input.targetVersion
+      ? targetVersionFindings(
+          input.targetVersion,
+          nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
+          cluster,
+        )
+      : []),
+  ];
   const severities = [
     ...clusterFindings.map((f) => f.severity),
     ...nodes.flatMap((n) => n.findings.map((f) => f.severity)),
