@@ -52,6 +52,10 @@ t.test("ci runs .ci/run in a privileged Debian container", async (t) => {
   t.match(test.container.image, /^debian:bookworm/);
   t.match(test.container.options, /--privileged/, "network namespaces and UML need it");
   t.ok(test.steps.some((s) => s.run?.trim() === ".ci/run"));
+  const load = ci.jobs["test-under-load"] as Job & { container: { image: string; options: string } };
+  t.ok(load, "and once more under two CPU hogs");
+  t.match(load.container.options, /--privileged/);
+  t.ok(load.steps.some((s) => s.run?.includes("scripts/test-under-load.sh")));
 });
 
 t.test("release: multi-arch, pushed, signed, SBOM and provenance, least privilege", async (t) => {
