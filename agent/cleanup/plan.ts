@@ -1,7 +1,6 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeReport } from "../report/schema.js";
-import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../view/options.js";
-import { classifyVirtualServers } from "../view/virtual-servers.js";
+import { ipvsOwner, type IpvsEvidence } from "./ipvs-owner.js";
 import type { IptablesRuleSet } from "./iptables-rules.js";
 import { planIptables } from "./plan-iptables.js";
 import type { CleanupAction, CleanupPlan, KeptItem } from "./schema.js";
@@ -17,7 +16,8 @@ export type RuleSetRead = IptablesRuleSet | RuleSetUnreadable;
 export interface PlanOptions {
   /** Reset the strictARP sysctls too (they are harmless; only on request). */
   strictArp: boolean;
-  ruleOptions?: RuleOptions;
+  /** Forwarding and kube-proxy's ipset members, read for cleanup; absent: every virtual server unknown. */
+  ipvsEvidence?: IpvsEvidence;
 }
 
 // kube-proxy's ipvs mode sets exactly these (pkg/proxy/ipvs/proxier.go, strictARP).
@@ -45,7 +45,7 @@ function exec(
 
 type IpvsPlan = { actions: CleanupAction[]; kept: KeptItem[]; unread: KeptItem[] };
 
-function planIpvs(report: NodeReport, opts: RuleOptions): IpvsPlan {
+function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsPlan {
   const f = report.facts;
   if (f.ipvs === null)
     return { actions: [], kept: [], unread: [{ what: "IPVS", why: probeWhy(report, "ipvs") }] };
@@ -60,40 +60,40 @@ function planIpvs(report: NodeReport, opts: RuleOptions): IpvsPlan {
       ],
     };
   }
-  // Ownership needs both reads: without them every virtual server is kept, named, never left out.
-  if (f.kubeIpvs0 === null || f.addresses === null) {
-    const unread = f.kubeIpvs0 === null ? "kube-ipvs0" : "addresses";
-    return {
-      actions: [],
-      kept: [],
-      unread: f.ipvs.virtualServers.map((v) => ({
-        what: `IPVS ${vsName(v)}`,
-        why: `cannot tell whose it is: ${unread} ${probeWhy(report, unread)}`,
-      })),
-    };
+  const kubeIpvs0 = f.kubeIpvs0 === null ? null : new Set(f.kubeIpvs0.addresses.map((a) => a.address));
+  const local =
+    f.addresses === null
+      ? null
+      : new Set(
+          f.addresses.interfaces
+            .filter((i) => i.name !== "kube-ipvs0")
+            .flatMap((i) => i.addresses.map((a) => a.address)),
+        );
+  const ev: IpvsEvidence = evidence ?? {
+    read: false,
+    why: "the IPVS table and kube-proxy's ipsets were not read for cleanup",
+  };
+  const mine: VirtualServer[] = [];
+  const kept: KeptItem[] = [];
+  const unread: KeptItem[] = [];
+  for (const v of f.ipvs.virtualServers) {
+    const o = ipvsOwner(v, ev, kubeIpvs0, local);
+    if (o.owner === "kube-proxy") mine.push(v);
+    else (o.owner === "foreign" ? kept : unread).push({ what: `IPVS ${vsName(v)}`, why: o.why });
   }
-  const c = classifyVirtualServers(f, opts);
-  const mine = [...c.services, ...c.nodePorts];
-  const kept = c.foreign.map((v) => ({
-    what: `IPVS ${vsName(v)}`,
-    why:
-      f.kubeIpvs0 === null || f.addresses === null
-        ? "cannot tell whose it is: kube-ipvs0 or the node's addresses were not read"
-        : "not a Service IP on kube-ipvs0 nor a NodePort on a node address: someone else's (keepalived, kube-vip)",
-  }));
-  if (mine.length === 0) return { actions: [], kept, unread: [] };
-  // --clear would take the foreign virtual servers with it; only when there are none.
-  if (c.foreign.length === 0)
+  if (mine.length === 0) return { actions: [], kept, unread };
+  // --clear would take any other virtual server with it: only when every one is kube-proxy's.
+  if (kept.length === 0 && unread.length === 0)
     return {
       actions: [exec("ipvs-clear", `${mine.length} virtual servers`, "ipvsadm", ["--clear"])],
       kept,
-      unread: [],
+      unread,
     };
   const actions = mine.map((v) => {
     const addr = v.family === "inet6" ? `[${v.address}]:${v.port}` : `${v.address}:${v.port}`;
     return exec("ipvs-delete-service", vsName(v), "ipvsadm", ["-D", PROTO_FLAG[v.protocol] as string, addr]);
   });
-  return { actions, kept, unread: [] };
+  return { actions, kept, unread };
 }
 
 function probeWhy(report: NodeReport, probe: string): string {
@@ -112,7 +112,6 @@ export function planCleanup(
   opts: PlanOptions,
 ): CleanupPlan {
   const f = report.facts;
-  const ruleOpts = opts.ruleOptions ?? DEFAULT_RULE_OPTIONS;
   const kept: KeptItem[] = [];
   const unread: KeptItem[] = [];
   const readable = ruleSets.filter((r): r is IptablesRuleSet => !("error" in r));
@@ -140,7 +139,7 @@ export function planCleanup(
     else sets.push(exec("ipset-destroy", s.name, "ipset", ["destroy", s.name]));
   }
 
-  const ipvs = planIpvs(report, ruleOpts);
+  const ipvs = planIpvs(report, opts.ipvsEvidence);
   kept.push(...ipvs.kept);
   unread.push(...ipvs.unread);
 

@@ -6,6 +6,7 @@ import { executePlan } from "./execute.js";
 import { applyAllowed } from "./interlock.js";
 import { kubeProxyVerified } from "./listener-owner.js";
 import { planCleanup } from "./plan.js";
+import { readIpvsEvidence } from "./read-ipvs-evidence.js";
 import { readRuleSets } from "./read-rules.js";
 import type { CleanupOutcome, ScanSummary } from "./schema.js";
 
@@ -39,7 +40,8 @@ export async function runCleanup(
   // Plan from uncut facts: a report bounded for the wire lists only 200 virtual servers.
   const full: NodeReport = { ...report, facts: factsFrom(runs), truncated: {} };
   const ruleSets = await readRuleSets(full, input.tools, input.callTimeoutMs);
-  const plan = planCleanup(full, ruleSets, { strictArp: opts.strictArp });
+  const ipvsEvidence = await readIpvsEvidence(full, input.procRoot, input.tools, input.callTimeoutMs);
+  const plan = planCleanup(full, ruleSets, { strictArp: opts.strictArp, ipvsEvidence });
   const base = {
     schemaVersion: "1" as const,
     node: input.node,

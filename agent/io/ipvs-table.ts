@@ -1,5 +1,5 @@
 import type { ProbeError } from "../facts/probe-error.js";
-import { IpvsProcParser, type IpvsProcTable, type VirtualServerKey } from "../parse/ipvs-proc.js";
+import { IpvsProcParser, type IpvsProcOptions, type IpvsProcTable } from "../parse/ipvs-proc.js";
 import { readLines } from "./files.js";
 
 // /proc/net/ip_vs is 7 MB at 10,000 Services with 10 endpoints each; this only bounds a runaway file.
@@ -18,10 +18,7 @@ export type IpvsTableRead =
  * skips services (the seq_file restarts every page and counts the other namespace's entries).
  * kube-proxy's table lives in the host namespace and is normally the only one.
  */
-export async function readIpvsTable(
-  procRoot: string,
-  opts: { keepRealServersOf?: VirtualServerKey } = {},
-): Promise<IpvsTableRead> {
+export async function readIpvsTable(procRoot: string, opts: IpvsProcOptions = {}): Promise<IpvsTableRead> {
   const path = `${procRoot}/net/ip_vs`;
   const parser = new IpvsProcParser(opts);
   const r = await readLines(path, (line) => parser.push(line), MAX_BYTES);

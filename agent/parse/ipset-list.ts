@@ -95,3 +95,35 @@ export function parseIpsetNames(text: string): Parsed<string[]> {
   if (bad !== undefined) return unparsable(`not an ipset name: ${excerpt(bad)}`);
   return parsed(names);
 }
+
+/**
+ * The members of each set in a full `ipset list` (no -terse), by set name, as ipset prints them
+ * ("10.96.0.1,tcp:443", "30080"). Bounded by what the caller caps the output at.
+ */
+export function parseIpsetMembers(text: string): Parsed<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  let name: string | null = null;
+  let members: Set<string> | null = null;
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (line === "") {
+      members = null;
+      continue;
+    }
+    if (members !== null) {
+      members.add(line.split(" ")[0]!);
+      continue;
+    }
+    if (line.startsWith("Name: ")) {
+      name = line.slice(6);
+      out.set(name, new Set());
+    } else if (line === "Members:") {
+      if (name === null) return unparsable(`ipset list line ${i + 1}: Members: before any Name:`);
+      members = out.get(name)!;
+    } else if (!/^[A-Za-z][A-Za-z ]*: ?/.test(line)) {
+      return unparsable(`ipset list line ${i + 1}: ${excerpt(line)}`);
+    }
+  }
+  return parsed(out);
+}

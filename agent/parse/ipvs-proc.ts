@@ -24,6 +24,8 @@ export type VirtualServerKey =
 export interface IpvsProcOptions {
   /** Keep the real servers of this one virtual server (a per-Service audit); all others are only counted. */
   keepRealServersOf?: VirtualServerKey;
+  /** Note every virtual server's forwarding methods (cleanup: kube-proxy only masquerades). */
+  collectForwards?: boolean;
 }
 
 export interface IpvsProcTable {
@@ -37,6 +39,14 @@ export interface IpvsProcTable {
   schedulers: Record<string, number>;
   /** The real servers of `keepRealServersOf`; null when not asked for or no such virtual server. */
   keptRealServers: RealServer[] | null;
+  /** With `collectForwards`: forwarding methods by `vsKey`, e.g. "TCP 10.96.0.1:443" -> ["Masq"]. */
+  forwards?: Map<string, string[]>;
+}
+
+/** The key of `forwards`: "TCP 10.96.0.1:443", "UDP [fd00::a]:53", "FWM 1". */
+export function vsKey(v: Pick<VirtualServer, "protocol" | "address" | "port" | "fwmark" | "family">): string {
+  if (v.protocol === "FWM" || v.address === null) return `FWM ${v.fwmark}`;
+  return `${v.protocol} ${v.family === "inet6" ? `[${v.address}]` : v.address}:${v.port}`;
 }
 
 const HEADER_1 = /^IP Virtual Server version (\d+\.\d+\.\d+) \(size=(\d{1,10})\)$/;
@@ -65,8 +75,10 @@ export class IpvsProcParser {
   private kept: RealServer[] | null = null;
   private sawBlank = false;
   private readonly want: VirtualServerKey | null;
+  private readonly forwards: Map<VirtualServer, Set<string>> | null;
 
   constructor(opts: IpvsProcOptions = {}) {
+    this.forwards = opts.collectForwards ? new Map() : null;
     const k = opts.keepRealServersOf;
     if (k === undefined) this.want = null;
     else if (k.protocol === "FWM") this.want = k;
@@ -112,6 +124,13 @@ export class IpvsProcParser {
       realServerCount: this.realServerCount,
       schedulers: this.schedulers,
       keptRealServers: this.kept,
+      ...(this.forwards !== null
+        ? {
+            forwards: new Map(
+              this.virtualServers.map((v) => [vsKey(v), [...(this.forwards!.get(v) ?? [])].sort()]),
+            ),
+          }
+        : {}),
     });
   }
 
@@ -193,6 +212,11 @@ export class IpvsProcParser {
     vs.inactiveConns += inactive;
     if (vs.family === null) vs.family = family; // a firewall-mark service learns it from its servers
     this.realServerCount++;
+    if (this.forwards !== null) {
+      const set = this.forwards.get(vs) ?? new Set<string>();
+      set.add(m[4]!);
+      this.forwards.set(vs, set);
+    }
     if (this.keepingCurrent) {
       const address = family === "inet" ? ipv4FromHex(m[1]!) : ipv6FromFullText(m[2]!);
       if (address === null) return this.fail(line, "bad address");

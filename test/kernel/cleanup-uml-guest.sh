@@ -120,4 +120,18 @@ state foreign before
 agent foreign apply cleanup --apply --json
 state foreign after-apply
 agent foreign verify-after verify --sync-window-s 0 --skip-connect --json
+# keepalived (#13.3): kube-ipvs0 already deleted, kube-proxy's own 10.96.0.1:443 (masqueraded, in
+# KUBE-CLUSTER-IP) next to a keepalived VIP on a node address in the NodePort range (wlc, direct routing).
+node_net keepalived
+ipvs_leftovers keepalived
+ip netns exec keepalived ipset add KUBE-CLUSTER-IP 10.96.0.1,tcp:443
+ip -n keepalived link delete kube-ipvs0
+vs keepalived -t 10.96.0.1:443
+ip netns exec keepalived ipvsadm -a -t 10.96.0.1:443 -r 192.168.77.3:6443 -m
+ip -n keepalived addr add 192.168.77.50/32 dev eth0
+ip netns exec keepalived ipvsadm -A -t 192.168.77.50:30500 -s wlc
+ip netns exec keepalived ipvsadm -a -t 192.168.77.50:30500 -r 192.168.77.60:30500 -g
+ip netns exec keepalived ipvsadm -a -t 192.168.77.50:30500 -r 192.168.77.61:30500 -g
+KP_keepalived="--kube-proxy-metrics-url http://127.0.0.1:9 --kube-proxy-health-url http://127.0.0.1:9"
+agent keepalived dry-run cleanup --json
 echo guest-done

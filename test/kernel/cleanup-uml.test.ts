@@ -206,6 +206,20 @@ if (skip !== null) {
   });
 
   t.test(
+    "keepalived in the NodePort range is kept; kube-proxy's own is known without kube-ipvs0 (#13.3)",
+    async (t) => {
+      const o = CleanupOutcome.parse(JSON.parse(out("keepalived", "dry-run")));
+      const ipvs = o.plan.actions.filter((a) => a.step.startsWith("ipvs")).map((a) => a.command);
+      t.same(ipvs, ["ipvsadm -D -t 10.96.0.1:443"], "kube-proxy's deleted by itself, never --clear");
+      t.match(
+        o.plan.kept.find((k) => k.what === "IPVS TCP 192.168.77.50:30500"),
+        { why: /forwards by Route: kube-proxy only masquerades/ },
+        "the keepalived VIP (wlc, direct routing) is kept",
+      );
+    },
+  );
+
+  t.test(
     "foreign state survives: kubelet's chains, rules that jump into KUBE-*, a keepalived VIP",
     async (t) => {
       const o = CleanupOutcome.parse(JSON.parse(out("foreign", "apply")));

@@ -4,6 +4,9 @@ import { applyAllowed } from "../../../agent/cleanup/interlock.js";
 import { parseRuleSet, type IptablesRuleSet } from "../../../agent/cleanup/iptables-rules.js";
 import { planCleanup } from "../../../agent/cleanup/plan.js";
 import { parseIpAddrJson } from "../../../agent/parse/ip-json.js";
+import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
+import { vsKey } from "../../../agent/parse/ipvs-proc.js";
+import type { IpvsEvidence } from "../../../agent/cleanup/ipvs-owner.js";
 import type { VirtualServer } from "../../../agent/facts/ipvs.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
@@ -61,6 +64,16 @@ const ipvsFacts = (list: VirtualServer[]): NodeFacts["ipvs"] => ({
   schedulers: { rr: list.length },
   virtualServers: list,
   timeouts: null,
+});
+// #13.3: ownership reads each virtual server's forwarding and kube-proxy's ipset members; the sets
+// here are those recorded in UML (10.96.0.1,tcp:443, 10.96.0.10,tcp|udp:53 and NodePort 30080).
+const recordedSets = parseIpsetMembers(
+  readFileSync(new URL("../../fixtures/ipvs/ipsets/kube/ipset-list.txt", import.meta.url), "utf8"),
+);
+const masq = (list: VirtualServer[]): IpvsEvidence => ({
+  read: true,
+  forwards: new Map(list.map((v) => [vsKey(v), ["Masq"]])),
+  sets: recordedSets.ok ? recordedSets.value : new Map(),
 });
 const kubeIpvs0 = (...addresses: string[]): NodeFacts["kubeIpvs0"] => ({
   present: true,
@@ -218,9 +231,7 @@ t.test(
     const clean = planCleanup(
       report({ ipvs: ipvsFacts(mine), kubeIpvs0: kubeIpvs0("10.96.0.1", "10.96.0.10"), addresses }),
       [],
-      {
-        strictArp: false,
-      },
+      { strictArp: false, ipvsEvidence: masq(mine) },
     );
     t.same(
       clean.actions.map((a) => a.command),
@@ -232,9 +243,7 @@ t.test(
     const mixed = planCleanup(
       report({ ipvs: ipvsFacts(withVip), kubeIpvs0: kubeIpvs0("10.96.0.1", "10.96.0.10"), addresses }),
       [],
-      {
-        strictArp: false,
-      },
+      { strictArp: false, ipvsEvidence: masq(withVip) },
     );
     t.same(
       mixed.actions.map((a) => a.command),
@@ -250,17 +259,26 @@ t.test(
       ["IPVS TCP 192.168.77.10:80"],
     );
 
+    // #13.3: kube-ipvs0 not read (or deleted) no longer hides kube-proxy's own: its sets say it.
+    const noLink = planCleanup(report({ ipvs: ipvsFacts(mine), kubeIpvs0: null, addresses }), [], {
+      strictArp: false,
+      ipvsEvidence: masq(mine),
+    });
+    t.same(
+      noLink.actions.map((a) => a.command),
+      ["ipvsadm --clear"],
+    );
     const unsure = planCleanup(report({ ipvs: ipvsFacts(mine), kubeIpvs0: null, addresses }), [], {
       strictArp: false,
     });
-    t.same(unsure.actions, [], "without kube-ipvs0's addresses nothing in IPVS is anyone's to delete");
+    t.same(unsure.actions, [], "without the forwarding and the sets nothing in IPVS is anyone's to delete");
     // Stricter than before (issue #13): the virtual servers were left out of the plan altogether;
     // now each is named, among what could not be read (#13.1), so the plan never says "nothing to remove".
     t.same(
       unsure.unread.map((k) => k.what),
       ["IPVS TCP 10.96.0.1:443", "IPVS UDP 10.96.0.10:53", "IPVS TCP 192.168.77.2:30080", "kube-ipvs0"],
     );
-    t.match(unsure.unread[0], { why: /^cannot tell whose it is: kube-ipvs0 / });
+    t.match(unsure.unread[0], { why: /^cannot tell whose it is: the IPVS table and kube-proxy's ipsets/ });
 
     const cut = planCleanup(
       report(
@@ -394,7 +412,7 @@ t.test(
     const p = planCleanup(
       report({ ipvs: ipvsFacts(mine), kubeIpvs0: kubeIpvs0("10.96.0.1"), addresses: null }),
       [],
-      { strictArp: false },
+      { strictArp: false, ipvsEvidence: masq(mine) },
     );
     t.notOk(
       p.actions.some((a) => a.command === "ipvsadm --clear" || a.command.includes("192.168.77.2")),
@@ -402,7 +420,7 @@ t.test(
     );
     t.match(
       p.unread.find((k) => k.what === "IPVS TCP 192.168.77.2:30080"),
-      { why: /^cannot tell whose it is: addresses / },
+      { why: /^cannot tell whose it is: the node's addresses not read/ },
     );
   },
 );
