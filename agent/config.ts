@@ -1,7 +1,15 @@
 import { hostname } from "node:os";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
+import {
+  durationMs,
+  durationS,
+  listenHost,
+  MAX_TIMER_MS,
+  MAX_TIMER_S,
+  parseArgsError,
+  port,
+} from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
@@ -115,7 +123,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
     });
     values = parsed.values as typeof values;
   } catch (e) {
-    throw new ConfigError((e as Error).message.split("\n")[0]);
+    throw new ConfigError(parseArgsError(e));
   }
   // Where each setting came from, so an error names what the user typed: the flag or the variable.
   const typed = new Map<string, string>();

@@ -1,6 +1,14 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
+import {
+  durationMs,
+  durationS,
+  listenHost,
+  MAX_TIMER_MS,
+  MAX_TIMER_S,
+  parseArgsError,
+  port,
+} from "../common/flag-bounds.js";
 import { parseTargetVersion } from "./checks/target-version.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
 
@@ -97,7 +105,7 @@ export function loadConfig(argv: string[]): CollectorConfig {
       allowPositionals: true,
     }));
   } catch (e) {
-    throw new ConfigError((e as Error).message);
+    throw new ConfigError(parseArgsError(e));
   }
   // `--agents URL URL ...`: the URLs after the first arrive as positionals; anywhere else a
   // positional is a mistake the user should hear about, not something silently ignored.

@@ -47,3 +47,13 @@ export const listenHost = z
         )),
     "must be an IP address or a host name",
   );
+
+/**
+ * node:util parseArgs' own error, as one bounded line: it quotes the option the user typed (twice), and a
+ * pasted blob as a flag name must not become a blob-sized error.
+ */
+export function parseArgsError(e: unknown): string {
+  const first = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
+  const clipped = first.replace(/'([^']{80})[^']+'/g, "'$1…'");
+  return clipped.length > 500 ? `${clipped.slice(0, 500)}…` : clipped;
+}

@@ -73,3 +73,21 @@ t.test("collector: the same bounds, and positionals only as --agents URLs of --s
   t.equal(c.port, 80);
   t.equal(collectorConfig(["--timeout-ms", String(MAX_TIMER_MS)]).timeoutMs, MAX_TIMER_MS);
 });
+
+t.test("an unknown flag is named in a bounded line, however long the user's text", async (t) => {
+  const huge = `--o${" ".repeat(5000)}utput`;
+  for (const [who, load] of [
+    ["agent", () => agentConfig([huge])],
+    ["collector", () => collectorConfig([huge, "json"])],
+  ] as const) {
+    try {
+      load();
+      t.fail(`${who}: accepted`);
+    } catch (e) {
+      const m = (e as Error).message;
+      t.ok(m.length <= 600, `${who}: ${m.length} characters`);
+      t.match(m, /Unknown option '--o {10}/, `${who}: names the option`);
+      t.notMatch(m, /\n/);
+    }
+  }
+});
