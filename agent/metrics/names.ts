@@ -9,6 +9,7 @@ export const METRIC = {
   scanOverruns: "proxyscope_scan_overruns_total",
   nodePhase: "proxyscope_node_phase",
   nodeVerdict: "proxyscope_node_verdict",
+  nodePhaseInferred: "proxyscope_node_phase_inferred",
   kernelNftablesCapable: "proxyscope_kernel_nftables_capable",
   ipvsVirtualServers: "proxyscope_ipvs_virtual_servers",
   ipvsRealServers: "proxyscope_ipvs_real_servers",

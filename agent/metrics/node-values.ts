@@ -23,6 +23,10 @@ export const NODE_METRICS = {
     help: "The node's migration verdict: 1 for the current verdict",
     labels: ["verdict"],
   },
+  proxyscope_node_phase_inferred: {
+    help: "1 when kube-proxy did not say its mode and the phase is inferred from kernel state (verdict unknown unless something is broken)",
+    labels: [],
+  },
   proxyscope_kernel_nftables_capable: {
     help: "1 when the kernel is 5.13 or newer (nftables mode can start)",
     labels: [],
@@ -139,6 +143,7 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
       labels: { verdict: v },
       value: bool(v === r.verdict),
     })),
+    proxyscope_node_phase_inferred: one(bool(summary.phaseInferred ?? v.inferred)),
     proxyscope_kernel_nftables_capable:
       summary.kernelNftablesCapable === null ? null : one(bool(summary.kernelNftablesCapable)),
     proxyscope_ipvs_virtual_servers: f.ipvs ? one(f.ipvs.virtualServerCount) : null,

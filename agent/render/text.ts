@@ -71,7 +71,10 @@ export function renderText(r: NodeReport, colour: boolean): string {
     : ["blocked", "unhealthy"].includes(r.verdict)
       ? "error"
       : "warning";
-  out.push(`  verdict:   ${c(verdictColour, r.verdict)}`);
+  const inferred = summaryOf(r).phaseInferred === true;
+  out.push(
+    `  verdict:   ${c(verdictColour, r.verdict)}${inferred ? " (the phase is inferred from kernel state: confirm what runs here before acting on any remedy that deletes state)" : ""}`,
+  );
   const kernel = f.kernel
     ? `${safe(f.kernel.release)}${f.osRelease?.prettyName ? ` (${safe(f.osRelease.prettyName)})` : ""}`
     : "unknown";

@@ -74,6 +74,11 @@ export const ViewSummary = z.object({
   hostNftNewEnough: z.boolean().nullable(),
   /** null: kube-ipvs0 or the IPVS table was not read. */
   blackHoledAddresses: z.number().int().nullable(),
+  /**
+   * kube-proxy did not say its mode and the phase was inferred from kernel state; absent from agents that
+   * predate it (then read phaseSource).
+   */
+  phaseInferred: z.boolean().optional(),
 });
 export type ViewSummary = z.infer<typeof ViewSummary>;
 

@@ -27,7 +27,7 @@ export function judgeView(
   findings.sort(
     (a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.id.localeCompare(b.id),
   );
-  return { view, findings, verdict: decideVerdict(view.phase, findings as Finding[]) };
+  return { view, findings, verdict: decideVerdict(view.phase, findings as Finding[], view.inferred) };
 }
 
 /** The view, the findings and the verdict for these facts. */

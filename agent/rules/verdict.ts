@@ -4,10 +4,13 @@ import { LEFTOVER_IDS, SCAN_INCOMPLETE_IDS, WHY_MOVE_IDS } from "./catalogue.js"
 /**
  * Before the switch (ipvs, iptables): blocked / attention / ready. After it (nftables, or no
  * kube-proxy): unhealthy / leftovers / clean. A node we cannot place, or could not read in full
- * after the switch, is unknown, never "ready" or "clean".
+ * after the switch, is unknown, never "ready" or "clean". On a phase inferred from kernel state (kube-proxy
+ * did not say its mode) the verdict is unknown — never "leftovers", which would make deletion the thing to
+ * do — unless something is broken whatever runs there (a critical finding such as a black hole).
  */
-export function decideVerdict(phase: Phase, findings: readonly Finding[]): Verdict {
-  if (phase === "unknown") return "unknown";
+export function decideVerdict(phase: Phase, findings: readonly Finding[], inferred = false): Verdict {
+  if (inferred || phase === "unknown")
+    return findings.some((f) => f.severity === "critical") ? "unhealthy" : "unknown";
   const broken = findings.some(
     (f) => f.severity === "critical" || (f.stage !== "before" && f.severity === "error"),
   );

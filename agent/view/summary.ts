@@ -8,6 +8,7 @@ export function summarize(v: NodeView): ViewSummary {
     kernelNftablesCapable: v.kernelNftablesCapable,
     hostNftNewEnough: v.hostNftNewEnough,
     blackHoledAddresses: v.blackHoled === null ? null : v.blackHoled.length,
+    phaseInferred: v.inferred,
   };
 }
 

@@ -1,10 +1,12 @@
+import { deletion } from "../guess.js";
 import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const ipvsChainsLeft = rule({
   findings: { "ipvs-iptables-chains-left": { severity: "warning", stage: "after", tags: ["leftover"] } },
   needs: ["iptables"],
-  evaluate({ view: { phase, kubeProxyChains } }, opts) {
+  evaluate({ view }, opts) {
+    const { phase, kubeProxyChains } = view;
     if (phase !== "nftables" && phase !== "none") return [];
     // Unread backends hold unknown chains: they count for nothing here, and scan-incomplete says so.
     const backends = (kubeProxyChains ?? []).filter((b) => b.read);
@@ -21,8 +23,10 @@ export const ipvsChainsLeft = rule({
         blocksMigration: false,
         title: `${left.length + perService} kube-proxy iptables chains are left from the previous mode (kubelet's chains are not counted)`,
         evidence: { chains: listed(left, opts.maxListed), perServiceChains: perService },
-        remedy:
+        remedy: deletion(
+          view,
           "kube-proxy --cleanup with kube-proxy stopped on this node, or proxyscope-agent cleanup; KUBE-FIREWALL (filter), KUBE-KUBELET-CANARY and KUBE-IPTABLES-HINT are kubelet's: keep them",
+        ),
         reference: REF.leftovers,
       },
     ];

@@ -1,11 +1,13 @@
 import { LEFT_BEHIND } from "../../view/build.js";
+import { deletion } from "../guess.js";
 import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const ipvsLeft = rule({
   findings: { "ipvs-virtual-servers-left": { severity: "warning", stage: "after", tags: ["leftover"] } },
   needs: ["ipvs"],
-  evaluate({ facts, view: { phase } }) {
+  evaluate({ facts, view }) {
+    const { phase } = view;
     const n = facts.ipvs?.virtualServerCount ?? 0;
     if (n === 0 || !LEFT_BEHIND.has(phase)) return [];
     return [
@@ -20,7 +22,7 @@ export const ipvsLeft = rule({
           realServers: facts.ipvs?.realServerCount ?? 0,
           schedulers: Object.keys(facts.ipvs?.schedulers ?? {}),
         },
-        remedy: "ipvsadm --clear   (after checking none belong to keepalived or kube-vip)",
+        remedy: deletion(view, "ipvsadm --clear   (after checking none belong to keepalived or kube-vip)"),
         reference: REF.leftovers,
       },
     ];

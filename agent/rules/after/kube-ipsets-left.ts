@@ -1,11 +1,13 @@
 import { LEFT_BEHIND } from "../../view/build.js";
+import { deletion } from "../guess.js";
 import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const ipsetsLeft = rule({
   findings: { "kube-ipsets-left": { severity: "warning", stage: "after", tags: ["leftover"] } },
   needs: ["ipsets"],
-  evaluate({ view: { phase, kubeProxyIpsets } }, opts) {
+  evaluate({ view }, opts) {
+    const { phase, kubeProxyIpsets } = view;
     const sets = kubeProxyIpsets ?? [];
     if (sets.length === 0 || !LEFT_BEHIND.has(phase)) return [];
     const v6 = sets.filter((s) => s.name.startsWith("KUBE-6-"));
@@ -23,8 +25,10 @@ export const ipsetsLeft = rule({
           ),
           ipv6Sets: v6.length,
         },
-        remedy:
+        remedy: deletion(
+          view,
           "for s in $(ipset list -name | grep '^KUBE-'); do ipset destroy \"$s\"; done   (after the iptables chains that reference them are gone)",
+        ),
         reference: REF.leftovers,
       },
     ];

@@ -1,4 +1,5 @@
 import { LEFT_BEHIND } from "../../view/build.js";
+import { deletion } from "../guess.js";
 import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
@@ -8,7 +9,8 @@ export const kubeIpvs0Left = rule({
     "kube-ipvs0-left": { severity: "warning", stage: "after", tags: ["leftover"] },
   },
   needs: ["kubeIpvs0", "ipvs"],
-  evaluate({ facts, view: { phase, blackHoled } }, opts) {
+  evaluate({ facts, view }, opts) {
+    const { phase, blackHoled } = view;
     const k = facts.kubeIpvs0;
     if (!k?.present || !LEFT_BEHIND.has(phase)) return [];
     const addresses = k.addresses.map((a) => a.address);
@@ -28,8 +30,10 @@ export const kubeIpvs0Left = rule({
             addressesOnKubeIpvs0: addresses.length,
             operState: k.operState,
           },
-          remedy:
+          remedy: deletion(
+            view,
             "ip link delete kube-ipvs0   (only ipvs mode recreates it; run once kube-proxy answers nftables on this node)",
+          ),
           reference: REF.blackHole,
         },
       ];
@@ -42,7 +46,7 @@ export const kubeIpvs0Left = rule({
         blocksMigration: false,
         title: `kube-ipvs0 is still present (${addresses.length} addresses)`,
         evidence: { addresses: listed(addresses, opts.maxListed), operState: k.operState },
-        remedy: "ip link delete kube-ipvs0",
+        remedy: deletion(view, "ip link delete kube-ipvs0"),
         reference: REF.leftovers,
       },
     ];

@@ -4,8 +4,8 @@ import { rule } from "../rule.js";
 export const kubeProxyFree = rule({
   findings: { "kube-proxy-free": { severity: "info", stage: "any" } },
   needs: [],
-  evaluate({ view: { phase } }) {
-    if (phase !== "none") return [];
+  evaluate({ view: { phase, inferred } }) {
+    if (phase !== "none" || inferred) return [];
     return [
       {
         id: "kube-proxy-free",

@@ -1,12 +1,15 @@
+import { HOW_TO_CONFIRM } from "../guess.js";
 import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const kubeProxyNotAnswering = rule({
   findings: { "kube-proxy-not-answering": { severity: "error", stage: "any" } },
   needs: ["proxyMode", "configz"],
-  evaluate({ facts, failedProbes, view: { phase, runningMode } }) {
-    if (runningMode !== null || phase === "none") return [];
-    if (!failedProbes.has("kube-proxy-mode")) return [];
+  evaluate({ facts, failedProbes, view }) {
+    const { phase, runningMode, inferred, carrying, answeredMode } = view;
+    if (runningMode !== null || (phase === "none" && !inferred)) return [];
+    if (!failedProbes.has("kube-proxy-mode") && answeredMode === null) return [];
+    const said = answeredMode === "" ? "answers /proxyMode with nothing" : "does not answer /proxyMode";
     return [
       {
         id: "kube-proxy-not-answering",
@@ -15,11 +18,16 @@ export const kubeProxyNotAnswering = rule({
         blocksMigration: false,
         title:
           phase === "unknown"
-            ? "kube-proxy does not answer and the kernel state does not tell the mode"
-            : `kube-proxy does not answer /proxyMode, though the kernel holds ${phase}-mode state`,
-        evidence: { inferredPhase: phase, configuredMode: facts.configz?.mode ?? null },
-        remedy:
-          "Check the kube-proxy pod on this node, and proxyscope's --kube-proxy-metrics-url (kube-proxy's metricsBindAddress)",
+            ? `kube-proxy ${said} and the kernel state does not tell the mode`
+            : phase === "none"
+              ? `kube-proxy ${said}; the kernel holds kube-proxy state but none of it carries Service traffic (phase inferred: none)`
+              : `kube-proxy ${said}; the phase (${phase}) is inferred from the kernel state that carries traffic`,
+        evidence: {
+          inferredPhase: phase,
+          carryingTraffic: carrying.map((c) => `${c.mode}: ${c.evidence}`),
+          configuredMode: facts.configz?.mode ?? null,
+        },
+        remedy: `Confirm first what runs on this node: ${HOW_TO_CONFIRM}. Then check proxyscope's --kube-proxy-metrics-url (kube-proxy's metricsBindAddress); until kube-proxy answers, no finding here is a reason to delete state`,
         reference: REF.verify,
       },
     ];

@@ -1,3 +1,4 @@
+import { deletion } from "../guess.js";
 import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
@@ -5,7 +6,8 @@ import { rule } from "../rule.js";
 export const rollbackLeftovers = rule({
   findings: { "nftables-state-after-rollback": { severity: "warning", stage: "any" } },
   needs: ["nftables"],
-  evaluate({ view: { phase, mixed } }) {
+  evaluate({ view }) {
+    const { phase, mixed } = view;
     if (phase !== "ipvs" && phase !== "iptables") return [];
     const nft = mixed.filter((m) => m.mode === "nftables");
     if (nft.length === 0) return [];
@@ -15,9 +17,15 @@ export const rollbackLeftovers = rule({
         severity: "warning",
         stage: "any",
         blocksMigration: false,
-        title: `kube-proxy runs ${phase} mode but kube-proxy's nftables tables are still present`,
+        title: view.inferred
+          ? `The kernel's live state says ${phase} mode, and kube-proxy's nftables tables are also present`
+          : `kube-proxy runs ${phase} mode but kube-proxy's nftables tables are still present`,
         evidence: { tables: nft.map((m) => m.evidence) },
-        remedy: "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
+        remedy: deletion(
+          view,
+          "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
+          `kube-proxy answers ${phase} on /proxyMode (or is gone from this node for good)`,
+        ),
         reference: REF.leftovers,
       },
     ];

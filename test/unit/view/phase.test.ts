@@ -51,19 +51,106 @@ t.test("a failed kernel probe makes 'none' unknowable", async (t) => {
   t.equal(d.phase, "unknown");
 });
 
+const liveIpvs = {
+  ipvs: {
+    available: true,
+    virtualServerCount: 2,
+    realServerCount: 2,
+    schedulers: { rr: 2 },
+    virtualServers: [vs("10.96.0.1", 443), vs("10.96.0.10", 53)],
+    timeouts: null,
+  },
+  kubeIpvs0: {
+    present: true,
+    kind: "dummy",
+    operState: "DOWN",
+    flags: [],
+    addresses: ["10.96.0.1", "10.96.0.10"].map((address) => ({
+      family: "inet" as const,
+      address,
+      prefixLen: 32,
+    })),
+  },
+};
+
+// Stricter since #12: the Service IPs sit on kube-ipvs0 (ipvs mode always binds them there); virtual
+// servers with no kube-ipvs0 are someone else's and no longer make the phase ipvs (next test).
 t.test("kube-proxy silent: inferred from kernel state", async (t) => {
+  const d = decidePhase(
+    emptyFacts({ ...noKernelState, ...liveIpvs }),
+    new Map([["kube-proxy-mode", refused]]),
+  );
+  t.equal(d.phase, "ipvs");
+  t.equal(d.source, "kernel-state");
+  t.ok(d.inferred);
+  t.same(d.carrying, [
+    { mode: "ipvs", evidence: "2 IPVS virtual servers for Service IPs on kube-ipvs0 with real servers" },
+  ]);
+});
+
+t.test("kube-proxy silent: live IPVS outweighs an nftables table left by a canary", async (t) => {
   const f = emptyFacts({
     ...noKernelState,
-    ipvs: {
-      available: true,
-      virtualServerCount: 2,
-      realServerCount: 2,
-      schedulers: { rr: 2 },
-      virtualServers: [vs("10.96.0.1", 443), vs("10.96.0.10", 53)],
-      timeouts: null,
+    ...liveIpvs,
+    nftables: {
+      tables: [{ family: "ip", name: "kube-proxy", owner: "kube-proxy" }],
+      kubeProxyTableName: "kube-proxy",
+      kubeProxy: [
+        {
+          family: "ip",
+          name: "kube-proxy",
+          sets: [{ name: "service-ips", kind: "map", type: "x", elements: 4 }],
+          chains: { total: 30, service: 4, endpoint: 6, external: 0, base: [] },
+        },
+      ],
+      firewalls: [],
     },
   });
   const d = decidePhase(f, new Map([["kube-proxy-mode", refused]]));
-  t.equal(d.phase, "ipvs");
-  t.equal(d.source, "kernel-state");
+  t.equal(d.phase, "ipvs", "nftables mode flushes IPVS on start: live virtual servers were synced since");
+  t.same(d.mixed, [{ mode: "nftables", evidence: "table ip kube-proxy (30 chains)" }]);
+});
+
+t.test("kube-proxy silent: state that carries no traffic is left behind, phase none", async (t) => {
+  const f = emptyFacts({
+    ...noKernelState,
+    ...liveIpvs,
+    kubeIpvs0: { ...liveIpvs.kubeIpvs0, present: false, addresses: [] },
+  });
+  const d = decidePhase(f, new Map([["kube-proxy-mode", refused]]));
+  t.equal(
+    d.phase,
+    "none",
+    "virtual servers with no kube-ipvs0 are not kube-proxy's (keepalived, kube-router)",
+  );
+  t.ok(d.inferred);
+});
+
+t.test("kube-proxy silent, IPVS unread while ipvs state is seen: unknown, not nftables", async (t) => {
+  const f = emptyFacts({
+    ...noKernelState,
+    ipvs: null,
+    kubeIpvs0: liveIpvs.kubeIpvs0,
+    nftables: {
+      tables: [{ family: "ip", name: "kube-proxy", owner: "kube-proxy" }],
+      kubeProxyTableName: "kube-proxy",
+      kubeProxy: [
+        {
+          family: "ip",
+          name: "kube-proxy",
+          sets: [{ name: "service-ips", kind: "map", type: "x", elements: 4 }],
+          chains: { total: 30, service: 4, endpoint: 6, external: 0, base: [] },
+        },
+      ],
+      firewalls: [],
+    },
+  });
+  const d = decidePhase(
+    f,
+    new Map([
+      ["kube-proxy-mode", refused],
+      ["ipvs", { kind: "missing-tool" as const, message: "no ip_vs" }],
+    ]),
+  );
+  t.equal(d.phase, "unknown");
 });
