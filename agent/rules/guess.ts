@@ -10,10 +10,11 @@ export const HOW_TO_CONFIRM =
  * deleting live IPVS state or a table kube-proxy still programs would cut every Service on the node.
  */
 export function deletion(
-  view: Pick<NodeView, "runningMode">,
+  view: Pick<NodeView, "runningMode" | "phase">,
   remedy: string,
   condition = "kube-proxy is gone from this node for good (as after a move to Cilium or Calico eBPF), not only silent",
 ): string {
-  if (view.runningMode !== null) return remedy;
-  return `Confirm first what runs on this node: ${HOW_TO_CONFIRM}. Only if ${condition}: ${remedy}. If kube-proxy runs but does not answer, fix that and scan again.`;
+  // A mode kube-proxy names but nobody knows (phase unknown) confirms nothing either.
+  if (view.runningMode !== null && view.phase !== "unknown") return remedy;
+  return `Confirm first what runs on this node: ${view.runningMode === null ? HOW_TO_CONFIRM : `kube-proxy answers /proxyMode with a mode proxyscope does not know (${view.runningMode}); ask kube-proxy's log what it runs`}. Only if ${condition}: ${remedy}. If kube-proxy runs but does not answer, fix that and scan again.`;
 }

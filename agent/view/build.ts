@@ -26,8 +26,9 @@ export interface NodeView extends PhaseDecision {
   /** Host nft is 1.0.1 or newer; null when its version is unknown. */
   hostNftNewEnough: boolean | null;
   /**
-   * kube-ipvs0 addresses with no IPVS virtual server behind them once kube-proxy no longer runs ipvs mode
-   * (in ipvs mode a sync in flight leaves that gap for a moment); null unless both were read.
+   * kube-ipvs0 addresses with no IPVS virtual server behind them, whatever the phase — kube-proxy gone,
+   * silent or in another mode — except while kube-proxy itself answers ipvs (a sync in flight leaves that
+   * gap for a moment; a sync that stays behind is kube-proxy-rules-stale); null unless both were read.
    */
   blackHoled: string[] | null;
   kubeProxyIpsets: NonNullable<NodeFacts["ipsets"]>["sets"] | null;
@@ -55,7 +56,7 @@ export function buildView(
     runningMode,
     kernelNftablesCapable: facts.kernel ? kernelCanRunNftables(facts.kernel) : null,
     hostNftNewEnough: nftNewEnough(facts.nftVersion?.version),
-    blackHoled: blackHoled(facts, decision.phase),
+    blackHoled: blackHoled(facts, runningMode === "ipvs"),
     kubeProxyIpsets: kubeProxyIpsets(facts),
     kubeProxyChains: kubeProxyChains(facts),
     virtualServers: classifyVirtualServers(facts, opts),
@@ -69,9 +70,9 @@ export function buildView(
 export const LEFT_BEHIND: ReadonlySet<Phase> = new Set(["nftables", "iptables", "none"]);
 
 // Without the IPVS table nobody can tell which addresses are backed: say "left", never "black hole".
-function blackHoled(f: NodeFacts, phase: Phase): string[] | null {
+function blackHoled(f: NodeFacts, ipvsAnswered: boolean): string[] | null {
   if (!f.kubeIpvs0 || !f.ipvs) return null;
-  if (!f.kubeIpvs0.present || !LEFT_BEHIND.has(phase)) return [];
+  if (!f.kubeIpvs0.present || ipvsAnswered) return [];
   const backed = new Set(f.ipvs.virtualServers.map((v) => v.address));
   return f.kubeIpvs0.addresses.map((a) => a.address).filter((a) => !backed.has(a));
 }

@@ -5,14 +5,14 @@ import { listed, rule } from "../rule.js";
 
 export const kubeIpvs0Left = rule({
   findings: {
-    "kube-ipvs0-black-hole": { severity: "critical", stage: "after" },
+    "kube-ipvs0-black-hole": { severity: "critical", stage: "any" },
     "kube-ipvs0-left": { severity: "warning", stage: "after", tags: ["leftover"] },
   },
   needs: ["kubeIpvs0", "ipvs"],
   evaluate({ facts, view }, opts) {
     const { phase, blackHoled } = view;
     const k = facts.kubeIpvs0;
-    if (!k?.present || !LEFT_BEHIND.has(phase)) return [];
+    if (!k?.present) return [];
     const addresses = k.addresses.map((a) => a.address);
     // Without the IPVS table (blackHoled null) nobody can tell which addresses are backed: "left" only.
     const holes = blackHoled ?? [];
@@ -21,7 +21,7 @@ export const kubeIpvs0Left = rule({
         {
           id: "kube-ipvs0-black-hole",
           severity: "critical",
-          stage: "after",
+          stage: "any",
           blocksMigration: false,
           title: `kube-ipvs0 still holds ${holes.length} addresses with no IPVS virtual server behind them: this node answers for those IPs and drops the traffic`,
           evidence: {
@@ -38,6 +38,7 @@ export const kubeIpvs0Left = rule({
         },
       ];
     }
+    if (!LEFT_BEHIND.has(phase)) return [];
     return [
       {
         id: "kube-ipvs0-left",
