@@ -2,7 +2,7 @@ import type { Finding, Phase, Verdict } from "../report/schema.js";
 import { LEFTOVER_IDS, SCAN_INCOMPLETE_IDS, WHY_MOVE_IDS } from "./catalogue.js";
 
 /**
- * Before the switch (ipvs, iptables): blocked / attention / ready. After it (nftables, or no
+ * Before the switch (ipvs, iptables): unhealthy (broken now) / blocked / attention / ready. After it (nftables, or no
  * kube-proxy): unhealthy / leftovers / clean. A node we cannot place, or could not read in full
  * after the switch, is unknown, never "ready" or "clean". On a phase inferred from kernel state (kube-proxy
  * did not say its mode) the verdict is unknown — never "leftovers", which would make deletion the thing to
@@ -11,10 +11,16 @@ import { LEFTOVER_IDS, SCAN_INCOMPLETE_IDS, WHY_MOVE_IDS } from "./catalogue.js"
 export function decideVerdict(phase: Phase, findings: readonly Finding[], inferred = false): Verdict {
   if (inferred || phase === "unknown")
     return findings.some((f) => f.severity === "critical") ? "unhealthy" : "unknown";
+  // Broken now: kube-proxy's rules stale or failing, its health check down, a black hole. Why the node
+  // should move (the deprecation, however near its removal) is never "broken".
   const broken = findings.some(
-    (f) => f.severity === "critical" || (f.stage !== "before" && f.severity === "error"),
+    (f) =>
+      !WHY_MOVE_IDS.has(f.id) &&
+      (f.severity === "critical" || (f.stage !== "before" && f.severity === "error")),
   );
   if (phase === "ipvs" || phase === "iptables") {
+    // Broken now is worse than "plan something": before the switch too.
+    if (broken) return "unhealthy";
     if (findings.some((f) => f.blocksMigration)) return "blocked";
     const inTheWay = findings.filter((f) => !WHY_MOVE_IDS.has(f.id));
     if (inTheWay.some((f) => f.severity !== "info")) return "attention";
