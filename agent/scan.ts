@@ -104,7 +104,7 @@ function crashed(name: string, e: unknown): ProbeOutcome<unknown> {
 
 /** One complete scan: probes, rules, report. Never throws for anything the node does. */
 export async function scanNode(
-  input: ScanInput & { node: string; agentVersion: string },
+  input: ScanInput & { node: string; agentVersion: string; previous?: NodeReport | null },
   probes: readonly Probe<unknown>[] = PROBES,
 ): Promise<NodeReport> {
   const startedAt = new Date();
@@ -114,5 +114,6 @@ export async function scanNode(
     agentVersion: input.agentVersion,
     startedAt,
     finishedAt: new Date(),
+    previous: input.previous ?? null,
   });
 }

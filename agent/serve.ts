@@ -51,7 +51,8 @@ export async function runServe(
   );
 
   const loop = new ScanLoop({
-    scan: () => scanNode(input),
+    // The previous report goes in so that cumulative failure counters are judged by what rose since.
+    scan: () => scanNode({ ...input, previous: state.current?.report ?? null }),
     intervalMs: cfg.scanIntervalS * 1000,
     onScan: (report) => {
       const before = state.current?.report ?? null;

@@ -21,6 +21,8 @@ export interface BuildMeta {
   agentVersion: string;
   startedAt: Date;
   finishedAt: Date;
+  /** The previous scan's report (serve keeps it): failure counters are judged by what rose since. */
+  previous?: NodeReport | null;
 }
 
 export function factsFrom(runs: readonly ProbeRun[]): NodeFacts {
@@ -48,7 +50,7 @@ export function buildReport(
       return e === null ? [] : [[r.name as string, e] as const];
     }),
   );
-  const j = judge(facts, failed, meta.finishedAt.getTime() / 1000, opts);
+  const j = judge(facts, failed, meta.finishedAt.getTime() / 1000, opts, meta.previous?.facts ?? null);
   const truncated: Record<string, number> = {};
   return {
     schemaVersion: SCHEMA_VERSION,

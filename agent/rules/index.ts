@@ -3,7 +3,7 @@ import type { Finding, NodeFacts, Verdict } from "../report/schema.js";
 import { buildView, type NodeView } from "../view/build.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../view/options.js";
 import { RULES, type FindingId } from "./catalogue.js";
-import type { Rule, RuleFinding } from "./rule.js";
+import type { PreviousScan, Rule, RuleFinding } from "./rule.js";
 import { decideVerdict } from "./verdict.js";
 
 export interface Judgement {
@@ -21,8 +21,9 @@ export function judgeView(
   failedProbes: ReadonlyMap<string, ProbeError>,
   now: number,
   opts: RuleOptions = DEFAULT_RULE_OPTIONS,
+  previous: PreviousScan | null = null,
 ): Judgement {
-  const input = { facts, view, failedProbes, now };
+  const input = { facts, view, failedProbes, now, previous };
   const findings = (RULES as readonly Rule<FindingId>[]).flatMap((r) => r.evaluate(input, opts));
   findings.sort(
     (a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.id.localeCompare(b.id),
@@ -36,8 +37,9 @@ export function judge(
   failedProbes: ReadonlyMap<string, ProbeError>,
   now: number,
   opts: RuleOptions = DEFAULT_RULE_OPTIONS,
+  previous: PreviousScan | null = null,
 ): Judgement & Pick<NodeView, "phase" | "source" | "mixed"> {
   const view = buildView(facts, failedProbes, opts);
-  const j = judgeView(facts, view, failedProbes, now, opts);
+  const j = judgeView(facts, view, failedProbes, now, opts, previous);
   return { ...j, phase: view.phase, source: view.source, mixed: view.mixed };
 }

@@ -32,7 +32,14 @@ export interface RuleInput {
   failedProbes: ReadonlyMap<string, ProbeError>;
   /** Seconds since the epoch at the end of the scan (rules never read the clock). */
   now: number;
+  /**
+   * The previous scan's kube-proxy readings (the serve loop keeps them; null for a single scan): a
+   * cumulative failure counter is a current failure only when it rose since.
+   */
+  previous: PreviousScan | null;
 }
+
+export type PreviousScan = Pick<NodeFacts, "kubeProxyMetrics" | "proxyMode">;
 
 export type RuleFinding<Id extends string> = Omit<Finding, "id"> & { id: Id };
 

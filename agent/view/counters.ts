@@ -50,6 +50,26 @@ export function counterValue(r: Reading): number | null {
   return null;
 }
 
+/**
+ * How a cumulative counter moved since the previous scan: "rose" (including a kube-proxy restart, after
+ * which everything it counts happened since), "same", or "unknown" (no previous scan, another mode then —
+ * a restart into another mode resets the counters — or either value unread).
+ */
+export function counterTrend(
+  current: Pick<NodeFacts, "kubeProxyMetrics">,
+  previous: Pick<NodeFacts, "kubeProxyMetrics" | "proxyMode"> | null,
+  mode: string,
+  name: string,
+): { trend: "rose" | "same" | "unknown"; before: number | null } {
+  const now = counterValue(readCounter(current, mode, name));
+  if (previous === null || now === null) return { trend: "unknown", before: null };
+  const prevMode = previous.proxyMode ? previous.proxyMode.mode.trim() || null : null;
+  if (prevMode !== mode) return { trend: "unknown", before: null };
+  const before = counterValue(readCounter(previous, mode, name));
+  if (before === null) return { trend: "unknown", before: null };
+  return { trend: now > before || (now < before && now > 0) ? "rose" : "same", before };
+}
+
 /** For evidence: a number, or why there is none ("not applicable" is never shown as 0). */
 export function describeCounter(r: Reading): string | number {
   if (r.state === "value") return r.value;

@@ -1,5 +1,6 @@
 import t from "tap";
 import { FINDING_IDS } from "../../../agent/rules/catalogue.js";
+import { DEFAULT_RULE_OPTIONS } from "../../../agent/view/options.js";
 import type { ProbeError } from "../../../agent/facts/probe-error.js";
 import type { NodeFacts } from "../../../agent/report/schema.js";
 import { addresses, ipvsNode, judge, kernel, NOW } from "../../helpers/rules.js";
@@ -261,6 +262,20 @@ const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
   ],
 };
 
+function cleanupNode(failures: number): NodeFacts {
+  return emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode: "nftables" },
+    nftables: nftables(nftTable("ip", 3)),
+    kubeProxyMetrics: metrics(
+      { kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total: failures },
+      "v1.33.1",
+    ),
+  });
+}
+/** The previous scan a witness needs (a cumulative counter is current only when it rose since). */
+const PREVIOUS: Record<string, NodeFacts> = { "kube-proxy-cleanup-failing": cleanupNode(2) };
+
 /**
  * Ids that need kube-proxy's own /proxyMode answer: each with a node on which it fires when kube-proxy
  * answers, and must not fire once the answer is gone (the rest of the node unchanged).
@@ -284,18 +299,23 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
   "kube-proxy-sync-failing": ipvsNode({
     kubeProxyMetrics: metrics(
       {
+        kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 3600,
+        kubeproxy_sync_proxy_rules_iptables_restore_failures_total: 3,
+      },
+      "v1.33.1",
+    ),
+  }),
+  "kube-proxy-sync-failed-earlier": ipvsNode({
+    kubeProxyMetrics: metrics(
+      {
         kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 10,
         kubeproxy_sync_proxy_rules_iptables_restore_failures_total: 3,
       },
       "v1.33.1",
     ),
   }),
-  "kube-proxy-cleanup-failing": emptyFacts({
-    ...noKernelState,
-    proxyMode: { mode: "nftables" },
-    nftables: nftables(nftTable("ip", 3)),
-    kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total: 2 }, "v1.33.1"),
-  }),
+  "kube-proxy-cleanup-failing": cleanupNode(4),
+  "kube-proxy-cleanup-failed-earlier": cleanupNode(2),
   "kube-proxy-rules-stale": ipvsNode({
     kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 3600 }, "v1.33.1"),
   }),
@@ -337,12 +357,18 @@ for (const [name, [facts, failed, phase]] of Object.entries(GUESSED)) {
 
 t.test("every finding id is checked on a guessed phase, or needs kube-proxy's answer", async (t) => {
   for (const [id, facts] of Object.entries(ANSWER_NEEDED)) {
-    const answered = judge(facts, new Map(), NOW);
+    const answered = judge(facts, new Map(), NOW, DEFAULT_RULE_OPTIONS, PREVIOUS[id] ?? null);
     t.ok(
       answered.findings.some((f) => f.id === id),
       `${id} fires when kube-proxy answers ${facts.proxyMode?.mode}`,
     );
-    const guessed = judge({ ...facts, proxyMode: null }, silent, NOW);
+    const guessed = judge(
+      { ...facts, proxyMode: null },
+      silent,
+      NOW,
+      DEFAULT_RULE_OPTIONS,
+      PREVIOUS[id] ?? null,
+    );
     t.notOk(
       guessed.findings.some((f) => f.id === id),
       `${id} is silent once /proxyMode does not answer`,
