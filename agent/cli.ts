@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { AgentConfig, ConfigError, loadConfig, MAX_TIMER_MS, MAX_TIMER_S } from "./config.js";
+import { AgentConfig, ConfigError, loadConfig, MAX_TIMER_MS, MAX_TIMER_S, ruleOptions } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import { renderText } from "./render/text.js";
 import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
@@ -29,6 +29,9 @@ flags (each also from the environment variable in brackets):
   --kube-proxy-metrics-url URL   kube-proxy's metricsBindAddress (default http://127.0.0.1:10249)
   --kube-proxy-health-url URL    kube-proxy's healthzBindAddress (default http://127.0.0.1:10256)
   --node-ip IP                   the node's primary address(es) from the Node object (repeatable) [NODE_IPS]
+  --node-port-range LO-HI        the API server's --service-node-port-range (default 30000-32767); NodePorts
+                                 kube-proxy holds in its KUBE-NODE-PORT-* ipsets or nftables maps count anyway
+                                 [PROXYSCOPE_NODE_PORT_RANGE]
   --call-timeout-ms N, --probe-timeout-ms N
                                  per tool call / per probe, 1 to ${MAX_TIMER_MS} ms (defaults 10000, 30000)
   --json                         scan: print the NodeReport as JSON
@@ -59,6 +62,7 @@ export function scanInput(cfg: AgentConfig) {
     kubeProxyMetricsUrl: cfg.kubeProxyMetricsUrl.replace(/\/+$/, ""),
     kubeProxyHealthUrl: cfg.kubeProxyHealthUrl.replace(/\/+$/, ""),
     nodeIPs: cfg.nodeIPs,
+    ruleOptions: ruleOptions(cfg),
     callTimeoutMs: cfg.callTimeoutMs,
     probeTimeoutMs: cfg.probeTimeoutMs,
   };

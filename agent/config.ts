@@ -13,6 +13,7 @@ import {
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
+import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./view/options.js";
 
 const url = z
   .string()
@@ -32,6 +33,17 @@ export const AgentConfig = z.object({
   kubeProxyMetricsUrl: url,
   kubeProxyHealthUrl: url,
   nodeIPs: z.array(z.ipv4().or(z.ipv6())),
+  // The API server's --service-node-port-range, "LO-HI": kube-proxy does not publish it.
+  nodePortRange: z.string().transform((s, ctx) => {
+    const m = /^(\d{1,5})-(\d{1,5})$/.exec(s);
+    const lo = Number(m?.[1]);
+    const hi = Number(m?.[2]);
+    if (!m || lo < 1 || hi > 65535 || lo > hi) {
+      ctx.addIssue({ code: "custom", message: "must be LOW-HIGH ports, e.g. 30000-32767" });
+      return z.NEVER;
+    }
+    return [lo, hi] as const;
+  }),
   callTimeoutMs: positiveMs,
   probeTimeoutMs: positiveMs,
   // scan
@@ -60,6 +72,11 @@ export type AgentConfig = z.infer<typeof AgentConfig>;
 
 export const DEFAULT_PORT = 9977;
 
+/** The rules' settings from the configuration. */
+export function ruleOptions(cfg: Pick<AgentConfig, "nodePortRange">): RuleOptions {
+  return { ...DEFAULT_RULE_OPTIONS, nodePortRange: cfg.nodePortRange };
+}
+
 const OPTIONS = {
   node: { type: "string", env: "NODE_NAME" },
   "host-root": { type: "string", env: "PROXYSCOPE_HOST_ROOT" },
@@ -69,6 +86,7 @@ const OPTIONS = {
   "kube-proxy-metrics-url": { type: "string", env: "PROXYSCOPE_KUBE_PROXY_METRICS_URL" },
   "kube-proxy-health-url": { type: "string", env: "PROXYSCOPE_KUBE_PROXY_HEALTH_URL" },
   "node-ip": { type: "string", multiple: true, env: "NODE_IPS" },
+  "node-port-range": { type: "string", env: "PROXYSCOPE_NODE_PORT_RANGE" },
   "call-timeout-ms": { type: "string", env: "PROXYSCOPE_CALL_TIMEOUT_MS" },
   "probe-timeout-ms": { type: "string", env: "PROXYSCOPE_PROBE_TIMEOUT_MS" },
   json: { type: "boolean" },
@@ -149,6 +167,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
     kubeProxyMetricsUrl: pick("kube-proxy-metrics-url") ?? "http://127.0.0.1:10249",
     kubeProxyHealthUrl: pick("kube-proxy-health-url") ?? "http://127.0.0.1:10256",
     nodeIPs: pick("node-ip") ?? [],
+    nodePortRange: pick("node-port-range") ?? DEFAULT_RULE_OPTIONS.nodePortRange.join("-"),
     callTimeoutMs: pick("call-timeout-ms") ?? 10_000,
     probeTimeoutMs: pick("probe-timeout-ms") ?? 30_000,
     json: pick("json") ?? false,

@@ -5,6 +5,7 @@ import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
 import type { Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
 import type { NodeReport } from "./report/schema.js";
+import type { RuleOptions } from "./view/options.js";
 
 export interface ScanInput {
   hostRoot: string;
@@ -104,16 +105,25 @@ function crashed(name: string, e: unknown): ProbeOutcome<unknown> {
 
 /** One complete scan: probes, rules, report. Never throws for anything the node does. */
 export async function scanNode(
-  input: ScanInput & { node: string; agentVersion: string; previous?: NodeReport | null },
+  input: ScanInput & {
+    node: string;
+    agentVersion: string;
+    previous?: NodeReport | null;
+    ruleOptions?: RuleOptions;
+  },
   probes: readonly Probe<unknown>[] = PROBES,
 ): Promise<NodeReport> {
   const startedAt = new Date();
   const runs = await runProbes(input, probes);
-  return buildReport(runs, {
-    node: input.node,
-    agentVersion: input.agentVersion,
-    startedAt,
-    finishedAt: new Date(),
-    previous: input.previous ?? null,
-  });
+  return buildReport(
+    runs,
+    {
+      node: input.node,
+      agentVersion: input.agentVersion,
+      startedAt,
+      finishedAt: new Date(),
+      previous: input.previous ?? null,
+    },
+    input.ruleOptions,
+  );
 }

@@ -103,5 +103,10 @@ export const IpsetFacts = z.object({
       kubeProxy: z.boolean(),
     }),
   ),
+  /**
+   * The NodePorts ("TCP:30080") in kube-proxy's KUBE-NODE-PORT-* sets (ipvs mode keeps every NodePort
+   * there); null when those sets could not be listed, absent from older agents.
+   */
+  nodePorts: z.array(z.string()).nullable().optional(),
 });
 export type IpsetFacts = z.infer<typeof IpsetFacts>;

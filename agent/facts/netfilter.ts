@@ -95,6 +95,8 @@ export const NftKubeProxyTable = z.object({
     external: z.number().int(),
     base: z.array(z.string()),
   }),
+  /** NodePorts ("TCP:30080") in kube-proxy's service-nodeports / no-endpoint-nodeports maps; absent from older agents. */
+  nodePorts: z.array(z.string()).optional(),
 });
 export type NftKubeProxyTable = z.infer<typeof NftKubeProxyTable>;
 

@@ -127,3 +127,25 @@ export function parseIpsetMembers(text: string): Parsed<Map<string, Set<string>>
   }
   return parsed(out);
 }
+
+/**
+ * The NodePorts ("TCP:30080") in one of kube-proxy's KUBE-NODE-PORT-* sets, from `ipset list <set>`:
+ * bitmap:port members are a port, hash:ip,port (SCTP) ones "IP,sctp:PORT"; a member may carry
+ * ` comment "..."`. The protocol of a bitmap:port set is in its name (KUBE-NODE-PORT-TCP, -LOCAL-UDP).
+ */
+export function parseNodePortMembers(text: string, setName: string): Parsed<string[]> {
+  const at = text.split("\n").indexOf("Members:");
+  if (at < 0) return unparsable(`ipset list ${excerpt(setName)}: no "Members:" line`);
+  const nameProto = /-(TCP|UDP|SCTP)/.exec(setName)?.[1] ?? null;
+  const out: string[] = [];
+  for (const line of text.split("\n").slice(at + 1)) {
+    if (line === "") break;
+    const member = line.split(" ")[0]!;
+    const m = /^(?:[^,]+,(tcp|udp|sctp):)?(\d{1,5})$/.exec(member);
+    const proto = m?.[1]?.toUpperCase() ?? nameProto;
+    if (!m || proto === null || Number(m[2]) > 65535)
+      return unparsable(`ipset list ${excerpt(setName)}: not a NodePort member: ${excerpt(line)}`);
+    out.push(`${proto}:${Number(m[2])}`);
+  }
+  return parsed(out);
+}

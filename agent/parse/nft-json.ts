@@ -27,6 +27,22 @@ export interface NftSet {
   type: string;
   /** nft 1.0.6 prints no "elem" key for an empty set; it lists elements with every set/map. */
   elements: number;
+  /** For kube-proxy's NodePort maps (keyed inet_proto . inet_service): "TCP:30080" per element. */
+  nodePorts?: string[];
+}
+
+// kube-proxy's maps whose keys are NodePorts (pkg/proxy/nftables/proxier.go: serviceNodePortsMap,
+// noEndpointNodePortsMap), each element keyed {"concat": [proto, port]} (with a comment, wrapped in
+// {"elem": {"val": ...}}).
+const NODEPORT_MAPS = new Set(["service-nodeports", "no-endpoint-nodeports"]);
+
+function nodePortOf(e: unknown): string | null {
+  const key = Array.isArray(e) ? e[0] : e;
+  const val = isObj(key) && isObj(key.elem) ? key.elem.val : key;
+  if (!isObj(val) || !Array.isArray(val.concat) || val.concat.length !== 2) return null;
+  const [proto, port] = val.concat;
+  if (typeof proto !== "string" || typeof port !== "number" || !Number.isInteger(port)) return null;
+  return `${proto.toUpperCase()}:${port}`;
 }
 
 type Obj = Record<string, unknown>;
@@ -109,7 +125,19 @@ export function parseNftSets(text: string): Parsed<NftSet[]> {
       return unparsable(`nft -j list ${kind}s: "elem" of ${excerpt(s.name)} is not a list`);
     }
     const elements = Array.isArray(s.elem) ? s.elem.length : 0;
-    out.push({ family: f, table: s.table, name: s.name, kind, type, elements });
+    const nodePorts =
+      NODEPORT_MAPS.has(s.name) && Array.isArray(s.elem)
+        ? s.elem.map(nodePortOf).filter((p): p is string => p !== null)
+        : undefined;
+    out.push({
+      family: f,
+      table: s.table,
+      name: s.name,
+      kind,
+      type,
+      elements,
+      ...(nodePorts ? { nodePorts } : {}),
+    });
   }
   return parsed(out);
 }

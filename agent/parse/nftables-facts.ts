@@ -56,6 +56,13 @@ export function nftablesFacts(l: NftListings, kubeProxyTableName: string): Nftab
         sets: l.sets
           .filter((s) => s.family === t.family && s.table === t.name && !s.name.startsWith(AFFINITY_PREFIX))
           .map((s) => ({ name: s.name, kind: s.kind, type: s.type, elements: s.elements })),
+        nodePorts: [
+          ...new Set(
+            l.sets
+              .filter((s) => s.family === t.family && s.table === t.name)
+              .flatMap((s) => s.nodePorts ?? []),
+          ),
+        ].sort(),
         chains: {
           total: chains.length,
           service: chains.filter((c) => SERVICE_CHAIN.test(c.name)).length,

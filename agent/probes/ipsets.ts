@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { isKubeProxyIpset } from "../facts/owners.js";
-import { parseIpsetTerse } from "../parse/ipset-list.js";
-import { defineProbe } from "./types.js";
+import { parseIpsetTerse, parseNodePortMembers } from "../parse/ipset-list.js";
+import { defineProbe, type ProbeContext } from "./types.js";
 
 const ARGS = ["list", "-terse"] as const;
 const MAX_BYTES = 16 * 1024 * 1024;
@@ -26,6 +26,30 @@ async function ipSetInKernel(sysRoot: string): Promise<boolean | "unknown"> {
   }
 }
 
+// ipvs mode keeps every NodePort in these (pkg/proxy/ipvs/ipset.go: KUBE-NODE-PORT-TCP/-UDP/-SCTP-HASH and
+// their -LOCAL- twins; KUBE-6- for IPv6): the node's own answer to "which ports are NodePorts", whatever
+// --service-node-port-range the API server uses.
+const NODE_PORT_SET = /^KUBE-(6-)?NODE-PORT-/;
+
+/** The NodePorts in kube-proxy's KUBE-NODE-PORT-* sets; null when one of them could not be listed. */
+async function nodePorts(
+  ctx: ProbeContext,
+  sets: { name: string; entries: number; kubeProxy: boolean }[],
+): Promise<string[] | null> {
+  const out = new Set<string>();
+  for (const s of sets.filter((x) => x.kubeProxy && x.entries > 0 && NODE_PORT_SET.test(x.name))) {
+    const r = await ctx.tools.run("ipset", ["list", s.name], {
+      timeoutMs: ctx.callTimeoutMs,
+      maxBytes: MAX_BYTES,
+    });
+    if (!r.ok) return null;
+    const p = parseNodePortMembers(r.stdout, s.name);
+    if (!p.ok) return null;
+    for (const n of p.value) out.add(n);
+  }
+  return [...out].sort();
+}
+
 // Every ipset with its header only (`-terse`: no members, which can be 100,000 lines), each marked
 // when its name is one of kube-proxy's ipvs-mode sets. Not run when ip_set is absent: listing would
 // make the kernel load the module.
@@ -40,19 +64,14 @@ export const ipsetsProbe = defineProbe("ipsets", {
     if (!p.ok) {
       return { ok: false, error: { kind: "garbage", message: p.error, command: `ipset ${ARGS.join(" ")}` } };
     }
-    return {
-      ok: true,
-      facts: {
-        available: true,
-        sets: p.value.map((s) => ({
-          name: s.name,
-          type: s.type,
-          family: s.family,
-          entries: s.entries,
-          references: s.references,
-          kubeProxy: isKubeProxyIpset(s.name),
-        })),
-      },
-    };
+    const sets = p.value.map((s) => ({
+      name: s.name,
+      type: s.type,
+      family: s.family,
+      entries: s.entries,
+      references: s.references,
+      kubeProxy: isKubeProxyIpset(s.name),
+    }));
+    return { ok: true, facts: { available: true, sets, nodePorts: await nodePorts(ctx, sets) } };
   },
 });

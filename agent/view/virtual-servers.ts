@@ -12,6 +12,17 @@ export interface VirtualServerClasses {
 }
 
 /**
+ * The NodePorts the node itself holds, whatever range the API server hands them from: kube-proxy's
+ * KUBE-NODE-PORT-* ipsets (ipvs mode) and its nftables NodePort maps.
+ */
+export function learnedNodePorts(f: NodeFacts): Set<string> {
+  return new Set([
+    ...(f.ipsets?.nodePorts ?? []),
+    ...(f.nftables?.kubeProxy ?? []).flatMap((t) => t.nodePorts ?? []),
+  ]);
+}
+
+/**
  * Splits the IPVS table by owner. Needs kube-ipvs0's addresses to know the Service IPs; without them
  * (probe failed) nothing is called foreign, because a wrong accusation is worse than silence.
  */
@@ -26,10 +37,12 @@ export function classifyVirtualServers(f: NodeFacts, opts: RuleOptions): Virtual
       .flatMap((i) => i.addresses.map((a) => a.address)),
   );
   const [lo, hi] = opts.nodePortRange;
+  const learned = learnedNodePorts(f);
+  const isNodePort = (v: VirtualServer) =>
+    v.port !== null && ((v.port >= lo && v.port <= hi) || learned.has(`${v.protocol}:${v.port}`));
   for (const v of vs) {
     if (v.address !== null && serviceIPs.has(v.address)) out.services.push(v);
-    else if (v.address !== null && local.has(v.address) && v.port !== null && v.port >= lo && v.port <= hi)
-      out.nodePorts.push(v);
+    else if (v.address !== null && local.has(v.address) && isNodePort(v)) out.nodePorts.push(v);
     else out.foreign.push(v);
   }
   return out;

@@ -41,25 +41,41 @@ export interface ToolDir {
 
 const shq = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-export function toolDir(tools: Record<string, ToolAnswer>): ToolDir {
+export function toolDir(tools: Record<string, ToolAnswer | ToolAnswer[]>): ToolDir {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-tools-"));
   const log = join(dir, ".calls");
   writeFileSync(log, "");
-  for (const [name, a] of Object.entries(tools)) {
-    const out = join(dir, `.${name}.stdout`);
-    const err = join(dir, `.${name}.stderr`);
-    writeFileSync(out, a.stdout ?? "");
-    writeFileSync(err, a.stderr ?? "");
+  for (const [name, given] of Object.entries(tools)) {
+    // Several answers: one per exact argv (each must name its args); anything else exits 99.
+    const answers = Array.isArray(given) ? given : [given];
+    const body = answers.map((a, i) => {
+      const out = join(dir, `.${name}.${i}.stdout`);
+      const err = join(dir, `.${name}.${i}.stderr`);
+      writeFileSync(out, a.stdout ?? "");
+      writeFileSync(err, a.stderr ?? "");
+      return [`/bin/cat ${shq(out)}`, `/bin/cat ${shq(err)} >&2`, `exit ${a.exit ?? 0}`];
+    });
+    const single = answers.length === 1 ? answers[0]! : null;
     const lines = [
       "#!/bin/sh",
       // PATH is the tool dirs only (ToolRunner's rule), so everything here is absolute.
       `echo ${shq(name)} "$*" >>${shq(log)}`,
-      a.args === undefined
-        ? ""
-        : `if [ "$*" != ${shq(a.args)} ]; then echo "unexpected arguments: $*" >&2; exit 99; fi`,
-      `/bin/cat ${shq(out)}`,
-      `/bin/cat ${shq(err)} >&2`,
-      `exit ${a.exit ?? 0}`,
+      ...(single !== null
+        ? [
+            single.args === undefined
+              ? ""
+              : `if [ "$*" != ${shq(single.args)} ]; then echo "unexpected arguments: $*" >&2; exit 99; fi`,
+            ...body[0]!,
+          ]
+        : [
+            ...answers.flatMap((a, i) => [
+              `if [ "$*" = ${shq(a.args ?? "")} ]; then`,
+              ...body[i]!.map((l) => `  ${l}`),
+              "fi",
+            ]),
+            `echo "unexpected arguments: $*" >&2`,
+            "exit 99",
+          ]),
       "",
     ];
     writeFileSync(join(dir, name), lines.join("\n"));

@@ -52,6 +52,8 @@ t.test("1.34 layout: kube-proxy table, iptables-nft's compat tables (kubelet) ma
       family: "ip",
       name: "kube-proxy",
       sets: V134_SETS,
+      // From the recorded service-nodeports and no-endpoint-nodeports maps (#12 point 3).
+      nodePorts: ["TCP:3001", "TCP:3002", "TCP:3003"],
       chains: {
         total: 32,
         service: 5,

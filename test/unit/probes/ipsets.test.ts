@@ -13,8 +13,22 @@ const fx = (path: string) => fileURLToPath(new URL(`../../fixtures/ipvs/${path}`
 
 const IPSET_ARGS = "list -terse";
 
+/** One set's block of a recorded full `ipset list`: what `ipset list <set>` prints for it. */
+function block(file: string, set: string): string {
+  const blocks = readFileSync(file, "utf8").split("\n\n");
+  return `${blocks.find((b) => b.startsWith(`Name: ${set}\n`))!.trimEnd()}\n`;
+}
+
 t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => {
-  const d = stubTools(t, { ipset: recorded(fx("ipsets/kube/ipset-list-terse.txt"), IPSET_ARGS) });
+  const d = stubTools(t, {
+    ipset: [
+      recorded(fx("ipsets/kube/ipset-list-terse.txt"), IPSET_ARGS),
+      {
+        stdout: block(fx("ipsets/kube/ipset-list.txt"), "KUBE-NODE-PORT-TCP"),
+        args: "list KUBE-NODE-PORT-TCP",
+      },
+    ],
+  });
   const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   IpsetFacts.parse(r.facts);
@@ -36,7 +50,9 @@ t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => 
       kubeProxy: true,
     },
   );
-  t.same(d.calls(), ["ipset list -terse"]);
+  // #12 point 3: the NodePorts, from the one KUBE-NODE-PORT-* set with members.
+  t.same(r.facts.nodePorts, ["TCP:30080"]);
+  t.same(d.calls(), ["ipset list -terse", "ipset list KUBE-NODE-PORT-TCP"]);
 
   const none = await ipsetsProbe.run(
     isolatedContext({
@@ -44,7 +60,7 @@ t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => 
       tools: stubTools(t, { ipset: recorded(fx("ipsets/none/ipset-list-terse.txt")) }),
     }),
   );
-  t.same(none, { ok: true, facts: { available: true, sets: [] } });
+  t.same(none, { ok: true, facts: { available: true, sets: [], nodePorts: [] } });
 });
 
 t.test("ipsets: without ip_set in sysfs, ipset is not run (it would load the module)", async (t) => {
@@ -90,4 +106,39 @@ t.test("ipsets: failures are named", async (t) => {
     }),
   );
   t.match(truncated, { ok: false, error: { kind: "garbage", command: "ipset list -terse" } });
+});
+
+t.test("ipsets: NodePorts of a custom --service-node-port-range, from kube-proxy's own sets", async (t) => {
+  // Recorded on the host (ipset v7.17) from ipvs-mode.ipset plus NodePorts 40080/tcp and 40053/udp.
+  const dir = "ipsets/custom-range";
+  const d = stubTools(t, {
+    ipset: [
+      recorded(fx(`${dir}/ipset-list-terse.txt`), IPSET_ARGS),
+      recorded(fx(`${dir}/ipset-list-KUBE-NODE-PORT-TCP.txt`), "list KUBE-NODE-PORT-TCP"),
+      recorded(fx(`${dir}/ipset-list-KUBE-NODE-PORT-UDP.txt`), "list KUBE-NODE-PORT-UDP"),
+    ],
+  });
+  const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  IpsetFacts.parse(r.facts);
+  t.same(r.facts.nodePorts, ["TCP:30080", "TCP:40080", "UDP:40053"]);
+});
+
+t.test("ipsets: a NodePort set that cannot be listed leaves the NodePorts unread, not empty", async (t) => {
+  const dir = "ipsets/custom-range";
+  const d = stubTools(t, {
+    ipset: [
+      recorded(fx(`${dir}/ipset-list-terse.txt`), IPSET_ARGS),
+      {
+        stdout: "",
+        stderr: "ipset v7.17: The set with the given name does not exist\n",
+        exit: 1,
+        args: "list KUBE-NODE-PORT-TCP",
+      },
+    ],
+  });
+  const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.equal(r.facts.nodePorts, null);
+  t.ok(r.facts.sets.length > 0, "the sets themselves are still read");
 });
