@@ -51,6 +51,8 @@ if (!netnsAvailable()) {
     withNetns(async (ns) => {
       up(ns);
       ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
+      // nftables mode programs both families on every node (#12 point 8; the next test leaves one out).
+      ns.loadNft(src("kube-proxy-nft-v1.33-ip6.nft"));
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
       ns.ipsetRestore(src("ipvs-mode.ipset"));
       ns.iptablesRestore(src("kube-proxy-ipvs-mode.rules"), "nft", "ipv4");
@@ -83,6 +85,26 @@ if (!netnsAvailable()) {
         "kubelet's chains are not leftovers",
       );
       t.same(r.mixed.map((m) => m.mode).sort(), ["ipvs", "ipvs"]);
+    }),
+  );
+
+  // Issue #12 point 8: kube-proxy in nftables mode programs table ip and table ip6 kube-proxy; one
+  // missing is named by family (before, only both missing were seen).
+  t.test("nftables mode with only table ip kube-proxy: the ip6 family is named missing", (t) =>
+    withNetns(async (ns) => {
+      up(ns);
+      ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
+      ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+      const r = await scanWith(ns, {
+        mode: "nftables",
+        version: "v1.35.4",
+        lastSync: { agoSeconds: 3 },
+        healthy: true,
+      });
+      t.same(findingIds(r), ["nftables-table-missing"]);
+      t.same(finding(r, "nftables-table-missing")?.evidence.missingFamilies, ["ip6"]);
+      t.equal(finding(r, "nftables-table-missing")?.severity, "warning");
+      t.match(finding(r, "nftables-table-missing")?.title, /no table ip6 kube-proxy$/);
     }),
   );
 

@@ -9,16 +9,15 @@ t.test("nftables node: leftovers without harm -> leftovers; kubelet chains are n
     configz: configz({ mode: "nftables" }),
     kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 5 }),
     nftables: {
-      tables: [{ family: "ip" as const, name: "kube-proxy", owner: "kube-proxy" }],
+      // Both families, as nftables mode programs them on every node (#12 point 8).
+      tables: (["ip", "ip6"] as const).map((family) => ({ family, name: "kube-proxy", owner: "kube-proxy" })),
       kubeProxyTableName: "kube-proxy",
-      kubeProxy: [
-        {
-          family: "ip" as const,
-          name: "kube-proxy",
-          sets: [],
-          chains: { total: 10, service: 2, endpoint: 2, external: 0, base: [] },
-        },
-      ],
+      kubeProxy: (["ip", "ip6"] as const).map((family) => ({
+        family,
+        name: "kube-proxy",
+        sets: [],
+        chains: { total: 10, service: 2, endpoint: 2, external: 0, base: [] },
+      })),
       firewalls: [],
     },
   };

@@ -10,16 +10,14 @@ import type { NodeFacts } from "../../../../agent/report/schema.js";
 // failure that has not recurred is info at most — the alerts already use rates, and so does the verdict.
 
 const table = {
-  tables: [{ family: "ip" as const, name: "kube-proxy", owner: "kube-proxy" }],
+  tables: (["ip", "ip6"] as const).map((family) => ({ family, name: "kube-proxy", owner: "kube-proxy" })),
   kubeProxyTableName: "kube-proxy",
-  kubeProxy: [
-    {
-      family: "ip" as const,
-      name: "kube-proxy",
-      sets: [{ name: "service-ips", kind: "map" as const, type: "x", elements: 3 }],
-      chains: { total: 12, service: 3, endpoint: 3, external: 0, base: [] },
-    },
-  ],
+  kubeProxy: (["ip", "ip6"] as const).map((family) => ({
+    family,
+    name: "kube-proxy",
+    sets: [{ name: "service-ips", kind: "map" as const, type: "x", elements: 3 }],
+    chains: { total: 12, service: 3, endpoint: 3, external: 0, base: [] },
+  })),
   firewalls: [],
 };
 
