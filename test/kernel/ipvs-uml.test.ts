@@ -151,6 +151,7 @@ if (reason !== null) {
       ok: true,
       facts: { present: false, kind: null, operState: null, flags: [], addresses: [] },
     });
-    t.same(r.ipsets, { ok: true, facts: { available: true, sets: [] } });
+    // No KUBE-NODE-PORT-* set here, so no NodePort learned from the node (#12 point 3).
+    t.same(r.ipsets, { ok: true, facts: { available: true, sets: [], nodePorts: [] } });
   });
 }
