@@ -1,0 +1,31 @@
+import t from "tap";
+import { ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
+import { configz, noKernelState } from "../../../helpers/facts.js";
+
+const nftNode = (over = {}) =>
+  ipvsNode({
+    proxyMode: { mode: "nftables" },
+    configz: configz({ mode: "nftables" }),
+    ipvs: noKernelState.ipvs,
+    kubeIpvs0: noKernelState.kubeIpvs0,
+    ...over,
+  });
+
+const arp = (ignore: string, announce: string) => ({
+  values: [
+    { name: "net.ipv4.conf.all.arp_ignore", value: ignore },
+    { name: "net.ipv4.conf.all.arp_announce", value: announce },
+  ],
+});
+
+t.test("strictARP sysctls left after the switch are info; cleared ones are nothing", async (t) => {
+  const left = judge(nftNode({ sysctls: arp("1", "2") }), new Map(), NOW);
+  t.ok(ids(left).includes("strict-arp-sysctls-left"));
+  t.notOk(
+    ids(judge(nftNode({ sysctls: arp("0", "0") }), new Map(), NOW)).includes("strict-arp-sysctls-left"),
+  );
+  t.notOk(
+    ids(judge(ipvsNode({ sysctls: arp("1", "2") }), new Map(), NOW)).includes("strict-arp-sysctls-left"),
+    "in ipvs mode they are needed",
+  );
+});
