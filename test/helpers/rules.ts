@@ -81,3 +81,13 @@ export const ipvsNode = (over = {}) =>
     },
     ...over,
   });
+
+/** The same node after the switch: kube-proxy answers nftables and its ipvs state is gone. */
+export const nftNode = (over = {}) =>
+  ipvsNode({
+    proxyMode: { mode: "nftables" },
+    configz: configz({ mode: "nftables" }),
+    ipvs: noKernelState.ipvs,
+    kubeIpvs0: noKernelState.kubeIpvs0,
+    ...over,
+  });

@@ -1,15 +1,6 @@
 import t from "tap";
-import { ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
-import { configz, iptablesBackend, noKernelState } from "../../../helpers/facts.js";
-
-const nftNode = (over = {}) =>
-  ipvsNode({
-    proxyMode: { mode: "nftables" },
-    configz: configz({ mode: "nftables" }),
-    ipvs: noKernelState.ipvs,
-    kubeIpvs0: noKernelState.kubeIpvs0,
-    ...over,
-  });
+import { ids, judge, nftNode, NOW } from "../../../helpers/rules.js";
+import { iptablesBackend } from "../../../helpers/facts.js";
 
 t.test(
   "kube-proxy's ipvs-mode chains left on an nftables node; kubelet's chains are not leftovers",

@@ -1,15 +1,5 @@
 import t from "tap";
-import { ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
-import { configz, noKernelState } from "../../../helpers/facts.js";
-
-const nftNode = (over = {}) =>
-  ipvsNode({
-    proxyMode: { mode: "nftables" },
-    configz: configz({ mode: "nftables" }),
-    ipvs: noKernelState.ipvs,
-    kubeIpvs0: noKernelState.kubeIpvs0,
-    ...over,
-  });
+import { ids, ipvsNode, judge, nftNode, NOW } from "../../../helpers/rules.js";
 
 t.test("IPVS virtual servers left on an nftables node; none left is nothing", async (t) => {
   const ipvs = ipvsNode().ipvs!;

@@ -1,15 +1,6 @@
 import t from "tap";
-import { ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
-import { configz, metrics, noKernelState } from "../../../helpers/facts.js";
-
-const nftNode = (over = {}) =>
-  ipvsNode({
-    proxyMode: { mode: "nftables" },
-    configz: configz({ mode: "nftables" }),
-    ipvs: noKernelState.ipvs,
-    kubeIpvs0: noKernelState.kubeIpvs0,
-    ...over,
-  });
+import { ids, judge, nftNode, NOW } from "../../../helpers/rules.js";
+import { metrics } from "../../../helpers/facts.js";
 
 t.test("localhost NodePort packets rejected in nftables mode are told; zero is nothing", async (t) => {
   const c = "kubeproxy_nftables_localhost_nodeport_rejected_packets_total";

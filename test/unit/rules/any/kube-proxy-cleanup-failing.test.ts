@@ -1,15 +1,6 @@
 import t from "tap";
-import { ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
-import { configz, metrics, noKernelState } from "../../../helpers/facts.js";
-
-const nftNode = (over = {}) =>
-  ipvsNode({
-    proxyMode: { mode: "nftables" },
-    configz: configz({ mode: "nftables" }),
-    ipvs: noKernelState.ipvs,
-    kubeIpvs0: noKernelState.kubeIpvs0,
-    ...over,
-  });
+import { ids, judge, nftNode, NOW } from "../../../helpers/rules.js";
+import { metrics } from "../../../helpers/facts.js";
 
 t.test("cleanup failures above zero are told; zero is nothing", async (t) => {
   const c = "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total";
