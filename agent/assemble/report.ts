@@ -116,6 +116,14 @@ function bound(f: NodeFacts, truncated: Record<string, number>): NodeFacts {
                 `facts.iptables.${b.backend}.${b.family}.foreignJumps`,
                 truncated,
               ),
+              ...(b.foreignSetMatches && {
+                foreignSetMatches: cut(
+                  b.foreignSetMatches,
+                  CAPS.foreignJumps,
+                  `facts.iptables.${b.backend}.${b.family}.foreignSetMatches`,
+                  truncated,
+                ),
+              }),
               nodePortAccepts: cut(
                 b.nodePortAccepts,
                 CAPS.nodePortAccepts,

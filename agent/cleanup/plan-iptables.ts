@@ -1,13 +1,10 @@
 import type { ToolName } from "../io/tools.js";
 import { shellQuote } from "../parse/iptables-argv.js";
-import { chainOwner, isKubeProxyChainOwner, KUBE_PROXY_JUMP_COMMENTS } from "../facts/owners.js";
+import { isKubeProxyChain, KUBE_PROXY_JUMP_COMMENTS } from "../facts/owners.js";
 import type { IptablesRuleSet, SavedRule } from "./iptables-rules.js";
 import type { CleanupAction, KeptItem } from "./schema.js";
 
-// kubelet's and unknown KUBE-* chains are never touched.
-export function isKubeProxyChain(table: string, chain: string): boolean {
-  return chain.startsWith("KUBE-") && isKubeProxyChainOwner(chainOwner(table, chain));
-}
+// kubelet's, kube-router's and unknown KUBE-* chains are never touched: facts/owners.ts isKubeProxyChain decides.
 
 export const MODIFY_TOOL: Record<IptablesRuleSet["backend"], Record<IptablesRuleSet["family"], ToolName>> = {
   legacy: { ipv4: "iptables-legacy", ipv6: "ip6tables-legacy" },

@@ -27,10 +27,17 @@ export const IptablesBackendRead = z.object({
   ),
   /** Per-Service chain families, e.g. { "KUBE-SVC-*": 10000, "KUBE-SEP-*": 100000 }. */
   patternCounts: z.record(z.string(), z.number().int()),
-  /** Rules that jump into a KUBE-* chain but were not written by kube-proxy or kubelet. */
+  /** Rules outside kube-proxy's chains that jump into one of them (its exact names, not any KUBE-*), not kube-proxy's or kubelet's own jumps. */
   foreignJumps: z.array(
     z.object({ table: z.string(), chain: z.string(), rule: z.string(), target: z.string() }),
   ),
+  /**
+   * Rules outside kube-proxy's chains that match one of kube-proxy's ipsets by name (`-m set --match-set
+   * KUBE-CLUSTER-IP ...`); absent from older agents, which did not look.
+   */
+  foreignSetMatches: z
+    .array(z.object({ table: z.string(), chain: z.string(), rule: z.string(), set: z.string() }))
+    .optional(),
   /** Built-in chain policies, e.g. { "filter/INPUT": "DROP" }. */
   policies: z.record(z.string(), z.string()),
   /** ACCEPT rules kube-proxy adds for NodePorts/health checks today, with their counters. */
@@ -45,6 +52,8 @@ export const IptablesBackendRead = z.object({
   ),
   /** Non-KUBE user chains that look like a host firewall (ufw-*, f2b-*, ...): name -> rules. */
   firewallChains: z.record(z.string(), z.number().int()),
+  /** Docker's filter chains (DOCKER-USER, DOCKER-FORWARD, ...): Docker runs here; absent from older agents. */
+  dockerChains: z.array(z.string()).optional(),
 });
 
 /**

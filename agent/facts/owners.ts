@@ -79,6 +79,15 @@ export function isKubeProxyChainOwner(owner: ChainOwner): boolean {
 }
 
 /**
+ * One of kube-proxy's chains, by its exact name or per-Service prefix; kubelet's chains and other KUBE-*
+ * look-alikes (kube-router's KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-*, cloudnativelabs/kube-router
+ * pkg/controllers/netpol/network_policy_controller.go) are not.
+ */
+export function isKubeProxyChain(table: string, chain: string): boolean {
+  return chain.startsWith("KUBE-") && isKubeProxyChainOwner(chainOwner(table, chain));
+}
+
+/**
  * Comments kube-proxy puts on the rules that jump from built-in chains into its own chains
  * (iptables mode: iptablesJumpChains; ipvs mode: iptablesJumpChain). A jump into KUBE-* that
  * carries none of these, and is not kubelet's, was written by someone else.

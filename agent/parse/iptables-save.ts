@@ -4,6 +4,8 @@ import {
   KUBE_PROXY_JUMP_COMMENTS,
   chainOwner,
   isKubeletJump,
+  isKubeProxyChain,
+  isKubeProxyIpset,
   perServicePattern,
 } from "../facts/owners.js";
 import { IptablesSaveReader, type SaveRule } from "./iptables-save-lines.js";
@@ -14,6 +16,9 @@ type Family = IptablesBackendRead["family"];
 
 // Bounded so a node full of foreign rules cannot grow the report without limit.
 const MAX_LISTED = 200;
+// The filter chains Docker's bridge driver creates (moby libnetwork iptables: DOCKER, DOCKER-USER,
+// DOCKER-ISOLATION-STAGE-1/2; newer DOCKER-FORWARD, DOCKER-CT, DOCKER-BRIDGE, DOCKER-INTERNAL).
+const DOCKER_CHAIN = /^DOCKER(-[A-Z0-9-]+)?$/;
 // kube-proxy's chains whose ACCEPT rules let NodePort / health-check traffic in today.
 const NODEPORT_ACCEPT_CHAINS = new Set(["KUBE-NODEPORTS", "KUBE-NODE-PORT", "KUBE-FORWARD"]);
 
@@ -29,9 +34,11 @@ export class IptablesSaveParser {
   private totalRules = 0;
   private readonly kubeChainRules = new Map<string, number>();
   private readonly firewallRules = new Map<string, number>();
+  private readonly dockerChains: string[] = [];
   private readonly patternCounts: Record<string, number> = {};
   private readonly policies: Record<string, string> = {};
   private readonly foreignJumps: IptablesBackendRead["foreignJumps"] = [];
+  private readonly foreignSetMatches: NonNullable<IptablesBackendRead["foreignSetMatches"]> = [];
   private readonly nodePortAccepts: IptablesBackendRead["nodePortAccepts"] = [];
 
   constructor(
@@ -53,21 +60,32 @@ export class IptablesSaveParser {
       this.patternCounts[pattern] = (this.patternCounts[pattern] ?? 0) + 1;
     } else if (name.startsWith("KUBE-")) {
       this.kubeChainRules.set(`${table}\u0000${name}`, 0);
+    } else if (table === "filter" && DOCKER_CHAIN.test(name)) {
+      if (this.dockerChains.length < MAX_LISTED) this.dockerChains.push(name);
     } else if (FIREWALL_CHAIN_PATTERNS.some((p) => p.test(name))) {
       this.firewallRules.set(name, this.firewallRules.get(name) ?? 0);
     }
   }
 
-  private rule({ table, chain, text: rule, target, comment, packets, bytes }: SaveRule): void {
+  private rule({ table, chain, text: rule, target, comment, matchSets, packets, bytes }: SaveRule): void {
     this.totalRules++;
     const key = `${table}\u0000${chain}`;
     const kubeCount = this.kubeChainRules.get(key);
     if (kubeCount !== undefined) this.kubeChainRules.set(key, kubeCount + 1);
     const fwCount = this.firewallRules.get(chain);
     if (fwCount !== undefined) this.firewallRules.set(chain, fwCount + 1);
+    // Only kube-proxy's own chains and sets go away with its mode: a KUBE-* name is not enough (kube-router's
+    // KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-* chains and KUBE-SRC-*/KUBE-DST-* sets stay, kubelet's too).
+    const outside = !isKubeProxyChain(table, chain);
+    if (outside) {
+      for (const set of matchSets) {
+        if (isKubeProxyIpset(set) && this.foreignSetMatches.length < MAX_LISTED)
+          this.foreignSetMatches.push({ table, chain, rule, set });
+      }
+    }
     if (target === null) return;
 
-    if (target.startsWith("KUBE-") && chainOwner(table, chain) === "unknown") {
+    if (outside && isKubeProxyChain(table, target)) {
       const ours =
         (comment !== null && KUBE_PROXY_JUMP_COMMENTS.has(comment)) ||
         isKubeletJump(table, chain, rule, target);
@@ -97,9 +115,11 @@ export class IptablesSaveParser {
       kubeChains,
       patternCounts: { ...this.patternCounts },
       foreignJumps: [...this.foreignJumps],
+      foreignSetMatches: [...this.foreignSetMatches],
       policies: { ...this.policies },
       nodePortAccepts: [...this.nodePortAccepts],
       firewallChains: Object.fromEntries(this.firewallRules),
+      dockerChains: [...this.dockerChains],
     });
   }
 }

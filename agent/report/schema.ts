@@ -79,6 +79,11 @@ export const ViewSummary = z.object({
    * predate it (then read phaseSource).
    */
   phaseInferred: z.boolean().optional(),
+  /**
+   * What a before-the-switch check saw and did not count, with why ("10.244.0.1 (cni0): ..."); absent from
+   * agents that predate it.
+   */
+  notCounted: z.array(z.object({ check: z.string(), seen: z.string(), why: z.string() })).optional(),
 });
 export type ViewSummary = z.infer<typeof ViewSummary>;
 

@@ -9,6 +9,7 @@ import {
   timestamp,
 } from "./counters.js";
 import type { RuleOptions } from "./options.js";
+import { notCounted, type NotCounted } from "./not-counted.js";
 import { kubeProxyChains, kubeProxyIpsets, type BackendChains } from "./owned.js";
 import { answeredMode, decidePhase, type PhaseDecision } from "./phase.js";
 import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-servers.js";
@@ -40,6 +41,8 @@ export interface NodeView extends PhaseDecision {
   cleanupFailures: number | null;
   /** kube-proxy's last successful sync (oldest IP family), seconds since the epoch. */
   lastSync: number | null;
+  /** What a check saw and did not count, with why (a CNI's addresses, Docker's FORWARD DROP, ...). */
+  notCounted: NotCounted[];
 }
 
 export function buildView(
@@ -50,6 +53,7 @@ export function buildView(
   const answered = answeredMode(facts);
   const runningMode = answered || null;
   const decision = decidePhase(facts, failedProbes, runningMode);
+  const virtualServers = classifyVirtualServers(facts, opts);
   return {
     ...decision,
     answeredMode: answered,
@@ -59,10 +63,15 @@ export function buildView(
     blackHoled: blackHoled(facts, runningMode === "ipvs"),
     kubeProxyIpsets: kubeProxyIpsets(facts),
     kubeProxyChains: kubeProxyChains(facts),
-    virtualServers: classifyVirtualServers(facts, opts),
+    virtualServers,
     syncFailures: counterSum(facts, runningMode, SYNC_FAILURE_COUNTERS),
     cleanupFailures: counterSum(facts, runningMode, [CLEANUP_FAILURE_COUNTER]),
     lastSync: timestamp(facts, LAST_SYNC, "oldest"),
+    // The checks that filter these run before the switch only (ipvs, iptables).
+    notCounted:
+      decision.phase === "ipvs" || decision.phase === "iptables"
+        ? notCounted(facts, virtualServers.nodePorts)
+        : [],
   };
 }
 

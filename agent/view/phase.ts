@@ -37,7 +37,8 @@ export function modeEvidence(f: NodeFacts): PhaseDecision["mixed"] {
     out.push({ mode: "ipvs", evidence: `kube-ipvs0 present with ${f.kubeIpvs0.addresses.length} addresses` });
   }
   const kubeSets = kubeProxyIpsets(f) ?? [];
-  if (kubeSets.length > 0) out.push({ mode: "ipvs", evidence: `${kubeSets.length} KUBE-* ipsets` });
+  if (kubeSets.length > 0)
+    out.push({ mode: "ipvs", evidence: `${kubeSets.length} of kube-proxy's ipvs-mode ipsets` });
   for (const b of f.iptables?.backends ?? []) {
     // An unread backend is evidence of nothing; the report marks the iptables probe incomplete.
     if (!b.read) continue;

@@ -2,6 +2,8 @@ import type { NodeReport, ViewSummary } from "../report/schema.js";
 import { buildView, type NodeView } from "./build.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./options.js";
 
+const MAX_NOT_COUNTED = 100;
+
 export function summarize(v: NodeView): ViewSummary {
   return {
     runningMode: v.runningMode,
@@ -9,6 +11,8 @@ export function summarize(v: NodeView): ViewSummary {
     hostNftNewEnough: v.hostNftNewEnough,
     blackHoledAddresses: v.blackHoled === null ? null : v.blackHoled.length,
     phaseInferred: v.inferred,
+    // Bounded like every list in the report; the facts keep what each entry was drawn from.
+    notCounted: v.notCounted.slice(0, MAX_NOT_COUNTED).map((n) => ({ ...n })),
   };
 }
 

@@ -25,12 +25,24 @@ export const ipsetsLeft = rule({
           ),
           ipv6Sets: v6.length,
         },
+        // By exact name: a `grep '^KUBE-'` would take kube-router's KUBE-SRC-*/KUBE-DST-* sets too (k3s runs its
+        // network-policy controller on every node), and they are in use.
         remedy: deletion(
           view,
-          "for s in $(ipset list -name | grep '^KUBE-'); do ipset destroy \"$s\"; done   (after the iptables chains that reference them are gone)",
+          `${destroyCommand(
+            sets.map((s) => s.name),
+            opts.maxListed,
+          )}   (after the iptables chains that reference them are gone; only these names: other KUBE-* sets, such as kube-router's KUBE-SRC-*/KUBE-DST-*, are not kube-proxy's)`,
         ),
         reference: REF.leftovers,
       },
     ];
   },
 });
+
+/** `ipset destroy` for each named set, quoted; a long list is said as a count, never cut to a prefix match. */
+function destroyCommand(names: string[], max: number): string {
+  if (names.length > max)
+    return `proxyscope-agent cleanup (it destroys exactly kube-proxy's ${names.length} sets), or ipset destroy <name> for each set listed in the evidence`;
+  return `for s in ${names.map((n) => `'${n}'`).join(" ")}; do ipset destroy "$s"; done`;
+}

@@ -13,7 +13,7 @@ export const conntrackWorkaround = rule({
       tags: ["measure-before-switch"],
     },
   },
-  needs: ["kubeProxyMetrics", "kernel", "sysctls"],
+  needs: ["kubeProxyMetrics", "kernel", "sysctls", "configz"],
   evaluate({ facts, view: { phase, runningMode } }) {
     if (!BEFORE_SWITCH.has(phase)) return [];
     const out: RuleFinding<"conntrack-workaround-relied-on">[] = [];
@@ -24,6 +24,10 @@ export const conntrackWorkaround = rule({
       (v) => v.name === "net.netfilter.nf_conntrack_tcp_be_liberal",
     )?.value;
     const dropped = r.state === "value" ? r.value : 0;
+    // kube-proxy's own conntrack.tcpBeLiberal (KubeProxyConntrackConfiguration.TCPBeLiberal, json
+    // "tcpBeLiberal") is the remedy this finding asks for, already in place: it sets the sysctl in every
+    // mode, so nothing is relied on that the switch would lose (view.notCounted says it was seen).
+    if (facts.configz?.conntrackTcpBeLiberal === true) return [];
     if ((dropped > 0 && oldKernel) || liberal === "1") {
       out.push({
         id: "conntrack-workaround-relied-on",

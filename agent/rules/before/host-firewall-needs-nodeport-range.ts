@@ -1,3 +1,4 @@
+import { DOCKER_FORWARD_DROP_WHY, dockerSetForwardDrop } from "../../view/not-counted.js";
 import { REF } from "../references.js";
 import { BEFORE_SWITCH, listed, rule } from "../rule.js";
 
@@ -16,11 +17,16 @@ export const hostFirewall = rule({
     for (const t of facts.nftables?.firewalls ?? [])
       signs.push(`nft table ${t.family} ${t.name} (${t.kind}; ${t.hooks.join(", ")})`);
     const accepts: string[] = [];
+    const notCounted: string[] = [];
     for (const b of facts.iptables?.backends ?? []) {
       if (!b.read) continue;
+      const dockers = dockerSetForwardDrop(b);
       for (const [chain, policy] of Object.entries(b.policies)) {
         if ((chain === "filter/INPUT" || chain === "filter/FORWARD") && policy === "DROP") {
-          signs.push(`${b.family} ${b.backend} ${chain} policy DROP`);
+          const seen = `${b.family} ${b.backend} ${chain} policy DROP`;
+          // Docker's own FORWARD DROP is no host firewall (nobody opens NodePorts in it): seen, not counted.
+          if (chain === "filter/FORWARD" && dockers) notCounted.push(`${seen}: ${DOCKER_FORWARD_DROP_WHY}`);
+          else signs.push(seen);
         }
       }
       for (const [chain, rules] of Object.entries(b.firewallChains))
@@ -39,6 +45,7 @@ export const hostFirewall = rule({
         evidence: {
           firewall: listed(signs, opts.maxListed),
           kubeProxyAcceptRules: listed(accepts, opts.maxListed),
+          notCounted: listed(notCounted, opts.maxListed),
         },
         remedy:
           "Open the NodePort range (default 30000-32767/tcp,udp) and health-check ports in the host firewall before switching",

@@ -1,3 +1,4 @@
+import { busyAddresses, classifyNodePortAddresses, primaryAddresses } from "../../view/not-counted.js";
 import { REF } from "../references.js";
 import { BEFORE_SWITCH, listed, rule } from "../rule.js";
 
@@ -15,19 +16,20 @@ export const nodePortsOnSecondaryAddresses = rule({
     const configured = facts.configz?.nodePortAddresses ?? [];
     if (configured.length > 0) return []; // already restricted; nothing shrinks unexpectedly
     const { primary } = facts.addresses;
-    const primaries = new Set([primary.ipv4, primary.ipv6].filter((x): x is string => x !== null));
-    const secondary = facts.addresses.interfaces
-      .filter((i) => i.name !== "kube-ipvs0" && i.name !== "lo")
-      .flatMap((i) =>
-        i.addresses
-          .filter((a) => a.scope === "global" && !primaries.has(a.address))
-          .map((a) => `${a.address} (${i.name})`),
-      );
-    if (secondary.length === 0) return [];
+    const primaries = primaryAddresses(facts.addresses);
     const onSecondary = virtualServers.nodePorts.filter(
       (v) => v.address !== null && !primaries.has(v.address) && v.address !== "127.0.0.1",
     );
     const busy = onSecondary.filter((v) => v.activeConns + v.inactiveConns > 0);
+    // A CNI's, Docker's or a DNS cache's address is no NodePort destination unless traffic says otherwise.
+    const { counted, notCounted } = classifyNodePortAddresses(
+      facts.addresses,
+      primaries,
+      busyAddresses(busy),
+    );
+    if (counted.length === 0 && busy.length === 0) return [];
+    const countedIPs = new Set(counted.map((c) => c.split(" ")[0]));
+    const quietCounted = onSecondary.filter((v) => countedIPs.has(v.address as string));
     return [
       {
         id: "nodeport-addresses-shrink",
@@ -37,17 +39,21 @@ export const nodePortsOnSecondaryAddresses = rule({
         title:
           busy.length > 0
             ? `NodePorts carry traffic on ${busy.length} non-primary address:port pairs that nftables mode (nodePortAddresses: primary) stops serving`
-            : `${secondary.length} local addresses besides the primary ones will stop serving NodePorts in nftables mode`,
+            : `${counted.length} local addresses besides the primary ones will stop serving NodePorts in nftables mode`,
         evidence: {
           primary: [...primaries],
           primarySource: primary.source,
-          secondaryAddresses: listed(secondary, opts.maxListed),
-          nodePortVirtualServersOnSecondary: onSecondary.length,
+          secondaryAddresses: listed(counted, opts.maxListed),
+          nodePortVirtualServersOnSecondary: new Set([...quietCounted, ...busy]).size,
           withConnections: listed(
             busy.map(
               (v) =>
                 `${v.protocol} ${v.address}:${v.port} (${v.activeConns} active, ${v.inactiveConns} inactive)`,
             ),
+            opts.maxListed,
+          ),
+          notCounted: listed(
+            notCounted.map((n) => `${n.seen}: ${n.why}`),
             opts.maxListed,
           ),
         },
