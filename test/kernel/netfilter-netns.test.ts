@@ -80,6 +80,19 @@ if (!netnsAvailable()) {
       ])
         ns.must(["iptables-legacy", "-A", "OUTPUT", "-m", "comment", "--comment", c, "-j", "ACCEPT"]);
     },
+    "k3s-kube-router": (ns) => {
+      ns.ipsetRestore(src("ipvs-mode.ipset"));
+      ns.ipsetRestore(src("kube-router-netpol.ipset"));
+      for (const f of [
+        "kubelet",
+        "kube-proxy-ipvs-mode",
+        "kube-router-netpol",
+        "flannel",
+        "docker",
+        "foreign-set-match",
+      ])
+        ns.iptablesRestore(src(`${f}.rules`), "nft", "ipv4");
+    },
   };
 
   const zeroCounters = <T extends { nodePortAccepts: { packets: number; bytes: number }[] }>(f: T): T => ({

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { applyAllowed } from "../../../agent/cleanup/interlock.js";
 import { parseRuleSet, type IptablesRuleSet } from "../../../agent/cleanup/iptables-rules.js";
 import { planCleanup } from "../../../agent/cleanup/plan.js";
+import { isKubeProxyIpset } from "../../../agent/facts/owners.js";
 import { parseIpAddrJson } from "../../../agent/parse/ip-json.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { vsKey } from "../../../agent/parse/ipvs-proc.js";
@@ -424,3 +425,50 @@ t.test(
     );
   },
 );
+
+// #12 point 4: k3s runs kube-router's network-policy controller on every node. Its KUBE-ROUTER-*,
+// KUBE-NWPLCY-*, KUBE-POD-FW-* chains and KUBE-SRC-*/KUBE-DST-*/kube-router-* sets start like kube-proxy's
+// and are in use: cleanup never plans touching them, and a foreign rule still matching kube-proxy's set keeps it.
+t.test("kube-router's chains and sets are never planned for deletion (k3s)", async (t) => {
+  const names = [
+    "KUBE-CLUSTER-IP",
+    "KUBE-LOOP-BACK",
+    "KUBE-SRC-J2JLXWMHRQG4ZLAD",
+    "KUBE-DST-VQ3N7PSJ4XKOHR2L",
+    "kube-router-local-pods",
+  ];
+  // As the ipsets probe marks them: by kube-proxy's exact names (facts/owners.ts isKubeProxyIpset).
+  const sets = names.map((name) => ({
+    name,
+    type: "hash:ip",
+    family: "inet" as const,
+    entries: 1,
+    references: 1,
+    kubeProxy: isKubeProxyIpset(name),
+  }));
+  t.same(
+    sets.filter((s) => s.kubeProxy).map((s) => s.name),
+    ["KUBE-CLUSTER-IP", "KUBE-LOOP-BACK"],
+  );
+  const plan = planCleanup(
+    report({ ipsets: { sets } }),
+    [recorded("k3s-kube-router", "iptables-nft-save.txt", "nft")],
+    { strictArp: false },
+  );
+  const cmds = plan.actions.map((a) => a.command);
+  t.ok(cmds.length > 0, "kube-proxy's own ipvs-mode chains are planned");
+  t.notOk(
+    cmds.some((c) =>
+      /KUBE-ROUTER|KUBE-NWPLCY|KUBE-POD-FW|KUBE-SRC-|KUBE-DST-|kube-router|FLANNEL|DOCKER/.test(c),
+    ),
+    "nothing of kube-router's, Flannel's or Docker's",
+  );
+  t.same(
+    cmds.filter((c) => c.startsWith("ipset")),
+    ["ipset destroy KUBE-LOOP-BACK"],
+  );
+  t.match(
+    plan.kept.find((k) => k.what === "ipset KUBE-CLUSTER-IP")?.why,
+    /matched by nft ipv4 filter\/MY-ALLOW, which stays/,
+  );
+});

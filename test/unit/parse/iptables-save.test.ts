@@ -14,7 +14,7 @@ const FILES = [
 
 t.test("every recorded *-save output parses, whole or line by line alike", async (t) => {
   const scenarios = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
-  t.equal(scenarios.length, 10);
+  t.equal(scenarios.length, 11);
   for (const s of scenarios) {
     for (const [file, backend, family] of FILES) {
       const text = read(s.name, file);
@@ -227,3 +227,40 @@ t.test(
     );
   },
 );
+
+// #12 point 4: kube-router's KUBE-* chains and sets are not kube-proxy's; a foreign rule matching
+// kube-proxy's ipset is a reference. Recorded from kube-router/Flannel/Docker rulesets built from their source.
+t.test("kube-router's chains and sets are nobody's references; a match on kube-proxy's set is", async (t) => {
+  const r = parseIptablesSave(read("k3s-kube-router", "iptables-nft-save.txt"), "nft", "ipv4");
+  if (!r.ok) return t.fail(r.error);
+  t.same(
+    r.value.foreignJumps,
+    [],
+    "FORWARD -> KUBE-ROUTER-FORWARD, KUBE-POD-FW-* -> KUBE-NWPLCY-*: not kube-proxy's",
+  );
+  t.same(
+    r.value.foreignSetMatches,
+    [
+      {
+        table: "filter",
+        chain: "MY-ALLOW",
+        rule: "-A MY-ALLOW -p tcp -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT",
+        set: "KUBE-CLUSTER-IP",
+      },
+    ],
+    "kube-router's --match-set KUBE-SRC-*/KUBE-DST-* and kube-proxy's own matches are not listed",
+  );
+  const router = r.value.kubeChains.filter((c) => /^KUBE-(ROUTER|NWPLCY|POD-FW)-/.test(c.name));
+  t.equal(router.length, 8);
+  t.ok(router.every((c) => c.owner === "unknown"));
+  t.same(r.value.dockerChains, [
+    "DOCKER",
+    "DOCKER-BRIDGE",
+    "DOCKER-CT",
+    "DOCKER-FORWARD",
+    "DOCKER-INTERNAL",
+    "DOCKER-USER",
+  ]);
+  t.equal(r.value.policies["filter/FORWARD"], "DROP");
+  t.same(r.value.firewallChains, {}, "Docker's and Flannel's chains are not host-firewall chains");
+});

@@ -58,3 +58,28 @@ t.test("nftables node: leftovers without harm -> leftovers; kubelet chains are n
   t.same(ids(j), ["kube-ipsets-left"]);
   t.equal(j.findings[0]!.evidence.ipv6Sets, 1);
 });
+
+// #12 point 4: the remedy names kube-proxy's sets exactly; `grep '^KUBE-'` would destroy kube-router's
+// in-use KUBE-SRC-*/KUBE-DST-* sets on every k3s node.
+t.test("the remedy destroys kube-proxy's sets by name, never every KUBE-* set", async (t) => {
+  const set = (name: string, kubeProxy: boolean) => ({
+    name,
+    type: "hash:ip",
+    family: "inet" as const,
+    entries: 1,
+    references: 0,
+    kubeProxy,
+  });
+  const f = emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode: "nftables" },
+    configz: configz({ mode: "nftables" }),
+    ipsets: {
+      sets: [set("KUBE-CLUSTER-IP", true), set("KUBE-SRC-J2JLXWMHRQG4ZLAD", false), set("KUBE-DST-X", false)],
+    },
+  });
+  const x = judge(f, new Map(), NOW).findings.find((y) => y.id === "kube-ipsets-left");
+  t.same(x?.evidence.sets, ["KUBE-CLUSTER-IP (hash:ip, 1 entries)"]);
+  t.match(x?.remedy, /^for s in 'KUBE-CLUSTER-IP'; do ipset destroy "\$s"; done/);
+  t.notMatch(x?.remedy, /grep|KUBE-SRC-J2|KUBE-DST-X/);
+});
