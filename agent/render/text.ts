@@ -86,6 +86,12 @@ export function renderText(r: NodeReport, colour: boolean): string {
   );
   if (r.mixed.length > 0)
     out.push(`  also seen: ${r.mixed.map((m) => `${m.mode}: ${safe(m.evidence)}`).join("; ")}`);
+  // What a check saw and left out (a CNI's address, Docker's FORWARD DROP): said, so silence is not a blind spot.
+  const skipped = summaryOf(r).notCounted ?? [];
+  if (skipped.length > 0) {
+    out.push(`  seen, not counted (nothing to do): ${skipped.length}`);
+    for (const n of skipped) out.push(`    - ${safe(n.seen)} [${safe(n.check)}]: ${safe(n.why)}`);
+  }
   out.push(`  scanned:   ${r.scannedAt} in ${r.scanDurationMs} ms`);
   out.push("");
   for (const sev of ORDER) {

@@ -51,3 +51,45 @@ t.test("a report renders by severity, names failed probes, and validates against
   const coloured = renderText(r, true);
   t.ok(coloured.includes("\u001b[31m"), "colour only when asked");
 });
+
+// #12 point 6: what a check filtered as noise is printed, escaped like everything a node supplies.
+t.test("what a check saw and did not count is said, escaped", async (t) => {
+  const r = buildReport(
+    [
+      { name: "kube-proxy-mode", durationMs: 1, outcome: { ok: true, facts: { mode: "ipvs" } } },
+      {
+        name: "addresses",
+        durationMs: 1,
+        outcome: {
+          ok: true,
+          facts: {
+            interfaces: [
+              {
+                name: "cni0",
+                kind: "bridge",
+                operState: "UP",
+                addresses: [{ family: "inet", address: "10.244.0.1", prefixLen: 24, scope: "global" }],
+              },
+              {
+                name: "cali\u001b[2Jx",
+                kind: "veth",
+                operState: "UP",
+                addresses: [{ family: "inet", address: "10.244.0.7", prefixLen: 32, scope: "global" }],
+              },
+            ],
+            primary: { ipv4: "192.0.2.10", ipv6: null, source: "config" },
+          },
+        },
+      },
+    ],
+    { node: "n", agentVersion: "test", startedAt: at, finishedAt: at },
+  );
+  const plain = renderText(r, false);
+  t.match(plain, /seen, not counted \(nothing to do\): 2/);
+  t.match(
+    plain,
+    /- 10\.244\.0\.1 \(cni0\) \[nodeport-addresses-shrink\]: the CNI bridge plugin's pod bridge/,
+  );
+  t.notOk(plain.includes("\u001b"), "an interface name cannot reach the terminal raw");
+  t.notMatch(plain, /nodeport-addresses-shrink\]\s*$/m);
+});
