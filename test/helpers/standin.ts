@@ -4,6 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { REPO_ROOT } from "./uml.js";
 import { spawnOwned } from "./children.js";
+import type { NetNs } from "./netns.js";
+import { parseScanOutput } from "./scan-report.js";
+import type { NodeReport } from "../../agent/report/schema.js";
 
 // Starts the kube-proxy STAND-IN (test/standins/kube-proxy.ts, built into dist/) — optionally inside a
 // network namespace — and hands back its URLs once it printed "ready <metricsPort> <healthPort>".
@@ -53,4 +56,34 @@ export async function startStandin(scenario: object, netns?: string): Promise<Ru
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The real agent CLI's `scan --json` inside a namespace, against a stand-in kube-proxy started there for
+ * the scan and stopped after it (also when the scan fails).
+ */
+export async function scanInNetns(
+  ns: NetNs,
+  kubeProxy: object,
+  extra: readonly string[] = [],
+  node = "scenario",
+): Promise<NodeReport> {
+  const standin = await startStandin(kubeProxy, ns.name);
+  try {
+    const out = ns.runNode(AGENT_CLI, [
+      "scan",
+      "--json",
+      "--node",
+      node,
+      "--kube-proxy-metrics-url",
+      standin.metricsUrl,
+      "--kube-proxy-health-url",
+      standin.healthUrl,
+      ...extra,
+    ]);
+    if (out.code !== 0) throw new Error(`scan exited ${out.code}: ${out.stderr}`);
+    return parseScanOutput(out.stdout);
+  } finally {
+    await standin.stop();
+  }
 }

@@ -2,8 +2,8 @@ import t from "tap";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NetNs, netnsAvailable, withNetns } from "../helpers/netns.js";
-import { finding, findingIds, parseScanOutput } from "../helpers/scan-report.js";
-import { AGENT_CLI, startStandin } from "../helpers/standin.js";
+import { finding, findingIds } from "../helpers/scan-report.js";
+import { scanInNetns } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
 // Issue #12 points 4 and 6 on the host kernel: a k3s-like node (kube-proxy in ipvs mode, kube-router's
@@ -28,7 +28,7 @@ if (!netnsAvailable()) {
   t.test("k3s-like ipvs node with kube-router netpol, Flannel, Docker, NodeLocal DNS: ready, no noise", (t) =>
     withNetns(async (ns) => {
       k3sNode(ns);
-      const r = await scanWith(ns, IPVS, ["--node-ip", "192.0.2.10"]);
+      const r = await scanInNetns(ns, IPVS, ["--node-ip", "192.0.2.10"], "k3s-like");
       t.equal(r.phase, "ipvs");
       t.equal(r.phaseSource, "proxyMode");
       t.same(
@@ -96,10 +96,12 @@ if (!netnsAvailable()) {
       ns.must(["ip", "addr", "add", "198.51.100.7/24", "dev", "eth1"]);
       ns.must(["ip", "link", "set", "eth1", "up"]);
       ns.must(["iptables-nft", "-P", "FORWARD", "DROP"]);
-      const r = await scanWith(ns, { ...IPVS, config: { clusterCIDRs: ["10.42.0.0/16"] } }, [
-        "--node-ip",
-        "192.0.2.10",
-      ]);
+      const r = await scanInNetns(
+        ns,
+        { ...IPVS, config: { clusterCIDRs: ["10.42.0.0/16"] } },
+        ["--node-ip", "192.0.2.10"],
+        "k3s-like",
+      );
       t.same(findingIds(r), [
         "conntrack-workaround-relied-on",
         "foreign-rules-reference-kube-chains",
@@ -152,25 +154,4 @@ function k3sNode(ns: NetNs, o: { docker?: boolean } = {}): void {
   }
   // conntrack is loaded by the rules above; the sysctl is per namespace.
   ns.must(["sysctl", "-qw", "net.netfilter.nf_conntrack_tcp_be_liberal=1"]);
-}
-
-async function scanWith(ns: NetNs, kubeProxy: object, extra: string[] = []) {
-  const standin = await startStandin(kubeProxy, ns.name);
-  try {
-    const out = ns.runNode(AGENT_CLI, [
-      "scan",
-      "--json",
-      "--node",
-      "k3s-like",
-      "--kube-proxy-metrics-url",
-      standin.metricsUrl,
-      "--kube-proxy-health-url",
-      standin.healthUrl,
-      ...extra,
-    ]);
-    if (out.code !== 0) throw new Error(`scan exited ${out.code}: ${out.stderr}`);
-    return parseScanOutput(out.stdout);
-  } finally {
-    await standin.stop();
-  }
 }

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NetNs, netnsAvailable, withNetns } from "../helpers/netns.js";
 import { parseScanOutput, findingIds, finding } from "../helpers/scan-report.js";
-import { AGENT_CLI, startStandin } from "../helpers/standin.js";
+import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
 // Issue 2's scenarios on the host kernel: real nftables, ipset and iptables state in a network
@@ -24,7 +24,7 @@ if (!netnsAvailable()) {
       ns.loadNft(src("kube-proxy-nft-v1.33-ip6.nft"));
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
       ns.iptablesRestore(src("kubelet6.rules"), "nft", "ipv6");
-      const r = await scanWith(ns, {
+      const r = await scanInNetns(ns, {
         mode: "nftables",
         version: "v1.35.4",
         lastSync: { agoSeconds: 3 },
@@ -57,7 +57,7 @@ if (!netnsAvailable()) {
       ns.ipsetRestore(src("ipvs-mode.ipset"));
       ns.iptablesRestore(src("kube-proxy-ipvs-mode.rules"), "nft", "ipv4");
       ns.must(["sysctl", "-qw", "net.ipv4.conf.all.arp_ignore=1", "net.ipv4.conf.all.arp_announce=2"]);
-      const r = await scanWith(ns, {
+      const r = await scanInNetns(ns, {
         mode: "nftables",
         version: "v1.35.4",
         lastSync: { agoSeconds: 3 },
@@ -95,7 +95,7 @@ if (!netnsAvailable()) {
       up(ns);
       ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
-      const r = await scanWith(ns, {
+      const r = await scanInNetns(ns, {
         mode: "nftables",
         version: "v1.35.4",
         lastSync: { agoSeconds: 3 },
@@ -118,7 +118,7 @@ if (!netnsAvailable()) {
       ns.must(["ip", "link", "set", "eth1", "up"]);
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
       ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
-      const r = await scanWith(ns, scenario("iptables-default-v1.33.json"), ["--node-ip", "192.0.2.10"]);
+      const r = await scanInNetns(ns, scenario("iptables-default-v1.33.json"), ["--node-ip", "192.0.2.10"]);
       t.equal(r.phase, "iptables");
       t.equal(r.verdict, "attention");
       t.same(findingIds(r), ["localhost-nodeports-in-use", "nodeport-addresses-shrink"]);
@@ -196,25 +196,4 @@ if (!netnsAvailable()) {
 
 function up(ns: NetNs): void {
   ns.must(["ip", "link", "set", "lo", "up"]);
-}
-
-async function scanWith(ns: NetNs, kubeProxy: object, extra: string[] = []) {
-  const standin = await startStandin(kubeProxy, ns.name);
-  try {
-    const out = ns.runNode(AGENT_CLI, [
-      "scan",
-      "--json",
-      "--node",
-      "scenario",
-      "--kube-proxy-metrics-url",
-      standin.metricsUrl,
-      "--kube-proxy-health-url",
-      standin.healthUrl,
-      ...extra,
-    ]);
-    if (out.code !== 0) throw new Error(`scan exited ${out.code}: ${out.stderr}`);
-    return parseScanOutput(out.stdout);
-  } finally {
-    await standin.stop();
-  }
 }
