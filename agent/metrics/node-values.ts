@@ -66,11 +66,11 @@ export const NODE_METRICS = {
     labels: [],
   },
   proxyscope_kube_proxy_ipsets: {
-    help: "ipsets named like kube-proxy's ipvs mode (KUBE-*, KUBE-6-*)",
+    help: "kube-proxy's ipvs-mode ipsets by their exact names (KUBE-6-* included; other KUBE-* sets, such as kube-router's, not)",
     labels: [],
   },
   proxyscope_kube_proxy_iptables_chains: {
-    help: "kube-proxy-owned KUBE-* chains, per-Service ones included, kubelet's excluded",
+    help: "kube-proxy's own iptables chains by their exact names, per-Service ones included; kubelet's and kube-router's excluded",
     labels: ["backend", "family"],
   },
   proxyscope_nftables_kube_proxy_table_present: {
