@@ -2,8 +2,8 @@ import t from "tap";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { NetNs, netnsAvailable, withNetns } from "../helpers/netns.js";
-import { finding, findingIds } from "../helpers/scan-report.js";
-import { scanInNetns } from "../helpers/standin.js";
+import { finding, findingIds, parseScanOutput } from "../helpers/scan-report.js";
+import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
 // Issue #12 points 4 and 6 on the host kernel: a k3s-like node (kube-proxy in ipvs mode, kube-router's
@@ -121,6 +121,42 @@ if (!netnsAvailable()) {
       t.same(finding(r, "host-firewall-needs-nodeport-range")?.evidence.firewall, [
         "ipv4 nft filter/FORWARD policy DROP",
       ]);
+    }),
+  );
+  // P6 after the switch: kube-router's chains and sets stay, and are nobody's leftovers or foreign references.
+  t.test("k3s-like node after the switch to nftables, kube-router's state still there: clean", (t) =>
+    withNetns(async (ns) => {
+      ns.must(["ip", "link", "set", "lo", "up"]);
+      ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
+      ns.loadNft(src("kube-proxy-nft-v1.33-ip6.nft"));
+      ns.ipsetRestore(src("kube-router-netpol.ipset"));
+      for (const f of ["kubelet", "kube-router-netpol", "flannel"])
+        ns.iptablesRestore(src(`${f}.rules`), "nft", "ipv4");
+      const r = await scanInNetns(
+        ns,
+        { mode: "nftables", version: "v1.35.4", lastSync: { agoSeconds: 3 }, healthy: true },
+        [],
+        "k3s-like",
+      );
+      t.equal(r.phase, "nftables");
+      t.same(findingIds(r), [], "no foreign-chain warning for kube-router's jumps, no leftovers");
+      t.equal(r.verdict, "clean");
+    }),
+  );
+
+  // kube-proxy silent and none of its state here: kube-router's KUBE-* chains and sets are no ipvs evidence.
+  t.test("kube-router netpol state only, kube-proxy silent: no kube-proxy phase is guessed from it", (t) =>
+    withNetns(async (ns) => {
+      ns.must(["ip", "link", "set", "lo", "up"]);
+      ns.ipsetRestore(src("kube-router-netpol.ipset"));
+      for (const f of ["kubelet", "kube-router-netpol", "flannel"])
+        ns.iptablesRestore(src(`${f}.rules`), "nft", "ipv4");
+      const out = ns.runNode(AGENT_CLI, ["scan", "--json", "--node", "router-only"]);
+      t.equal(out.code, 0, out.stderr);
+      const r = parseScanOutput(out.stdout);
+      t.equal(r.phase, "none");
+      t.same(r.mixed, []);
+      t.same(findingIds(r), ["kube-proxy-free"]);
     }),
   );
 }
