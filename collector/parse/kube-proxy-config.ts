@@ -1,5 +1,5 @@
 import { loadYaml } from "@kubernetes/client-node";
-import type { KubeProxyConfigFile } from "../report/cluster-facts.js";
+import type { ConfigMount, KubeProxyConfigFile } from "../report/cluster-facts.js";
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -88,6 +88,81 @@ export function flagValue(argv: readonly string[], name: string): string | null 
     }
   }
   return found;
+}
+
+interface KeyToPath {
+  key?: string;
+  path?: string;
+}
+interface ConfigMapSource {
+  name?: string;
+  items?: (KeyToPath | null)[];
+}
+/** The parts of a pod's volumeMounts and volumes (core/v1 VolumeMount, Volume) that say what backs a path. */
+export interface MountLike {
+  name?: string;
+  mountPath?: string;
+  subPath?: string;
+}
+export interface VolumeLike {
+  name?: string;
+  configMap?: ConfigMapSource;
+  projected?: { sources?: ({ configMap?: ConfigMapSource } | null)[] };
+}
+
+const trimSlash = (p: string) => (p.length > 1 ? p.replace(/\/+$/, "") : p);
+
+/** The data key of a ConfigMap volume that appears at `rel` below its mount: `items` remap keys to paths. */
+function keyAt(src: ConfigMapSource, rel: string): string | null {
+  if (src.items && src.items.length > 0) return src.items.find((i) => i?.path === rel)?.key ?? null;
+  // Without items every key is a file directly under the mount; a key cannot hold a "/".
+  return rel.includes("/") ? null : rel;
+}
+
+/**
+ * Which volume backs kube-proxy's --config file, and for a ConfigMap volume which ConfigMap and key:
+ * the mount whose path is the file itself (subPath) or the longest directory above it. EKS mounts
+ * ConfigMap kube-proxy-config at /var/lib/kube-proxy-config/ and passes --config=…/config (key
+ * `config`); kubeadm mounts kube-proxy at /var/lib/kube-proxy (key config.conf).
+ */
+export function configMountOf(
+  configPath: string,
+  mounts: readonly (MountLike | null)[],
+  volumes: readonly (VolumeLike | null)[],
+): ConfigMount {
+  const path = trimSlash(configPath);
+  // A subPath mount of the file itself wins; otherwise the deepest directory mounted above it.
+  let best: { mount: MountLike; rel: string; rank: number } | null = null;
+  for (const m of mounts) {
+    if (!m?.mountPath || !m.name) continue;
+    const at = trimSlash(m.mountPath);
+    const under = at === "/" ? path.startsWith("/") && path !== "/" : path.startsWith(`${at}/`);
+    const found = m.subPath
+      ? at === path
+        ? { rel: m.subPath, rank: Infinity }
+        : null
+      : under
+        ? { rel: path.slice(at === "/" ? 1 : at.length + 1), rank: at.length }
+        : null;
+    if (found && (!best || found.rank > best.rank)) best = { mount: m, ...found };
+  }
+  if (!best) return { kind: "unmounted", path: configPath };
+  const volume = best.mount.name!;
+  const v = volumes.find((x) => x?.name === volume);
+  const cm = v?.configMap;
+  if (cm?.name) {
+    const key = keyAt(cm, best.rel);
+    if (key) return { kind: "configmap", path: configPath, volume, configMap: cm.name, key };
+    return { kind: "other-volume", path: configPath, volume, source: `configMap ${cm.name} (no key at ${best.rel})` };
+  }
+  const projected = (v?.projected?.sources ?? []).flatMap((s) => (s?.configMap?.name ? [s.configMap] : []));
+  // A projected volume merges several sources: only one ConfigMap among them says whose key it is.
+  if (projected.length === 1) {
+    const key = keyAt(projected[0]!, best.rel);
+    if (key) return { kind: "configmap", path: configPath, volume, configMap: projected[0]!.name!, key };
+  }
+  const source = v ? (Object.keys(v as object).find((k) => k !== "name") ?? "unknown") : "no such volume";
+  return { kind: "other-volume", path: configPath, volume, source };
 }
 
 /** `--feature-gates=A=true,B=false` as kube-proxy's flag parser reads it. */

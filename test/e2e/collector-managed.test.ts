@@ -140,7 +140,7 @@ t.test("k3s: no DaemonSet, no ConfigMap, nodes answering ipvs", async (t) => {
   t.notOk(ids(r).includes("cluster-no-kube-proxy"), "the nodes answer /proxyMode: kube-proxy is there");
   t.notOk(ids(r).includes("cluster-proxy-mode-not-pinned"));
   const s = source(r);
-  t.match(s, { evidence: { kind: "distribution", distribution: "k3s", nodesAnswered: { ipvs: 2 } } });
+  t.match(s, { evidence: { kind: "distribution", distribution: "k3s", nodesAnswered: ["ipvs=2"] } });
   t.match(s?.remedy, /\/etc\/rancher\/k3s\/config\.yaml/);
   t.match(s?.remedy, /kube-proxy-arg/);
   t.notMatch(r.plan[0]!.detail, /mode: is empty/);
