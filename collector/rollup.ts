@@ -229,7 +229,10 @@ export function plan(
   const step1 = !kubeProxyAnywhere
     ? { status: "n/a" as const, detail: "No kube-proxy in this cluster" }
     : src === null
-      ? { status: "todo" as const, detail: "Unknown without API access: check kube-proxy's mode: (or --proxy-mode) by hand" }
+      ? {
+          status: "todo" as const,
+          detail: "Unknown without API access: check kube-proxy's mode: (or --proxy-mode) by hand",
+        }
       : src.pin === "pinned"
         ? { status: "done" as const, detail: `Pinned to ${src.mode}: ${src.where}` }
         : src.pin === "distribution"
@@ -246,7 +249,13 @@ export function plan(
                 status: "todo" as const,
                 detail: `Unknown: ${cluster !== null && kubeProxyUnread(cluster) ? "kube-proxy's config could not be read (see what was not read): " : ""}${src.where}`,
               };
-  steps.push({ step: 1, id: "pin-mode", title: "Pin kube-proxy's mode, whichever it is", ...step1, nodes: [] });
+  steps.push({
+    step: 1,
+    id: "pin-mode",
+    title: "Pin kube-proxy's mode, whichever it is",
+    ...step1,
+    nodes: [],
+  });
 
   // 2. Kernels.
   const tooOld = nodes.filter((n) => n.nftablesCapableKernel === false);

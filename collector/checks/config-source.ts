@@ -17,7 +17,8 @@ function unreadGap(facts: ClusterFacts, configMap: string | null): string | null
   const g = facts.gaps.find(
     (x) =>
       /^daemonset [^/]+\/kube-proxy$/.test(x.what) ||
-      (configMap !== null && new RegExp(`^configmap [^/]+/${configMap.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`).test(x.what)) ||
+      (configMap !== null &&
+        new RegExp(`^configmap [^/]+/${configMap.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`).test(x.what)) ||
       /^pods [^ ]+ \(kube-proxy static pods\)$/.test(x.what),
   );
   return g ? `${g.what}: ${g.reason}` : null;
@@ -34,7 +35,10 @@ export function expectedConfigMap(facts: ClusterFacts): ConfigPlace | null {
   const m = ds?.configMount;
   if (m?.kind === "configmap") return { configMap: m.configMap, key: m.key };
   if (m) return null;
-  return { configMap: facts.kubeProxyConfigMap?.name ?? "kube-proxy", key: facts.kubeProxyConfigMap?.key ?? null };
+  return {
+    configMap: facts.kubeProxyConfigMap?.name ?? "kube-proxy",
+    key: facts.kubeProxyConfigMap?.key ?? null,
+  };
 }
 
 /**
@@ -46,7 +50,8 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
   const d = detectDistribution(facts);
   const answered = new Map<string, number>();
   for (const o of observed)
-    if (MODES.includes(o.phase) && o.inferred !== true) answered.set(o.phase, (answered.get(o.phase) ?? 0) + 1);
+    if (MODES.includes(o.phase) && o.inferred !== true)
+      answered.set(o.phase, (answered.get(o.phase) ?? 0) + 1);
   const base = {
     distribution: d.name,
     distributionEvidence: d.evidence,
@@ -57,7 +62,8 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
     mirrorPods: null,
     nodesAnswered: [...answered].map(([m, n]) => `${m}=${n}`).sort(),
   };
-  const nodesSay = answered.size > 0 ? `; the nodes' /proxyMode answers ${base.nodesAnswered.join(", ")}` : "";
+  const nodesSay =
+    answered.size > 0 ? `; the nodes' /proxyMode answers ${base.nodesAnswered.join(", ")}` : "";
   const ds = facts.kubeProxyDaemonSet;
   const cm = facts.kubeProxyConfigMap;
 
@@ -79,7 +85,8 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
         kind: "flags",
         pin: "not-pinned",
         mode: null,
-        where: "DaemonSet kube-proxy passes neither --config nor --proxy-mode: kube-proxy runs on its defaults",
+        where:
+          "DaemonSet kube-proxy passes neither --config nor --proxy-mode: kube-proxy runs on its defaults",
       };
     if (m.kind !== "configmap")
       return {
@@ -138,7 +145,11 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
       where: `the kube-proxy static pods disagree or read a --config file on the node (--proxy-mode: ${flags.map((f) => f || "(none)").join(", ")}; ${withConfig} with --config)${nodesSay}`,
     };
   }
-  if ((d.name === "k3s" || d.name === "rke2") && answered.size === 0 && observed.some((o) => o.phase === "none"))
+  if (
+    (d.name === "k3s" || d.name === "rke2") &&
+    answered.size === 0 &&
+    observed.some((o) => o.phase === "none")
+  )
     return {
       ...base,
       kind: "none",
@@ -176,7 +187,13 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
       mode: null,
       where: `no kube-proxy DaemonSet, ConfigMap or static pod in the API, yet kube-proxy answers on the nodes (a service on the host?)${nodesSay}`,
     };
-  return { ...base, kind: "none", pin: "unknown", mode: null, where: "no kube-proxy DaemonSet, ConfigMap or static pod" };
+  return {
+    ...base,
+    kind: "none",
+    pin: "unknown",
+    mode: null,
+    where: "no kube-proxy DaemonSet, ConfigMap or static pod",
+  };
 }
 
 /** The remedy that changes the mode where it really lives. */

@@ -4,7 +4,17 @@ import type { ClusterFacts } from "../report/cluster-facts.js";
 // mode changed. Every marker is cited in test/profiles/upstream-facts.md §(i); a marker not found
 // there is not used (an EKS kubeletVersion suffix, RKE2's providerID, AKS's kube-proxy shape).
 
-export const DISTRIBUTIONS = ["eks", "aks", "gke", "kops", "k3s", "rke2", "talos", "kubeadm", "unknown"] as const;
+export const DISTRIBUTIONS = [
+  "eks",
+  "aks",
+  "gke",
+  "kops",
+  "k3s",
+  "rke2",
+  "talos",
+  "kubeadm",
+  "unknown",
+] as const;
 export type Distribution = (typeof DISTRIBUTIONS)[number];
 
 export interface Detected {
@@ -24,8 +34,7 @@ const PROVIDER_CLOUDS: [prefix: string, cloud: string][] = [
 
 export function detectDistribution(facts: ClusterFacts): Detected {
   const nodes = facts.nodes;
-  const cloud =
-    PROVIDER_CLOUDS.find(([p]) => nodes.some((n) => n.providerID?.startsWith(p)))?.[1] ?? null;
+  const cloud = PROVIDER_CLOUDS.find(([p]) => nodes.some((n) => n.providerID?.startsWith(p)))?.[1] ?? null;
   const withVersion = (re: RegExp) => nodes.find((n) => re.test(n.kubeletVersion ?? ""));
   const withLabel = (...keys: string[]) =>
     nodes.flatMap((n) => keys.filter((k) => k in n.labels).map((k) => `node ${n.name} label ${k}`))[0];
@@ -89,6 +98,9 @@ export function modeRemedy(d: Distribution, mode: string, place: ConfigPlace | n
     case "kubeadm":
       return `${cm ?? `Set mode: "${mode}" in ConfigMap kube-system/kube-proxy (key config.conf)`}, and in the KubeProxyConfiguration you pass to kubeadm (kubeadm upgrade regenerates the ConfigMap)`;
     case "unknown":
-      return cm ?? `Set --proxy-mode=${mode} (or mode: in the --config file) wherever this cluster starts kube-proxy`;
+      return (
+        cm ??
+        `Set --proxy-mode=${mode} (or mode: in the --config file) wherever this cluster starts kube-proxy`
+      );
   }
 }

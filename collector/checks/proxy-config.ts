@@ -29,7 +29,8 @@ export function noKubeProxy(facts: ClusterFacts, observed: readonly ObservedPhas
       severity: "info",
       stage: "any",
       blocksMigration: false,
-      title: "No kube-proxy DaemonSet, ConfigMap or static pod in kube-system: the CNI may implement Services itself",
+      title:
+        "No kube-proxy DaemonSet, ConfigMap or static pod in kube-system: the CNI may implement Services itself",
       evidence: { daemonSet: null, configMap: null },
       remedy:
         "If a CNI (Cilium, Calico eBPF) replaces kube-proxy, none of this deprecation applies; the node reports say which nodes still run a proxy",

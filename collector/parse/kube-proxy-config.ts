@@ -112,9 +112,12 @@ export interface VolumeLike {
 
 const trimSlash = (p: string) => (p.length > 1 ? p.replace(/\/+$/, "") : p);
 
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+
 /** The data key of a ConfigMap volume that appears at `rel` below its mount: `items` remap keys to paths. */
 function keyAt(src: ConfigMapSource, rel: string): string | null {
-  if (src.items && src.items.length > 0) return src.items.find((i) => i?.path === rel)?.key ?? null;
+  if (Array.isArray(src.items) && src.items.length > 0)
+    return str(src.items.find((i) => str(i?.path) === rel)?.key);
   // Without items every key is a file directly under the mount; a key cannot hold a "/".
   return rel.includes("/") ? null : rel;
 }
@@ -133,13 +136,16 @@ export function configMountOf(
   const path = trimSlash(configPath);
   // A subPath mount of the file itself wins; otherwise the deepest directory mounted above it.
   let best: { mount: MountLike; rel: string; rank: number } | null = null;
-  for (const m of mounts) {
-    if (!m?.mountPath || !m.name) continue;
-    const at = trimSlash(m.mountPath);
+  // What the API supplies is checked, not trusted: a mountPath that is no string is no mount.
+  for (const m of Array.isArray(mounts) ? mounts : []) {
+    const mountPath = str(m?.mountPath);
+    if (!m || !mountPath || !str(m.name)) continue;
+    const at = trimSlash(mountPath);
     const under = at === "/" ? path.startsWith("/") && path !== "/" : path.startsWith(`${at}/`);
-    const found = m.subPath
+    const subPath = str(m.subPath);
+    const found = subPath
       ? at === path
-        ? { rel: m.subPath, rank: Infinity }
+        ? { rel: subPath, rank: Infinity }
         : null
       : under
         ? { rel: path.slice(at === "/" ? 1 : at.length + 1), rank: at.length }
@@ -148,20 +154,29 @@ export function configMountOf(
   }
   if (!best) return { kind: "unmounted", path: configPath };
   const volume = best.mount.name!;
-  const v = volumes.find((x) => x?.name === volume);
+  const v = (Array.isArray(volumes) ? volumes : []).find((x) => x?.name === volume);
   const cm = v?.configMap;
-  if (cm?.name) {
+  if (cm && str(cm.name)) {
     const key = keyAt(cm, best.rel);
-    if (key) return { kind: "configmap", path: configPath, volume, configMap: cm.name, key };
-    return { kind: "other-volume", path: configPath, volume, source: `configMap ${cm.name} (no key at ${best.rel})` };
+    if (key) return { kind: "configmap", path: configPath, volume, configMap: cm.name!, key };
+    return {
+      kind: "other-volume",
+      path: configPath,
+      volume,
+      source: `configMap ${cm.name} (no key at ${best.rel})`,
+    };
   }
-  const projected = (v?.projected?.sources ?? []).flatMap((s) => (s?.configMap?.name ? [s.configMap] : []));
+  const sources = v?.projected?.sources;
+  const projected = (Array.isArray(sources) ? sources : []).flatMap((s) =>
+    s?.configMap && str(s.configMap.name) ? [s.configMap] : [],
+  );
   // A projected volume merges several sources: only one ConfigMap among them says whose key it is.
   if (projected.length === 1) {
     const key = keyAt(projected[0]!, best.rel);
     if (key) return { kind: "configmap", path: configPath, volume, configMap: projected[0]!.name!, key };
   }
-  const source = v ? (Object.keys(v as object).find((k) => k !== "name") ?? "unknown") : "no such volume";
+  const source =
+    v && typeof v === "object" ? (Object.keys(v).find((k) => k !== "name") ?? "unknown") : "no such volume";
   return { kind: "other-volume", path: configPath, volume, source };
 }
 

@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { html as h, jsonForScript } from "../../common/escape.js";
 import { CSS, SCRIPT } from "./html-assets.js";
-import { configSourceLabel, configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+import {
+  configSourceLabel,
+  configuredModeLabel,
+  nodeNote,
+  phaseOf,
+  verdictOf,
+  worstFindings,
+} from "./labels.js";
 
 type Tone = "good" | "meh" | "bad" | "info" | "none";
 const VERDICT_TONE: Record<string, Tone> = {
@@ -125,7 +132,10 @@ export function renderHtml(r: FleetReport): string {
     ["Deprecation stage", cl.deprecationStage],
     ["Configured mode", configuredModeLabel(cl)],
     ["kube-proxy image", cl.kubeProxyDaemonSet?.image ?? "-"],
-    ["Config source", `${configSourceLabel(cl)}${cl.kubeadm ? " (kubeadm regenerates the ConfigMap on upgrade)" : ""}`],
+    [
+      "Config source",
+      `${configSourceLabel(cl)}${cl.kubeadm ? " (kubeadm regenerates the ConfigMap on upgrade)" : ""}`,
+    ],
     ["Services", String(cl.services.total)],
     ["NodePorts", String(cl.services.nodePorts.length)],
     ["sessionAffinity ClientIP", String(cl.services.sessionAffinityClientIP.length)],

@@ -48,5 +48,8 @@ export function configuredModeLabel(cl: FleetReport["cluster"]): string {
 
 /** Where kube-proxy's mode comes from, in words (the cluster-config-source finding's title). */
 export function configSourceLabel(cl: FleetReport["cluster"]): string {
-  return cl.configSource?.where ?? (cl.kubeadm ? "kubeadm (ConfigMap regenerated on upgrade)" : cl.kubeProxyConfigMap ? "ConfigMap" : "-");
+  return (
+    cl.configSource?.where ??
+    (cl.kubeadm ? "kubeadm (ConfigMap regenerated on upgrade)" : cl.kubeProxyConfigMap ? "ConfigMap" : "-")
+  );
 }

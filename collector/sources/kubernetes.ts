@@ -154,7 +154,10 @@ export function toKubeProxyConfigMap(cm: V1ConfigMap, mountedKey: string | null 
       key: null,
       via,
       config: null,
-      parseError: mountedKey === null ? `no ${CONFIG_KEYS.join("/")} key` : `no key ${mountedKey}, which --config reads`,
+      parseError:
+        mountedKey === null
+          ? `no ${CONFIG_KEYS.join("/")} key`
+          : `no key ${mountedKey}, which --config reads`,
     };
   const parsed = parseKubeProxyConfig(data[key] ?? "");
   return {
@@ -185,11 +188,17 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
     configMapVolumes: (ds.spec?.template?.spec?.volumes ?? []).flatMap((v) =>
       v?.configMap?.name ? [v.configMap.name] : [],
     ),
-    labels: { ...(ds.metadata?.labels ?? {}) },
+    labels: stringLabels(ds.metadata?.labels),
     configMount:
       configFlag === null ? null : configMountOf(configFlag, c?.volumeMounts ?? [], pod?.volumes ?? []),
   };
 }
+
+/** Labels as the API sent them, keeping only string values (the client passes wrong types through). */
+const stringLabels = (l: unknown): Record<string, string> =>
+  l && typeof l === "object" && !Array.isArray(l)
+    ? Object.fromEntries(Object.entries(l).filter((e): e is [string, string] => typeof e[1] === "string"))
+    : {};
 
 /** A kube-proxy static pod's mirror (the kubelet annotates each with kubernetes.io/config.mirror). */
 export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
@@ -199,10 +208,10 @@ export function toMirrorPod(p: V1Pod): MirrorPod {
   const c = containers.find((x) => x?.name === "kube-proxy") ?? containers[0];
   const argv = [...(c?.command ?? []), ...(c?.args ?? [])].filter((x) => typeof x === "string");
   return {
-    name: p.metadata?.name ?? "",
-    node: p.spec?.nodeName ?? null,
-    labels: { ...(p.metadata?.labels ?? {}) },
-    image: c?.image ?? null,
+    name: typeof p.metadata?.name === "string" ? p.metadata.name : "",
+    node: typeof p.spec?.nodeName === "string" ? p.spec.nodeName : null,
+    labels: stringLabels(p.metadata?.labels),
+    image: typeof c?.image === "string" ? c.image : null,
     argv,
     proxyModeFlag: flagValue(argv, "proxy-mode"),
     configFlag: flagValue(argv, "config"),
@@ -281,15 +290,16 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
       : await optional(`configmap ${ns}/${cmName}`, gaps, () =>
           core.readNamespacedConfigMap({ name: cmName, namespace: ns }, o),
         );
-  const staticKubeProxy =
-    ds === null && !dsUnread ? await readStaticKubeProxy(core, ns, o, gaps) : null;
+  const staticKubeProxy = ds === null && !dsUnread ? await readStaticKubeProxy(core, ns, o, gaps) : null;
   const parsed = v ? parseKubeVersion(v.gitVersion) : null;
   return {
     ok: true,
     value: {
       version: v && parsed ? { gitVersion: v.gitVersion, ...parsed } : null,
       nodes: nodes.map(toApiNode),
-      kubeProxyConfigMap: cm ? toKubeProxyConfigMap(cm, mount?.kind === "configmap" ? mount.key : null) : null,
+      kubeProxyConfigMap: cm
+        ? toKubeProxyConfigMap(cm, mount?.kind === "configmap" ? mount.key : null)
+        : null,
       kubeProxyDaemonSet: daemonSet,
       staticKubeProxy,
       kubeadm: kubeadm !== null,

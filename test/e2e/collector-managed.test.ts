@@ -31,9 +31,18 @@ const pods = [agentPod("node-a", "127.0.0.41", 0), agentPod("node-b", "127.0.0.4
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Node objects of one distribution: its kubelet version string, labels and providerID. */
-function nodes(over: { kubeletVersion?: string; labels?: Record<string, string>; providerID?: (n: string) => string }) {
+function nodes(over: {
+  kubeletVersion?: string;
+  labels?: Record<string, string>;
+  providerID?: (n: string) => string;
+}) {
   return ["node-a", "node-b"].map((name) => {
-    const n = node({ name, kernel: "6.8.0-1015-aws", osImage: "Ubuntu 24.04.1 LTS", labels: over.labels }) as Json;
+    const n = node({
+      name,
+      kernel: "6.8.0-1015-aws",
+      osImage: "Ubuntu 24.04.1 LTS",
+      labels: over.labels,
+    }) as Json;
     if (over.kubeletVersion) n.status.nodeInfo.kubeletVersion = over.kubeletVersion;
     if (over.providerID) n.spec = { ...(n.spec ?? {}), providerID: over.providerID(name) };
     return n;
@@ -94,16 +103,28 @@ t.test("EKS: the DaemonSet's --config leads to kube-proxy-config/config, not kub
   const r = await report({
     nodes: eksNodes(),
     daemonSets: [fixture("kube-proxy-daemonset.eks.json")],
-    configMaps: [fixture("kube-proxy-configmap.eks-kubeconfig.json"), fixture("kube-proxy-config.eks-ipvs.json")],
+    configMaps: [
+      fixture("kube-proxy-configmap.eks-kubeconfig.json"),
+      fixture("kube-proxy-config.eks-ipvs.json"),
+    ],
   });
   t.equal(r.cluster.configuredMode, "ipvs", "mode: ipvs from kube-proxy-config's key config");
-  t.match(r.cluster.kubeProxyConfigMap, { name: "kube-proxy-config", key: "config", config: { mode: "ipvs" } });
+  t.match(r.cluster.kubeProxyConfigMap, {
+    name: "kube-proxy-config",
+    key: "config",
+    config: { mode: "ipvs" },
+  });
   t.notOk(ids(r).includes("cluster-proxy-mode-not-pinned"));
-  t.notOk(ids(r).includes("cluster-kube-proxy-config-unreadable"), "the kubeconfig ConfigMap is not the config");
+  t.notOk(
+    ids(r).includes("cluster-kube-proxy-config-unreadable"),
+    "the kubeconfig ConfigMap is not the config",
+  );
   t.notOk(ids(r).includes("cluster-configmap-not-mounted"));
   t.ok(ids(r).includes("cluster-ipvs-mode-configured"));
   const s = source(r);
-  t.match(s, { evidence: { kind: "configmap", configMap: "kube-proxy-config", key: "config", distribution: "eks" } });
+  t.match(s, {
+    evidence: { kind: "configmap", configMap: "kube-proxy-config", key: "config", distribution: "eks" },
+  });
   t.match(s?.remedy, /aws eks update-addon .*--addon-name kube-proxy .*--configuration-values/);
   t.match(s?.remedy, /kubectl -n kube-system edit configmap kube-proxy-config/, "self-managed add-on");
   t.match(r.plan[0], { status: "done", detail: /Pinned to ipvs/ });
@@ -114,7 +135,10 @@ t.test("EKS, ConfigMap kube-proxy-config forbidden (403): unread, never 'not pin
   const r = await report({
     nodes: eksNodes(),
     daemonSets: [fixture("kube-proxy-daemonset.eks.json")],
-    configMaps: [fixture("kube-proxy-configmap.eks-kubeconfig.json"), fixture("kube-proxy-config.eks-ipvs.json")],
+    configMaps: [
+      fixture("kube-proxy-configmap.eks-kubeconfig.json"),
+      fixture("kube-proxy-config.eks-ipvs.json"),
+    ],
     faults: { "configmaps/kube-proxy-config": 403 },
   });
   t.match(r.cluster.gaps, [{ what: "configmap kube-system/kube-proxy-config", reason: /HTTP 403/ }]);
@@ -122,7 +146,9 @@ t.test("EKS, ConfigMap kube-proxy-config forbidden (403): unread, never 'not pin
   t.notOk(ids(r).includes("cluster-proxy-mode-not-pinned"));
   t.notOk(ids(r).includes("cluster-kube-proxy-config-unreadable"));
   t.notOk(ids(r).includes("cluster-nodes-disagree-with-config"));
-  t.match(source(r), { evidence: { kind: "configmap", configMap: "kube-proxy-config", key: "config", read: false } });
+  t.match(source(r), {
+    evidence: { kind: "configmap", configMap: "kube-proxy-config", key: "config", read: false },
+  });
   t.match(r.plan[0], { status: "todo", detail: /could not be read/ });
   t.notMatch(r.plan[0]!.detail, /mode: is empty/);
 });

@@ -20,7 +20,13 @@ export function facts(
   return {
     version: { gitVersion: "v1.37.1", major: 1, minor: 37 },
     nodes: [],
-    kubeProxyConfigMap: { name: "kube-proxy", key: "config.conf", via: "daemonset-mount", config, parseError: null },
+    kubeProxyConfigMap: {
+      name: "kube-proxy",
+      key: "config.conf",
+      via: "daemonset-mount",
+      config,
+      parseError: null,
+    },
     kubeProxyDaemonSet: {
       name: "kube-proxy",
       image: "registry.k8s.io/kube-proxy:v1.37.1",
