@@ -93,21 +93,21 @@ t.test("kubeadm: --config followed to ConfigMap kube-proxy, key config.conf", as
   t.match(r.plan[0], { status: "done", detail: /Pinned to ipvs/ });
 });
 
-const eksNodes = () =>
-  nodes({
+/** An EKS cluster's objects: the add-on's DaemonSet and both ConfigMaps it mounts. */
+const eks = () => ({
+  nodes: nodes({
     labels: { "eks.amazonaws.com/nodegroup": "ng-1" },
     providerID: (n) => `aws:///eu-central-1a/i-0${Buffer.from(n).toString("hex").slice(0, 16)}`,
-  });
+  }),
+  daemonSets: [fixture("kube-proxy-daemonset.eks.json")],
+  configMaps: [
+    fixture("kube-proxy-configmap.eks-kubeconfig.json"),
+    fixture("kube-proxy-config.eks-ipvs.json"),
+  ],
+});
 
 t.test("EKS: the DaemonSet's --config leads to kube-proxy-config/config, not kube-proxy", async (t) => {
-  const r = await report({
-    nodes: eksNodes(),
-    daemonSets: [fixture("kube-proxy-daemonset.eks.json")],
-    configMaps: [
-      fixture("kube-proxy-configmap.eks-kubeconfig.json"),
-      fixture("kube-proxy-config.eks-ipvs.json"),
-    ],
-  });
+  const r = await report(eks());
   t.equal(r.cluster.configuredMode, "ipvs", "mode: ipvs from kube-proxy-config's key config");
   t.match(r.cluster.kubeProxyConfigMap, {
     name: "kube-proxy-config",
@@ -132,15 +132,7 @@ t.test("EKS: the DaemonSet's --config leads to kube-proxy-config/config, not kub
 });
 
 t.test("EKS, ConfigMap kube-proxy-config forbidden (403): unread, never 'not pinned'", async (t) => {
-  const r = await report({
-    nodes: eksNodes(),
-    daemonSets: [fixture("kube-proxy-daemonset.eks.json")],
-    configMaps: [
-      fixture("kube-proxy-configmap.eks-kubeconfig.json"),
-      fixture("kube-proxy-config.eks-ipvs.json"),
-    ],
-    faults: { "configmaps/kube-proxy-config": 403 },
-  });
+  const r = await report({ ...eks(), faults: { "configmaps/kube-proxy-config": 403 } });
   t.match(r.cluster.gaps, [{ what: "configmap kube-system/kube-proxy-config", reason: /HTTP 403/ }]);
   t.equal(r.cluster.configuredMode, null);
   t.notOk(ids(r).includes("cluster-proxy-mode-not-pinned"));
