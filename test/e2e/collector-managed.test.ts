@@ -171,7 +171,19 @@ t.test("RKE2: kube-proxy as a static pod, seen through its mirror pods", async (
     nodes: nodes({ kubeletVersion: "v1.36.1+rke2r1" }),
     daemonSets: [],
     configMaps: [],
-    pods: [rke2Mirror("node-a"), rke2Mirror("node-b")],
+    pods: [
+      rke2Mirror("node-a"),
+      rke2Mirror("node-b"),
+      // Same label, no kubernetes.io/config.mirror: a pod of something else, not a static pod.
+      {
+        ...rke2Mirror("node-a"),
+        metadata: {
+          name: "kube-proxy-lookalike",
+          namespace: "kube-system",
+          labels: { component: "kube-proxy" },
+        },
+      },
+    ],
   });
   t.notOk(ids(r).includes("cluster-no-kube-proxy"));
   t.notOk(ids(r).includes("cluster-proxy-mode-not-pinned"));

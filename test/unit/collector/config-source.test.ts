@@ -308,3 +308,15 @@ t.test("kubeadm's cluster stays as it was: ConfigMap kube-proxy, config.conf", a
   });
   t.ok(ids(facts()).includes("cluster-proxy-mode-not-pinned"), "an empty mode: read is still the finding");
 });
+
+t.test("no DaemonSet and the static pods could not be listed: unknown, not absent", async (t) => {
+  const f = facts({
+    kubeProxyDaemonSet: null,
+    kubeProxyConfigMap: null,
+    gaps: [{ what: "pods kube-system (kube-proxy static pods)", reason: "HTTP 403: forbidden" }],
+  });
+  t.match(configSource(f), { kind: "unknown", pin: "unknown", where: /not read \(pods kube-system/ });
+  t.notOk(ids(f).includes("cluster-no-kube-proxy"));
+  t.notOk(ids(f).includes("cluster-proxy-mode-not-pinned"));
+  t.match(step1(f), { status: "todo", detail: /could not be read/ });
+});
