@@ -85,8 +85,7 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
         kind: "flags",
         pin: "not-pinned",
         mode: null,
-        where:
-          "DaemonSet kube-proxy passes neither --config nor --proxy-mode: kube-proxy runs on its defaults",
+        where: "kube-proxy's defaults: DaemonSet kube-proxy passes neither --config nor --proxy-mode",
       };
     if (m.kind !== "configmap")
       return {
@@ -94,7 +93,7 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
         kind: "file",
         pin: "unknown",
         mode: null,
-        where: `--config=${m.path} ${m.kind === "unmounted" ? "is no mounted volume (a file in the image)" : `comes from volume ${m.volume} (${m.source})`}: not readable through the API${nodesSay}`,
+        where: `the file --config=${m.path}, ${m.kind === "unmounted" ? "on no mounted volume (a file in the image)" : `from volume ${m.volume} (${m.source})`}: not readable through the API${nodesSay}`,
       };
     const gap = unreadGap(facts, m.configMap);
     const here = `ConfigMap kube-system/${m.configMap}, key ${m.key} (DaemonSet kube-proxy's --config=${m.path})`;
@@ -115,7 +114,13 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
   }
   const gap = unreadGap(facts, "kube-proxy");
   if (gap)
-    return { ...base, kind: "unknown", pin: "unknown", mode: null, where: `not read (${gap})${nodesSay}` };
+    return {
+      ...base,
+      kind: "unknown",
+      pin: "unknown",
+      mode: null,
+      where: `kube-proxy's DaemonSet, ConfigMap or static pods, not read (${gap})${nodesSay}`,
+    };
 
   const statics = facts.staticKubeProxy?.pods ?? [];
   if (statics.length > 0) {
@@ -136,13 +141,13 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
         ...s,
         pin: "not-pinned",
         mode: null,
-        where: `the kube-proxy static pods (${statics.length} mirror pod(s)${sample}) pass neither --proxy-mode nor --config: kube-proxy runs on its defaults`,
+        where: `kube-proxy's defaults: its static pods (${statics.length} mirror pod(s)${sample}) pass neither --proxy-mode nor --config`,
       };
     return {
       ...s,
       pin: "unknown",
       mode: null,
-      where: `the kube-proxy static pods disagree or read a --config file on the node (--proxy-mode: ${flags.map((f) => f || "(none)").join(", ")}; ${withConfig} with --config)${nodesSay}`,
+      where: `the kube-proxy static pods, which disagree or read a --config file on the node (--proxy-mode: ${flags.map((f) => f || "(none)").join(", ")}; ${withConfig} with --config)${nodesSay}`,
     };
   }
   if (
@@ -164,7 +169,7 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
       pin: "distribution",
       mode: null,
       // k3s pkg/daemons/agent kubeProxyArgs: "proxy-mode": "iptables", overridden by --kube-proxy-arg.
-      where: `${d.name === "k3s" ? "k3s runs kube-proxy inside its own process" : "RKE2 runs kube-proxy as a static pod whose mirror pods were not found"} and passes --proxy-mode itself (iptables unless kube-proxy-arg overrides it): not visible in the API${nodesSay}`,
+      where: `${d.name === "k3s" ? "k3s's own flags (k3s runs kube-proxy inside its process and" : "RKE2's kube-proxy static pod, whose mirror pods were not found (RKE2"} passes --proxy-mode itself: iptables unless kube-proxy-arg overrides it), not visible in the API${nodesSay}`,
     };
   if (cm) {
     const mode = cm.config?.mode?.trim() || null;
@@ -185,7 +190,7 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
       kind: "unknown",
       pin: "unknown",
       mode: null,
-      where: `no kube-proxy DaemonSet, ConfigMap or static pod in the API, yet kube-proxy answers on the nodes (a service on the host?)${nodesSay}`,
+      where: `somewhere outside the API: no kube-proxy DaemonSet, ConfigMap or static pod, yet kube-proxy answers on the nodes (a service on the host?)${nodesSay}`,
     };
   return {
     ...base,

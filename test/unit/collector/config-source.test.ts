@@ -188,7 +188,7 @@ t.test(
     const pin = clusterChecks(f, []).find((x) => x.id === "cluster-proxy-mode-not-pinned");
     t.match(pin?.remedy, /kops edit cluster: spec\.kubeProxy\.proxyMode: nftables/);
     t.notOk(ids(f).includes("cluster-no-kube-proxy"));
-    t.match(step1(f), { status: "todo", detail: /^Not pinned: the kube-proxy static pods/ });
+    t.match(step1(f), { status: "todo", detail: /^Not pinned: kube-proxy's defaults: its static pods/ });
     t.notMatch(step1(f).detail, /mode: is empty/, "there is no mode: key to be empty");
   },
 );
@@ -243,7 +243,7 @@ t.test("a --config file outside any ConfigMap is not read, so neither pinned nor
   t.notOk(found.includes("cluster-nodes-disagree-with-config"), "expects nothing it did not read");
   t.match(step1(f), {
     status: "todo",
-    detail: /^Unknown: --config=\/etc\/kube-proxy\/config\.yaml comes from volume host/,
+    detail: /^Unknown: the file --config=\/etc\/kube-proxy\/config\.yaml, from volume host \(hostPath\)/,
   });
 });
 
