@@ -4,6 +4,7 @@ import type { NodeObservation } from "./report/schema.js";
 /** A node with no usable report: every fact unknown, never zero. */
 const EMPTY_OBSERVATION = {
   phase: null,
+  phaseInferred: null,
   verdict: null,
   findings: [],
   agentVersion: null,
@@ -37,6 +38,7 @@ export function observationFromReport(
     reason: node !== r.node ? `agent calls itself ${JSON.stringify(r.node)}` : null,
     endpoint,
     phase: r.phase,
+    phaseInferred: view.phaseInferred ?? null,
     verdict: r.verdict,
     findings: r.findings,
     agentVersion: r.agentVersion,

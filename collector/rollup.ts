@@ -9,7 +9,7 @@ import {
 } from "../agent/contract.js";
 import { API_NOT_ASKED } from "./fail-on.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
-import { kubeProxyUnread } from "./checks/proxy-config.js";
+import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./checks/config-source.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
@@ -122,7 +122,7 @@ export function rollup(input: RollupInput): FleetReport {
   const nodes = joinNodes(input);
   const answered = nodes.filter((n) => n.outcome === "ok");
   const cluster = input.cluster;
-  const observed = answered.flatMap((n) => (n.phase ? [{ node: n.node, phase: n.phase }] : []));
+  const observed = observedPhases(nodes);
   const clusterFindings = [
     ...(cluster ? clusterChecks(cluster, observed) : []),
     ...(input.targetVersion
@@ -170,6 +170,8 @@ export function rollup(input: RollupInput): FleetReport {
       kubeProxyDaemonSet: cluster?.kubeProxyDaemonSet ?? null,
       kubeadm: cluster?.kubeadm ?? false,
       configuredMode: cluster ? configuredMode(cluster) : null,
+      configSource: cluster ? configSource(cluster, observed) : null,
+      staticKubeProxy: cluster?.staticKubeProxy ?? null,
       services: cluster
         ? serviceInventory(cluster)
         : {
@@ -188,6 +190,12 @@ export function rollup(input: RollupInput): FleetReport {
 }
 
 const names = (ns: readonly FleetNode[]) => ns.map((n) => n.node);
+
+/** What the answered nodes run, and whether kube-proxy said so itself. */
+const observedPhases = (nodes: readonly FleetNode[]): ObservedPhase[] =>
+  nodes.flatMap((n) =>
+    n.outcome === "ok" && n.phase ? [{ node: n.node, phase: n.phase, inferred: n.phaseInferred }] : [],
+  );
 
 /**
  * Fit for a canary: nothing blocks it and nothing is broken. "attention" qualifies — every ipvs node
@@ -208,34 +216,44 @@ export function plan(
   const pre = answered.filter((n) => n.phase !== null && PRE_SWITCH.has(n.phase));
   // No API access and no node answered: nothing is known, so nothing may be called absent or done.
   const blind = cluster === null && answered.length === 0;
+  const src = cluster ? configSource(cluster, observedPhases(nodes)) : null;
   const kubeProxyAnywhere =
-    blind ||
-    (cluster !== null && (cluster.kubeProxyDaemonSet !== null || cluster.kubeProxyConfigMap !== null)) ||
-    answered.some((n) => n.phase !== "none");
+    blind || (src !== null && src.kind !== "none") || answered.some((n) => n.phase !== "none");
   const mode = cluster ? configuredMode(cluster) : null;
   const ipvsLeft = mode === "ipvs" || answered.some((n) => n.phase === "ipvs");
   // With nodes unanswered we cannot claim a step is done for the fleet.
   const migrationOpen = pre.length > 0 || mode === "ipvs" || (noReport.length > 0 && kubeProxyAnywhere);
 
   const steps: PlanStep[] = [];
-  // 1. Pin the mode.
-  // Not read is not "not pinned": without the ConfigMap or DaemonSet the mode is unknown.
-  const pinned = cf.every((f) => f.id !== "cluster-proxy-mode-not-pinned") && mode !== null;
-  const unread = cluster !== null && mode === null && kubeProxyUnread(cluster);
+  // 1. Pin the mode, where kube-proxy really reads it. Not read, or not in the API, is not "empty".
+  const step1 = !kubeProxyAnywhere
+    ? { status: "n/a" as const, detail: "No kube-proxy in this cluster" }
+    : src === null
+      ? {
+          status: "todo" as const,
+          detail: "Unknown without API access: check kube-proxy's mode: (or --proxy-mode) by hand",
+        }
+      : src.pin === "pinned"
+        ? { status: "done" as const, detail: `Pinned to ${src.mode}: ${src.where}` }
+        : src.pin === "distribution"
+          ? {
+              status: "done" as const,
+              detail: `Pinned by ${src.distribution}: ${src.where}. To change it: ${sourceRemedy(src)}`,
+            }
+          : src.pin === "not-pinned"
+            ? {
+                status: "todo" as const,
+                detail: `${src.kind === "configmap" ? `mode: is empty in ${src.where}` : `Not pinned: ${src.where}`}. Pin it today (e.g. nftables): ${sourceRemedy(src)}`,
+              }
+            : {
+                status: "todo" as const,
+                detail: `Unknown: ${cluster !== null && kubeProxyUnread(cluster) ? "kube-proxy's config could not be read (see what was not read): " : ""}${src.where}`,
+              };
   steps.push({
     step: 1,
     id: "pin-mode",
     title: "Pin kube-proxy's mode, whichever it is",
-    status: !kubeProxyAnywhere ? "n/a" : cluster === null ? "todo" : pinned ? "done" : "todo",
-    detail: !kubeProxyAnywhere
-      ? "No kube-proxy in this cluster"
-      : cluster === null
-        ? "Unknown without API access: check the ConfigMap's mode: by hand"
-        : unread
-          ? "Unknown: the kube-proxy ConfigMap or DaemonSet could not be read (see what was not read)"
-          : pinned
-            ? `Pinned to ${mode}`
-            : 'mode: is empty: set it explicitly (e.g. mode: "nftables") in the ConfigMap, today',
+    ...step1,
     nodes: [],
   });
 
@@ -341,7 +359,7 @@ export function plan(
       : noReport.length > 0
         ? `${noReport.length} node(s) unanswered: cannot tell whether any still runs ipvs`
         : blockLeft
-          ? "The ipvs: block is still in config.conf: delete it"
+          ? `The ipvs: block is still in ConfigMap ${cluster?.kubeProxyConfigMap?.name ?? "kube-proxy"} (key ${cluster?.kubeProxyConfigMap?.key ?? "config.conf"}): delete it`
           : sysctlsLeft.length > 0
             ? "strictARP sysctls still set on some nodes (harmless; reset to stock when convenient)"
             : "No ipvs configuration left",

@@ -1,18 +1,21 @@
 import { SEVERITIES, type Finding } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import { kernelsTooOld } from "./kernels.js";
+import { configSourceFinding } from "./config-source.js";
 import * as cfg from "./proxy-config.js";
 import { serviceFindings } from "./services.js";
 import { timelineFinding } from "./timeline.js";
 
+export { configSource } from "./config-source.js";
 export { configuredMode, effectiveGates, type ObservedPhase } from "./proxy-config.js";
 
 /** Every cluster check, in one place; each is pure. Findings come back worst first. */
 export function clusterChecks(facts: ClusterFacts, observed: readonly cfg.ObservedPhase[]): Finding[] {
   const ipvsInUse = cfg.configuredMode(facts) === "ipvs" || observed.some((o) => o.phase === "ipvs");
   const findings = [
-    ...cfg.noKubeProxy(facts),
-    ...cfg.modeNotPinned(facts),
+    ...cfg.noKubeProxy(facts, observed),
+    ...configSourceFinding(facts, observed),
+    ...cfg.modeNotPinned(facts, observed),
     ...cfg.ipvsConfigured(facts),
     ...cfg.ipvsBlockLeft(facts),
     ...cfg.featureGates(facts),

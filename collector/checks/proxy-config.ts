@@ -1,23 +1,16 @@
-import type { Finding, Phase } from "../../agent/contract.js";
+import type { Finding } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
+import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./config-source.js";
 import { CREF } from "./references.js";
 
-export interface ObservedPhase {
-  node: string;
-  phase: Phase;
-}
+export { kubeProxyUnread, type ObservedPhase };
 
-/** The mode the cluster is configured for, or null when nothing pins it (the upstream default applies). */
+/**
+ * The mode the cluster is configured for where kube-proxy really reads it (flags, the ConfigMap its
+ * --config mounts, its static pods); null when that names none, or was not read.
+ */
 export function configuredMode(facts: ClusterFacts): string | null {
-  const flag = facts.kubeProxyDaemonSet?.proxyModeFlag?.trim();
-  if (flag) return flag;
-  const m = facts.kubeProxyConfigMap?.config?.mode?.trim();
-  return m ? m : null;
-}
-
-/** The kube-proxy ConfigMap or DaemonSet could not be read: a gap, which is not an absence. */
-export function kubeProxyUnread(facts: ClusterFacts): boolean {
-  return facts.gaps.some((g) => /^(configmap|daemonset) [^/]+\/kube-proxy$/.test(g.what));
+  return configSource(facts).mode;
 }
 
 /** Gates from the ConfigMap, overridden by the DaemonSet's --feature-gates (flags are read last). */
@@ -28,15 +21,16 @@ export function effectiveGates(facts: ClusterFacts): Record<string, boolean> {
   };
 }
 
-export function noKubeProxy(facts: ClusterFacts): Finding[] {
-  if (facts.kubeProxyDaemonSet || facts.kubeProxyConfigMap || kubeProxyUnread(facts)) return [];
+export function noKubeProxy(facts: ClusterFacts, observed: readonly ObservedPhase[] = []): Finding[] {
+  if (configSource(facts, observed).kind !== "none") return [];
   return [
     {
       id: "cluster-no-kube-proxy",
       severity: "info",
       stage: "any",
       blocksMigration: false,
-      title: "No kube-proxy DaemonSet or ConfigMap in kube-system: the CNI may implement Services itself",
+      title:
+        "No kube-proxy DaemonSet, ConfigMap or static pod in kube-system: the CNI may implement Services itself",
       evidence: { daemonSet: null, configMap: null },
       remedy:
         "If a CNI (Cilium, Calico eBPF) replaces kube-proxy, none of this deprecation applies; the node reports say which nodes still run a proxy",
@@ -45,9 +39,10 @@ export function noKubeProxy(facts: ClusterFacts): Finding[] {
   ];
 }
 
-export function modeNotPinned(facts: ClusterFacts): Finding[] {
-  if (!facts.kubeProxyDaemonSet && !facts.kubeProxyConfigMap) return [];
-  if (configuredMode(facts) !== null || kubeProxyUnread(facts)) return [];
+/** Only a source that was read and names no mode is "not pinned": unread or elsewhere is not empty. */
+export function modeNotPinned(facts: ClusterFacts, observed: readonly ObservedPhase[] = []): Finding[] {
+  const src = configSource(facts, observed);
+  if (src.pin !== "not-pinned") return [];
   const cfg = facts.kubeProxyConfigMap?.config;
   return [
     {
@@ -58,11 +53,12 @@ export function modeNotPinned(facts: ClusterFacts): Finding[] {
       title:
         "kube-proxy's mode is not pinned: it follows upstream's default, which a future release changes from iptables to nftables",
       evidence: {
-        configMapMode: cfg ? (cfg.mode ?? "(absent)") : null,
+        where: src.where,
+        configMapMode: src.kind === "configmap" && cfg ? (cfg.mode ?? "(absent)") : null,
         proxyModeFlag: facts.kubeProxyDaemonSet?.proxyModeFlag ?? null,
+        distribution: src.distribution,
       },
-      remedy:
-        'Set `mode: "nftables"` (or the mode you mean to stay on) in the kube-proxy ConfigMap\'s config.conf, today',
+      remedy: `Pin it today (nftables, or the mode you mean to stay on): ${sourceRemedy(src)}`,
       reference: CREF.pin,
     },
   ];
@@ -94,6 +90,8 @@ export function ipvsConfigured(facts: ClusterFacts): Finding[] {
 /** The ipvs block or strictARP still in the config once the mode is not ipvs: dead config that misleads. */
 export function ipvsBlockLeft(facts: ClusterFacts): Finding[] {
   const mode = configuredMode(facts);
+  // Only the ConfigMap kube-proxy reads: another one's ipvs block is not kube-proxy's config.
+  if (configSource(facts).kind === "file") return [];
   const ipvs = facts.kubeProxyConfigMap?.config?.ipvs;
   if (mode === "ipvs" || !ipvs || ipvs.keys.length === 0) return [];
   return [
@@ -104,8 +102,7 @@ export function ipvsBlockLeft(facts: ClusterFacts): Finding[] {
       blocksMigration: false,
       title: `The ipvs block is still in kube-proxy's config (${ipvs.keys.join(", ")}) although the mode is ${mode ?? "not pinned"}`,
       evidence: { keys: ipvs.keys, scheduler: ipvs.scheduler, strictARP: ipvs.strictARP },
-      remedy:
-        "Delete the whole ipvs: block (scheduler, strictARP, ...) from config.conf, and from kubeadm's cluster configuration if kubeadm manages it",
+      remedy: `Delete the whole ipvs: block (scheduler, strictARP, ...) from ConfigMap ${facts.kubeProxyConfigMap?.name ?? "kube-proxy"} (key ${facts.kubeProxyConfigMap?.key ?? "config.conf"}), and from kubeadm's cluster configuration if kubeadm manages it`,
       reference: CREF.ipvsBlock,
     },
   ];
@@ -182,10 +179,11 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       remedy: "Find which ConfigMap feeds --config and change that one",
       reference: CREF.daemonSetArgs,
     });
-  // The default when nothing pins the mode is iptables (through 1.37, per the guide).
-  const expected = configuredMode(facts) ?? "iptables";
-  const knowable = configuredMode(facts) !== null || !kubeProxyUnread(facts);
-  if (ds && knowable && ["ipvs", "iptables", "nftables"].includes(expected)) {
+  // The default when a source read names no mode is iptables (through 1.37, per the guide); an unread
+  // or invisible source expects nothing.
+  const src = configSource(facts, observed);
+  const expected = src.mode ?? (src.pin === "not-pinned" ? "iptables" : null);
+  if (ds && expected !== null && ["ipvs", "iptables", "nftables"].includes(expected)) {
     const off = observed.filter(
       (o) => ["ipvs", "iptables", "nftables"].includes(o.phase) && o.phase !== expected,
     );
@@ -210,7 +208,7 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       blocksMigration: false,
       title: `The kube-proxy ConfigMap could not be read as a KubeProxyConfiguration: ${cm.parseError ?? "no config key"}`,
       evidence: { configMap: cm.name, key: cm.key, error: cm.parseError },
-      remedy: "Check the ConfigMap by hand: kubectl -n kube-system get configmap kube-proxy -o yaml",
+      remedy: `Check the ConfigMap by hand: kubectl -n kube-system get configmap ${cm.name} -o yaml`,
       reference: CREF.pin,
     });
   return out;

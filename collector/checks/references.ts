@@ -16,6 +16,8 @@ export const CREF = {
   etpLocal: "DESIGN.md: externalTrafficPolicy Local with no local endpoint: ipvs forwards, nftables drops",
   kernels: "Guide: このノード群は nftables モードで動くのか (Linux 5.13+, no fallback)",
   canary: "Guide: 4. 1 台、丸 1 営業日、それからプール (pause the DaemonSet rollout: maxUnavailable 1)",
+  configSource:
+    "DESIGN.md: where the config really comes from (ConfigMap vs DaemonSet args vs static pod vs the distribution); test/profiles/upstream-facts.md §(i)",
   noKubeProxy:
     "Guide: kubectl -n kube-system get ds -l k8s-app=kube-proxy (nothing: the CNI implements Services)",
 } as const;

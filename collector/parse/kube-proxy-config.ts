@@ -1,5 +1,5 @@
 import { loadYaml } from "@kubernetes/client-node";
-import type { KubeProxyConfigFile } from "../report/cluster-facts.js";
+import type { ConfigMount, KubeProxyConfigFile } from "../report/cluster-facts.js";
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -88,6 +88,96 @@ export function flagValue(argv: readonly string[], name: string): string | null 
     }
   }
   return found;
+}
+
+interface KeyToPath {
+  key?: string;
+  path?: string;
+}
+interface ConfigMapSource {
+  name?: string;
+  items?: (KeyToPath | null)[];
+}
+/** The parts of a pod's volumeMounts and volumes (core/v1 VolumeMount, Volume) that say what backs a path. */
+export interface MountLike {
+  name?: string;
+  mountPath?: string;
+  subPath?: string;
+}
+export interface VolumeLike {
+  name?: string;
+  configMap?: ConfigMapSource;
+  projected?: { sources?: ({ configMap?: ConfigMapSource } | null)[] };
+}
+
+const trimSlash = (p: string) => (p.length > 1 ? p.replace(/\/+$/, "") : p);
+
+const str = (v: unknown): string | null => (typeof v === "string" && v !== "" ? v : null);
+
+/** The data key of a ConfigMap volume that appears at `rel` below its mount: `items` remap keys to paths. */
+function keyAt(src: ConfigMapSource, rel: string): string | null {
+  if (Array.isArray(src.items) && src.items.length > 0)
+    return str(src.items.find((i) => str(i?.path) === rel)?.key);
+  // Without items every key is a file directly under the mount; a key cannot hold a "/".
+  return rel.includes("/") ? null : rel;
+}
+
+/**
+ * Which volume backs kube-proxy's --config file, and for a ConfigMap volume which ConfigMap and key:
+ * the mount whose path is the file itself (subPath) or the longest directory above it. EKS mounts
+ * ConfigMap kube-proxy-config at /var/lib/kube-proxy-config/ and passes --config=…/config (key
+ * `config`); kubeadm mounts kube-proxy at /var/lib/kube-proxy (key config.conf).
+ */
+export function configMountOf(
+  configPath: string,
+  mounts: readonly (MountLike | null)[],
+  volumes: readonly (VolumeLike | null)[],
+): ConfigMount {
+  const path = trimSlash(configPath);
+  // A subPath mount of the file itself wins; otherwise the deepest directory mounted above it.
+  let best: { mount: MountLike; rel: string; rank: number } | null = null;
+  // What the API supplies is checked, not trusted: a mountPath that is no string is no mount.
+  for (const m of Array.isArray(mounts) ? mounts : []) {
+    const mountPath = str(m?.mountPath);
+    if (!m || !mountPath || !str(m.name)) continue;
+    const at = trimSlash(mountPath);
+    const under = at === "/" ? path.startsWith("/") && path !== "/" : path.startsWith(`${at}/`);
+    const subPath = str(m.subPath);
+    const found = subPath
+      ? at === path
+        ? { rel: subPath, rank: Infinity }
+        : null
+      : under
+        ? { rel: path.slice(at === "/" ? 1 : at.length + 1), rank: at.length }
+        : null;
+    if (found && (!best || found.rank > best.rank)) best = { mount: m, ...found };
+  }
+  if (!best) return { kind: "unmounted", path: configPath };
+  const volume = best.mount.name!;
+  const v = (Array.isArray(volumes) ? volumes : []).find((x) => x?.name === volume);
+  const cm = v?.configMap;
+  if (cm && str(cm.name)) {
+    const key = keyAt(cm, best.rel);
+    if (key) return { kind: "configmap", path: configPath, volume, configMap: cm.name!, key };
+    return {
+      kind: "other-volume",
+      path: configPath,
+      volume,
+      source: `configMap ${cm.name} (no key at ${best.rel})`,
+    };
+  }
+  const sources = v?.projected?.sources;
+  const projected = (Array.isArray(sources) ? sources : []).flatMap((s) =>
+    s?.configMap && str(s.configMap.name) ? [s.configMap] : [],
+  );
+  // A projected volume merges several sources: only one ConfigMap among them says whose key it is.
+  if (projected.length === 1) {
+    const key = keyAt(projected[0]!, best.rel);
+    if (key) return { kind: "configmap", path: configPath, volume, configMap: projected[0]!.name!, key };
+  }
+  const source =
+    v && typeof v === "object" ? (Object.keys(v).find((k) => k !== "name") ?? "unknown") : "no such volume";
+  return { kind: "other-volume", path: configPath, volume, source };
 }
 
 /** `--feature-gates=A=true,B=false` as kube-proxy's flag parser reads it. */

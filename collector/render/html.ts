@@ -2,7 +2,14 @@ import { createHash } from "node:crypto";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { html as h, jsonForScript } from "../../common/escape.js";
 import { CSS, SCRIPT } from "./html-assets.js";
-import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+import {
+  configSourceLabel,
+  configuredModeLabel,
+  nodeNote,
+  phaseOf,
+  verdictOf,
+  worstFindings,
+} from "./labels.js";
 
 type Tone = "good" | "meh" | "bad" | "info" | "none";
 const VERDICT_TONE: Record<string, Tone> = {
@@ -123,11 +130,11 @@ export function renderHtml(r: FleetReport): string {
   const facts = [
     ["Kubernetes", cl.version?.gitVersion ?? "unknown"],
     ["Deprecation stage", cl.deprecationStage],
-    ["Configured mode", cl.configuredMode ?? "not pinned"],
+    ["Configured mode", configuredModeLabel(cl)],
     ["kube-proxy image", cl.kubeProxyDaemonSet?.image ?? "-"],
     [
       "Config source",
-      cl.kubeadm ? "kubeadm (ConfigMap regenerated on upgrade)" : cl.kubeProxyConfigMap ? "ConfigMap" : "-",
+      `${configSourceLabel(cl)}${cl.kubeadm ? " (kubeadm regenerates the ConfigMap on upgrade)" : ""}`,
     ],
     ["Services", String(cl.services.total)],
     ["NodePorts", String(cl.services.nodePorts.length)],

@@ -1,4 +1,4 @@
-import type { PlanStatus, FleetNode } from "../report/schema.js";
+import type { PlanStatus, FleetNode, FleetReport } from "../report/schema.js";
 
 // Shared wording for every renderer, so the table, Markdown and HTML say the same thing.
 export const STATUS_MARK: Record<PlanStatus, string> = {
@@ -29,4 +29,27 @@ export function phaseOf(n: FleetNode): string {
 }
 export function verdictOf(n: FleetNode): string {
   return n.verdict ?? "no-report";
+}
+
+/**
+ * The configured mode in a word or three. "not pinned" only when the source kube-proxy reads was read
+ * and names no mode; unread or outside the API says so (unread is never absent).
+ */
+export function configuredModeLabel(cl: FleetReport["cluster"]): string {
+  if (cl.configuredMode) return cl.configuredMode;
+  const src = cl.configSource;
+  // A report of an older collector has no configSource: it said "not pinned" then, unverified.
+  if (!src) return "not pinned";
+  if (src.pin === "not-pinned") return "not pinned";
+  if (src.pin === "distribution") return `set by ${src.distribution} (not in the API)`;
+  if (src.kind === "none") return "no kube-proxy seen";
+  return "unknown (not read)";
+}
+
+/** Where kube-proxy's mode comes from, in words (the cluster-config-source finding's title). */
+export function configSourceLabel(cl: FleetReport["cluster"]): string {
+  return (
+    cl.configSource?.where ??
+    (cl.kubeadm ? "kubeadm (ConfigMap regenerated on upgrade)" : cl.kubeProxyConfigMap ? "ConfigMap" : "-")
+  );
 }

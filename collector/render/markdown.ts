@@ -1,6 +1,6 @@
 import type { FleetReport } from "../report/schema.js";
 import { md } from "../../common/escape.js";
-import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
 
@@ -13,7 +13,7 @@ export function renderMarkdown(r: FleetReport): string {
   out.push(
     `${s.nodes} node(s), ${s.answered} answered${s.unanswered ? `, **${s.unanswered} without a report**` : ""}. ` +
       `Cluster ${md(r.cluster.version?.gitVersion ?? "version unknown")}, deprecation stage **${r.cluster.deprecationStage}**, ` +
-      `configured mode ${r.cluster.configuredMode ? `**${md(r.cluster.configuredMode)}**` : "**not pinned**"}. Generated ${r.generatedAt} from ${r.source}.`,
+      `configured mode **${md(configuredModeLabel(r.cluster))}**. Generated ${r.generatedAt} from ${r.source}.`,
   );
   if (r.partial)
     out.push("", "> **Partial report**: some nodes gave no usable report; counts are a lower bound.");

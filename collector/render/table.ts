@@ -1,6 +1,6 @@
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { terminalSafe as safe } from "../../common/escape.js";
-import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const SGR = {
   critical: "1;31",
@@ -58,7 +58,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
     [
       `cluster ${cl.version ? safe(cl.version.gitVersion) : "version unknown"}`,
       `deprecation stage: ${cl.deprecationStage}`,
-      `configured mode: ${cl.configuredMode ? safe(cl.configuredMode) : c("meh", "not pinned")}`,
+      `configured mode: ${cl.configuredMode ? safe(cl.configuredMode) : c("meh", safe(configuredModeLabel(cl)))}`,
       cl.kubeadm ? "kubeadm" : null,
       `source: ${r.source}`,
     ]

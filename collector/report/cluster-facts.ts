@@ -15,6 +15,8 @@ export const ApiNode = z.object({
   /** True when the Ready condition is True; null when the node reports no Ready condition. */
   ready: z.boolean().nullable(),
   unschedulable: z.boolean(),
+  /** spec.providerID (`aws:///…`, `azure:///…`, `gce://…`, `k3s://…`): names the cloud, not the distribution. */
+  providerID: z.string().nullable().default(null),
 });
 export type ApiNode = z.infer<typeof ApiNode>;
 
@@ -38,13 +40,42 @@ export type KubeProxyConfigFile = z.infer<typeof KubeProxyConfigFile>;
 
 export const KubeProxyConfigMap = z.object({
   name: z.string(),
-  /** The data key holding the configuration (kubeadm: config.conf). */
+  /** The data key holding the configuration (kubeadm: config.conf; EKS: config). */
   key: z.string().nullable(),
+  /**
+   * How we knew this is kube-proxy's config: the DaemonSet's --config file, followed to the volume
+   * that mounts it ("daemonset-mount"), or the conventional name and keys ("default-name").
+   */
+  via: z.enum(["daemonset-mount", "default-name"]).default("default-name"),
   config: KubeProxyConfigFile.nullable(),
   /** Why config is null although the ConfigMap exists. */
   parseError: z.string().nullable(),
 });
 export type KubeProxyConfigMap = z.infer<typeof KubeProxyConfigMap>;
+
+/**
+ * The file --config names, followed to the volume mounted over it. A ConfigMap volume gives the
+ * ConfigMap and the data key (the path below the mount, mapped back through `items`); any other volume
+ * (hostPath, secret) or no mount at all is named, so an unfollowed config is never taken for none.
+ */
+export const ConfigMount = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("configmap"),
+    path: z.string(),
+    volume: z.string(),
+    configMap: z.string(),
+    key: z.string(),
+  }),
+  z.object({
+    kind: z.literal("other-volume"),
+    path: z.string(),
+    volume: z.string(),
+    /** The volume's source type: hostPath, secret, projected, ... */
+    source: z.string(),
+  }),
+  z.object({ kind: z.literal("unmounted"), path: z.string() }),
+]);
+export type ConfigMount = z.infer<typeof ConfigMount>;
 
 export const KubeProxyDaemonSet = z.object({
   name: z.string(),
@@ -58,6 +89,10 @@ export const KubeProxyDaemonSet = z.object({
   maxUnavailable: z.union([z.string(), z.number()]).nullable(),
   /** Config map names mounted into the pod, to tell which ConfigMap really feeds --config. */
   configMapVolumes: z.array(z.string()),
+  /** The DaemonSet's own labels (EKS marks its add-on eks.amazonaws.com/component: kube-proxy). */
+  labels: z.record(z.string(), z.string()).default({}),
+  /** Where the --config file comes from, followed through volumeMounts to the volume. */
+  configMount: ConfigMount.nullable().default(null),
 });
 export type KubeProxyDaemonSet = z.infer<typeof KubeProxyDaemonSet>;
 
@@ -67,6 +102,25 @@ export const ServicePort = z.object({
   port: z.number().int(),
   nodePort: z.number().int().nullable(),
 });
+
+/** One kube-proxy static pod, as the kubelet mirrors it into the API (annotation kubernetes.io/config.mirror). */
+export const MirrorPod = z.object({
+  name: z.string(),
+  node: z.string().nullable(),
+  labels: z.record(z.string(), z.string()),
+  image: z.string().nullable(),
+  argv: z.array(z.string()),
+  proxyModeFlag: z.string().nullable(),
+  configFlag: z.string().nullable(),
+});
+export type MirrorPod = z.infer<typeof MirrorPod>;
+
+/**
+ * kube-proxy static pods, looked for only when there is no kube-proxy DaemonSet (RKE2, kOps, GKE run
+ * kube-proxy so). `more`: the API had further pages we did not read (a bounded sample, not the fleet).
+ */
+export const StaticKubeProxy = z.object({ pods: z.array(MirrorPod), more: z.boolean() });
+export type StaticKubeProxy = z.infer<typeof StaticKubeProxy>;
 
 export const ApiService = z.object({
   namespace: z.string(),
@@ -92,6 +146,8 @@ export const ClusterFacts = z.object({
   nodes: z.array(ApiNode),
   kubeProxyConfigMap: KubeProxyConfigMap.nullable(),
   kubeProxyDaemonSet: KubeProxyDaemonSet.nullable(),
+  /** null: not looked for (a DaemonSet exists, or its read failed) or the list failed (a gap says so). */
+  staticKubeProxy: StaticKubeProxy.nullable().default(null),
   /** The kubeadm-config ConfigMap exists: kubeadm regenerates kube-proxy's ConfigMap on upgrade. */
   kubeadm: z.boolean(),
   services: z.array(ApiService),
@@ -99,3 +155,28 @@ export const ClusterFacts = z.object({
   gaps: z.array(z.object({ what: z.string(), reason: z.string() })),
 });
 export type ClusterFacts = z.infer<typeof ClusterFacts>;
+
+/**
+ * Where kube-proxy's mode comes from, judged once (checks/config-source.ts) and shown in the report.
+ * `pin`: pinned (the source read names a mode), not-pinned (read, and it names none: upstream's default
+ * applies), distribution (the distribution passes the mode itself: k3s's built-in --proxy-mode),
+ * unknown (not read, or not visible in the API: the nodes' /proxyMode is then the truth).
+ */
+export const ConfigSource = z.object({
+  kind: z.enum(["configmap", "flags", "static-pod", "distribution", "file", "unknown", "none"]),
+  pin: z.enum(["pinned", "not-pinned", "distribution", "unknown"]),
+  mode: z.string().nullable(),
+  /** In words, for the report and the plan. */
+  where: z.string(),
+  distribution: z.string(),
+  distributionEvidence: z.array(z.string()),
+  configMap: z.string().nullable(),
+  key: z.string().nullable(),
+  /** Whether that ConfigMap was read and parsed; null when no ConfigMap is involved. */
+  read: z.boolean().nullable(),
+  proxyModeFlags: z.array(z.string()),
+  mirrorPods: z.number().int().nullable(),
+  /** What the nodes' /proxyMode answered, as "mode=count" (phases kube-proxy itself named). */
+  nodesAnswered: z.array(z.string()),
+});
+export type ConfigSource = z.infer<typeof ConfigSource>;

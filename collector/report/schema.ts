@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/contract.js";
-import { ClusterFacts } from "./cluster-facts.js";
+import { ClusterFacts, ConfigSource } from "./cluster-facts.js";
 
 /** Bumped on any change a consumer of the fleet report could trip over. */
 export const FLEET_SCHEMA_VERSION = "1" as const;
@@ -39,6 +39,8 @@ export const NodeObservation = z.object({
   /** Where it came from: an agent URL, or the Prometheus instance label. */
   endpoint: z.string().nullable(),
   phase: Phase.nullable(),
+  /** The agent guessed the phase from kernel state (kube-proxy did not answer /proxyMode); null: not said. */
+  phaseInferred: z.boolean().nullable().default(null),
   verdict: Verdict.nullable(),
   findings: z.array(NodeFinding),
   agentVersion: z.string().nullable(),
@@ -136,6 +138,9 @@ export const FleetReport = z.object({
     kubeadm: z.boolean(),
     /** What the config says kube-proxy should run: pinned mode, or null when it follows the default. */
     configuredMode: z.string().nullable(),
+    /** Where the mode comes from (null without API access); optional for reports of older collectors. */
+    configSource: ConfigSource.nullable().optional(),
+    staticKubeProxy: ClusterFacts.shape.staticKubeProxy.optional(),
     services: z.object({
       total: z.number().int(),
       nodePorts: z.array(

@@ -12,9 +12,11 @@ import {
   type V1ConfigMap,
   type V1DaemonSet,
   type V1Node,
+  type V1Pod,
   type V1Service,
 } from "@kubernetes/client-node";
 import {
+  configMountOf,
   flagValue,
   parseFeatureGatesFlag,
   parseKubeProxyConfig,
@@ -26,6 +28,8 @@ import type {
   ClusterFacts,
   KubeProxyConfigMap,
   KubeProxyDaemonSet,
+  MirrorPod,
+  StaticKubeProxy,
 } from "../report/cluster-facts.js";
 
 export interface KubeOptions {
@@ -104,6 +108,7 @@ export function toApiNode(n: V1Node): ApiNode {
     labels: { ...(n.metadata?.labels ?? {}) },
     ready: ready ? ready.status === "True" : null,
     unschedulable: n.spec?.unschedulable === true,
+    providerID: n.spec?.providerID ?? null,
   };
 }
 
@@ -134,20 +139,31 @@ export function toApiService(s: V1Service): ApiService {
 // kubeadm's key is config.conf; other installers use config.yaml or kube-proxy-config.yaml.
 const CONFIG_KEYS = ["config.conf", "config.yaml", "kube-proxy-config.yaml", "config"];
 
-export function toKubeProxyConfigMap(cm: V1ConfigMap): KubeProxyConfigMap {
+/**
+ * kube-proxy's configuration out of a ConfigMap: under `mountedKey` when the DaemonSet's --config was
+ * followed to it, else under the first conventional key.
+ */
+export function toKubeProxyConfigMap(cm: V1ConfigMap, mountedKey: string | null = null): KubeProxyConfigMap {
   const data = cm.data ?? {};
-  const key = CONFIG_KEYS.find((k) => k in data) ?? null;
-  if (key === null)
+  const name = cm.metadata?.name ?? "kube-proxy";
+  const via = mountedKey === null ? ("default-name" as const) : ("daemonset-mount" as const);
+  const key = mountedKey ?? CONFIG_KEYS.find((k) => k in data) ?? null;
+  if (key === null || !(key in data))
     return {
-      name: cm.metadata?.name ?? "kube-proxy",
+      name,
       key: null,
+      via,
       config: null,
-      parseError: `no ${CONFIG_KEYS.join("/")} key`,
+      parseError:
+        mountedKey === null
+          ? `no ${CONFIG_KEYS.join("/")} key`
+          : `no key ${mountedKey}, which --config reads`,
     };
   const parsed = parseKubeProxyConfig(data[key] ?? "");
   return {
-    name: cm.metadata?.name ?? "kube-proxy",
+    name,
     key,
+    via,
     config: parsed.ok ? parsed.value : null,
     parseError: parsed.ok ? null : parsed.error,
   };
@@ -158,20 +174,58 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
   const c = containers.find((x) => x?.name === "kube-proxy") ?? containers[0];
   const argv = [...(c?.command ?? []), ...(c?.args ?? [])].filter((x) => typeof x === "string");
   const gates = flagValue(argv, "feature-gates");
+  const configFlag = flagValue(argv, "config");
+  const pod = ds.spec?.template?.spec;
   return {
     name: ds.metadata?.name ?? "kube-proxy",
     image: c?.image ?? null,
     argv,
     proxyModeFlag: flagValue(argv, "proxy-mode"),
     featureGatesFlag: gates === null ? null : parseFeatureGatesFlag(gates),
-    configFlag: flagValue(argv, "config"),
+    configFlag,
     updateStrategy: ds.spec?.updateStrategy?.type ?? "RollingUpdate",
     maxUnavailable: ds.spec?.updateStrategy?.rollingUpdate?.maxUnavailable ?? null,
     configMapVolumes: (ds.spec?.template?.spec?.volumes ?? []).flatMap((v) =>
       v?.configMap?.name ? [v.configMap.name] : [],
     ),
+    labels: stringLabels(ds.metadata?.labels),
+    configMount:
+      configFlag === null ? null : configMountOf(configFlag, c?.volumeMounts ?? [], pod?.volumes ?? []),
   };
 }
+
+/** Labels as the API sent them, keeping only string values (the client passes wrong types through). */
+const stringLabels = (l: unknown): Record<string, string> =>
+  l && typeof l === "object" && !Array.isArray(l)
+    ? Object.fromEntries(Object.entries(l).filter((e): e is [string, string] => typeof e[1] === "string"))
+    : {};
+
+/** A kube-proxy static pod's mirror (the kubelet annotates each with kubernetes.io/config.mirror). */
+export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+
+export function toMirrorPod(p: V1Pod): MirrorPod {
+  const containers = p.spec?.containers ?? [];
+  const c = containers.find((x) => x?.name === "kube-proxy") ?? containers[0];
+  const argv = [...(c?.command ?? []), ...(c?.args ?? [])].filter((x) => typeof x === "string");
+  return {
+    name: typeof p.metadata?.name === "string" ? p.metadata.name : "",
+    node: typeof p.spec?.nodeName === "string" ? p.spec.nodeName : null,
+    labels: stringLabels(p.metadata?.labels),
+    image: typeof c?.image === "string" ? c.image : null,
+    argv,
+    proxyModeFlag: flagValue(argv, "proxy-mode"),
+    configFlag: flagValue(argv, "config"),
+  };
+}
+
+/**
+ * The labels kube-proxy static pods carry: RKE2's `component: kube-proxy` (rancher/rke2
+ * pkg/podtemplate/podtemplate.go), kOps' `k8s-app: kube-proxy` (kubernetes/kops
+ * nodeup/pkg/model/kube_proxy.go). DaemonSet pods match too; only mirror pods are kept.
+ */
+const STATIC_SELECTORS = ["component=kube-proxy", "k8s-app=kube-proxy"];
+// A sample, not an inventory: one page per selector says how kube-proxy is started, on a 5,000-node fleet too.
+const STATIC_PAGE = 100;
 
 /**
  * A read that may fail without ending the report; its failure becomes a named gap. A 404 means
@@ -208,12 +262,9 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
     return { ok: false, error: `cannot list nodes from ${kc.getCurrentCluster()?.server}: ${describe(e)}` };
   }
   const gaps: ClusterFacts["gaps"] = [];
-  const [v, cm, ds, kubeadm, services] = await Promise.all([
+  const [v, ds, kubeadm, services] = await Promise.all([
     // getCode(param, options): the options are its second argument, or the call has no deadline.
     optional("/version", gaps, () => version.getCode({}, o), false),
-    optional(`configmap ${ns}/kube-proxy`, gaps, () =>
-      core.readNamespacedConfigMap({ name: "kube-proxy", namespace: ns }, o),
-    ),
     optional(`daemonset ${ns}/kube-proxy`, gaps, () =>
       apps.readNamespacedDaemonSet({ name: "kube-proxy", namespace: ns }, o),
     ),
@@ -227,19 +278,64 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
       false,
     ),
   ]);
+  const daemonSet = ds ? toKubeProxyDaemonSet(ds) : null;
+  const dsUnread = gaps.some((g) => g.what === `daemonset ${ns}/kube-proxy`);
+  // Follow --config to the ConfigMap it mounts; a --config file from elsewhere (hostPath) is not
+  // in any ConfigMap, and the conventional one would only mislead.
+  const mount = daemonSet?.configMount ?? null;
+  const cmName = mount?.kind === "configmap" ? mount.configMap : mount === null ? "kube-proxy" : null;
+  const cm =
+    cmName === null
+      ? null
+      : await optional(`configmap ${ns}/${cmName}`, gaps, () =>
+          core.readNamespacedConfigMap({ name: cmName, namespace: ns }, o),
+        );
+  const staticKubeProxy = ds === null && !dsUnread ? await readStaticKubeProxy(core, ns, o, gaps) : null;
   const parsed = v ? parseKubeVersion(v.gitVersion) : null;
   return {
     ok: true,
     value: {
       version: v && parsed ? { gitVersion: v.gitVersion, ...parsed } : null,
       nodes: nodes.map(toApiNode),
-      kubeProxyConfigMap: cm ? toKubeProxyConfigMap(cm) : null,
-      kubeProxyDaemonSet: ds ? toKubeProxyDaemonSet(ds) : null,
+      kubeProxyConfigMap: cm
+        ? toKubeProxyConfigMap(cm, mount?.kind === "configmap" ? mount.key : null)
+        : null,
+      kubeProxyDaemonSet: daemonSet,
+      staticKubeProxy,
       kubeadm: kubeadm !== null,
       services: (services ?? []).map(toApiService),
       gaps,
     },
   };
+}
+
+export const staticPodsGap = (ns: string) => `pods ${ns} (kube-proxy static pods)`;
+
+/** Mirror pods of kube-proxy static pods in the namespace: one bounded page per known label. */
+async function readStaticKubeProxy(
+  core: CoreV1Api,
+  ns: string,
+  o: ConfigurationOptions,
+  gaps: ClusterFacts["gaps"],
+): Promise<StaticKubeProxy | null> {
+  const pages = await optional(
+    staticPodsGap(ns),
+    gaps,
+    () =>
+      Promise.all(
+        STATIC_SELECTORS.map((labelSelector) =>
+          core.listNamespacedPod({ namespace: ns, labelSelector, limit: STATIC_PAGE }, o),
+        ),
+      ),
+    false,
+  );
+  if (pages === null) return null;
+  const seen = new Map<string, MirrorPod>();
+  for (const page of pages)
+    for (const p of page.items)
+      if (p.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined && !seen.has(p.metadata?.name ?? ""))
+        seen.set(p.metadata?.name ?? "", toMirrorPod(p));
+  return { pods: [...seen.values()], more: pages.some((p) => Boolean(p.metadata?._continue)) };
 }
 
 export interface AgentPod {

@@ -147,6 +147,8 @@ export function observationsFromSeries(
       reason: age !== null && age > staleAfterS ? `last scan ${Math.round(age)} s ago` : null,
       endpoint,
       phase: p.data,
+      // proxyscope_node_phase_inferred is not queried: whether kube-proxy answered is not said here.
+      phaseInferred: null,
       verdict: v?.success ? v.data : "unknown",
       findings: (findings.get(node) ?? []).flatMap((f) =>
         f.severity.success ? [{ id: f.id, severity: f.severity.data }] : [],

@@ -20,7 +20,13 @@ export function facts(
   return {
     version: { gitVersion: "v1.37.1", major: 1, minor: 37 },
     nodes: [],
-    kubeProxyConfigMap: { name: "kube-proxy", key: "config.conf", config, parseError: null },
+    kubeProxyConfigMap: {
+      name: "kube-proxy",
+      key: "config.conf",
+      via: "daemonset-mount",
+      config,
+      parseError: null,
+    },
     kubeProxyDaemonSet: {
       name: "kube-proxy",
       image: "registry.k8s.io/kube-proxy:v1.37.1",
@@ -31,7 +37,16 @@ export function facts(
       updateStrategy: "RollingUpdate",
       maxUnavailable: 1,
       configMapVolumes: ["kube-proxy"],
+      labels: { "k8s-app": "kube-proxy" },
+      configMount: {
+        kind: "configmap",
+        path: "/var/lib/kube-proxy/config.conf",
+        volume: "kube-proxy",
+        configMap: "kube-proxy",
+        key: "config.conf",
+      },
     },
+    staticKubeProxy: null,
     kubeadm: false,
     services: [],
     gaps: [],
@@ -52,6 +67,7 @@ export const apiNode = (
   labels,
   ready: true,
   unschedulable: false,
+  providerID: null,
 });
 export const ok = (
   node: string,

@@ -9,7 +9,7 @@
 // deadline (600 s) only quadratic work or a backtracking regex would miss; it is not a benchmark.
 import { readFileSync } from "node:fs";
 import { ObjectSerializer } from "@kubernetes/client-node/dist/gen/models/ObjectSerializer.js";
-import type { V1ConfigMap, V1DaemonSet, V1Node, V1Service } from "@kubernetes/client-node";
+import type { V1ConfigMap, V1DaemonSet, V1Node, V1Pod, V1Service } from "@kubernetes/client-node";
 import fc from "fast-check";
 import t from "tap";
 import type { z } from "zod";
@@ -23,13 +23,18 @@ import {
   parseKubeProxyConfig,
   parseKubeVersion,
 } from "../../../collector/parse/kube-proxy-config.js";
-import { KubeProxyConfigFile, KubeProxyDaemonSet } from "../../../collector/report/cluster-facts.js";
+import {
+  KubeProxyConfigFile,
+  KubeProxyDaemonSet,
+  MirrorPod,
+} from "../../../collector/report/cluster-facts.js";
 import { NodeObservation } from "../../../collector/report/schema.js";
 import {
   toApiNode,
   toApiService,
   toKubeProxyConfigMap,
   toKubeProxyDaemonSet,
+  toMirrorPod,
 } from "../../../collector/sources/kubernetes.js";
 import {
   observationsFromSeries,
@@ -55,6 +60,8 @@ const fixture = (name: string) =>
 const configMapJson = fixture("kube-proxy-configmap.kubeadm-ipvs.json");
 const configConf = (JSON.parse(configMapJson) as { data: Record<string, string> }).data["config.conf"]!;
 const daemonSetJson = fixture("kube-proxy-daemonset.kubeadm.json");
+const eksDaemonSetJson = fixture("kube-proxy-daemonset.eks.json");
+const mirrorPodJson = fixture("kube-proxy-mirror-pod.rke2.template.json");
 const nodeJson = fixture("node.template.json");
 const servicesJson = (JSON.parse(fixture("services.json")) as unknown[]).map((s) => JSON.stringify(s));
 
@@ -168,11 +175,20 @@ const subjects: Subject[] = [
   },
   {
     name: "DaemonSet object (command, args, volumes)",
-    seeds: [daemonSetJson],
+    seeds: [daemonSetJson, eksDaemonSetJson],
     json: true,
     run: (s) => {
       const ds = deserialize<V1DaemonSet>(s, "V1DaemonSet");
       return ds ? { ok: true, value: toKubeProxyDaemonSet(ds) } : { skip: true };
+    },
+  },
+  {
+    name: "static pod's mirror Pod object (command, args, labels)",
+    seeds: [mirrorPodJson],
+    json: true,
+    run: (s) => {
+      const p = deserialize<V1Pod>(s, "V1Pod");
+      return p ? { ok: true, value: toMirrorPod(p), schema: MirrorPod } : { skip: true };
     },
   },
   {

@@ -353,7 +353,8 @@ t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
     "* core/nodes [get,list,watch]",
     "* core/services [get,list,watch]",
     "kube-system apps/daemonsets [get] names=kube-proxy",
-    "kube-system core/configmaps [get] names=kube-proxy,kubeadm-config",
+    "kube-system core/configmaps [get] names=kube-proxy,kube-proxy-config,kubeadm-config",
+    "kube-system core/pods [list]",
     "proxyscope core/pods [get,list,watch]",
   ]);
 });
