@@ -1,13 +1,6 @@
 #!/usr/bin/env node
-import { addFlags, Command, CommanderError, quiet, usageMessage } from "../common/cli.js";
-import {
-  AGENT_FLAGS,
-  AgentConfig,
-  configFrom,
-  ConfigError,
-  ruleOptions,
-  type AgentCommand,
-} from "./config.js";
+import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
+import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import { renderText } from "./render/text.js";
 import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
@@ -120,24 +113,13 @@ async function runCommand(command: AgentCommand, cfg: AgentConfig): Promise<numb
 
 async function main(argv: string[]): Promise<number> {
   let code: number = EXIT.ok;
-  try {
-    await program(runCommand, (c) => (code = c)).parseAsync(argv, { from: "user" });
-    return code;
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      // --help and --version end here too, with commander's own exit code 0.
-      if (e.exitCode === 0) return EXIT.ok;
-      // No command at all: the help went to stderr.
-      if (e.code !== "commander.help")
-        process.stderr.write(`proxyscope-agent: ${usageMessage(e, AGENT_FLAGS)} (see --help)\n`);
-      return EXIT.usage;
-    }
-    if (e instanceof ConfigError) {
-      process.stderr.write(`proxyscope-agent: ${e.message} (see --help)\n`);
-      return EXIT.usage;
-    }
-    throw e;
-  }
+  return runProgram(
+    "proxyscope-agent",
+    program(runCommand, (c) => (code = c)),
+    argv,
+    AGENT_FLAGS,
+    () => code,
+  );
 }
 
 async function oneShot(

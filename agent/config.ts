@@ -1,6 +1,13 @@
 import { hostname } from "node:os";
 import { z } from "zod";
-import { ConfigError, parseFlagsOnly, readFlags, type Command, type FlagSpec } from "../common/cli.js";
+import {
+  checked,
+  ConfigError,
+  parseFlagsOnly,
+  readFlags,
+  type Command,
+  type FlagSpec,
+} from "../common/cli.js";
 import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
@@ -235,17 +242,7 @@ export function configFrom(
     apply: v.apply ?? false,
     strictArp: v.strictArp ?? false,
   };
-  const r = AgentConfig.safeParse(raw);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const field = String(issue.path[0] ?? "");
-    const spec = ALL_FLAGS.find((f) => f.field === field);
-    const flag =
-      typed.get(field) ??
-      (field === "serviceAddress" ? "KUBERNETES_SERVICE_HOST/PORT" : (spec?.flags.split(" ")[0] ?? field));
-    throw new ConfigError(`invalid ${flag}: ${issue.message}`);
-  }
-  return r.data;
+  return checked(AgentConfig, raw, typed, specs, { serviceAddress: "KUBERNETES_SERVICE_HOST/PORT" });
 }
 
 /**

@@ -1,14 +1,8 @@
 #!/usr/bin/env node
 import { EXIT, type ExitCode } from "../common/exit-codes.js";
 import { VERSION } from "../common/version.js";
-import { addFlags, Command, CommanderError, quiet, usageMessage } from "../common/cli.js";
-import {
-  COLLECTOR_FLAGS,
-  configFrom,
-  ConfigError,
-  type CollectorCommand,
-  type CollectorConfig,
-} from "./config.js";
+import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
+import { COLLECTOR_FLAGS, configFrom, type CollectorCommand, type CollectorConfig } from "./config.js";
 import { STALE_AFTER_S } from "./sources/agents.js";
 import { MAX_AGENTS_FILE_BYTES } from "./sources/static.js";
 
@@ -73,26 +67,15 @@ function program(done: (code: ExitCode) => void): Command {
   return root;
 }
 
-async function main(argv: string[]): Promise<ExitCode> {
+async function main(argv: string[]): Promise<number> {
   let code: ExitCode = EXIT.ok;
-  try {
-    await program((c) => (code = c)).parseAsync(argv, { from: "user" });
-    return code;
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      // --help and --version end here too, with commander's own exit code 0.
-      if (e.exitCode === 0) return EXIT.ok;
-      // No command at all: the help went to stderr.
-      if (e.code !== "commander.help")
-        process.stderr.write(`proxyscope: ${usageMessage(e, COLLECTOR_FLAGS)} (see --help)\n`);
-      return EXIT.usage;
-    }
-    if (e instanceof ConfigError) {
-      process.stderr.write(`proxyscope: ${e.message} (see --help)\n`);
-      return EXIT.usage;
-    }
-    throw e;
-  }
+  return runProgram(
+    "proxyscope",
+    program((c) => (code = c)),
+    argv,
+    COLLECTOR_FLAGS,
+    () => code,
+  );
 }
 
 main(process.argv.slice(2)).then(

@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { ConfigError, parseFlagsOnly, readFlags, type Command, type FlagSpec } from "../common/cli.js";
+import {
+  checked,
+  ConfigError,
+  parseFlagsOnly,
+  readFlags,
+  type Command,
+  type FlagSpec,
+} from "../common/cli.js";
 import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { parseTargetVersion } from "./checks/target-version.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
@@ -259,14 +266,7 @@ export function configFrom(
     node: v.node ?? null,
     targetVersion: v.targetVersion ?? null,
   };
-  const parsed = CollectorConfig.safeParse(raw);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0]!;
-    const field = String(i.path[0]);
-    const flag = typed.get(field) ?? specs.find((s) => s.field === field)?.flags.split(" ")[0] ?? field;
-    throw new ConfigError(`invalid ${flag}: ${i.message}`);
-  }
-  return parsed.data;
+  return checked(CollectorConfig, raw, typed, specs);
 }
 
 /** Flags (no command word) of `command`, or of every command: what the unit and fuzz tests call. */

@@ -130,3 +130,56 @@ export function parseFlagsOnly(name: string, specs: readonly FlagSpec[], argv: r
 }
 
 export { Command, CommanderError };
+
+/** A zod parse of the raw settings; the first issue names the flag or variable the user typed. */
+export function checked<T>(
+  schema: {
+    safeParse(
+      v: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  raw: unknown,
+  typed: Map<string, string>,
+  specs: readonly FlagSpec[],
+  fallback: Record<string, string> = {},
+): T {
+  const r = schema.safeParse(raw);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const field = String(issue.path[0] ?? "");
+  const flag =
+    typed.get(field) ?? fallback[field] ?? specs.find((s) => s.field === field)?.flags.split(" ")[0] ?? field;
+  throw new ConfigError(`invalid ${flag}: ${issue.message}`);
+}
+
+/**
+ * Runs a program to its exit code: --help and --version are 0; a usage error is one line on stderr
+ * and 2; anything else (a bug) is thrown for the caller's "internal error".
+ */
+export async function runProgram(
+  name: string,
+  program: Command,
+  argv: readonly string[],
+  flagsOf: Record<string, readonly FlagSpec[]>,
+  code: () => number,
+): Promise<number> {
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code();
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.exitCode === 0) return 0;
+      // No command at all: the help already went to stderr.
+      if (e.code !== "commander.help")
+        process.stderr.write(`${name}: ${usageMessage(e, flagsOf)} (see --help)\n`);
+      return 2;
+    }
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${name}: ${e.message} (see --help)\n`);
+      return 2;
+    }
+    throw e;
+  }
+}
