@@ -1,54 +1,20 @@
 #!/usr/bin/env node
-import { AgentConfig, ConfigError, loadConfig, MAX_TIMER_MS, MAX_TIMER_S, ruleOptions } from "./config.js";
+import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
+import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import { renderText } from "./render/text.js";
 import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
+import { renderStructured } from "../common/structured.js";
 import { scanNode } from "./scan.js";
 import { EXIT } from "../common/exit-codes.js";
 import { VERSION as AGENT_VERSION } from "../common/version.js";
 
-const USAGE = `usage: proxyscope-agent <command> [flags]
-
-commands:
-  scan      scan this node once and print the report (exit 1 when a finding reaches --fail-on)
-  serve     run as the node agent: scan on an interval, serve /metrics, /report, /healthz, /readyz, /verify
-  verify    the node acceptance check after a switch to nftables mode (exit 1 on any failure)
-  cleanup   remove what ipvs mode left behind: a dry run unless --apply, refused unless kube-proxy
-            on this node answers nftables mode
-  schema    print the NodeReport JSON Schema
-  version   print the version (also --version)
-
-exit codes: 0 ok; 1 a finding reached --fail-on, a verify check failed or a cleanup action failed;
+const EXIT_CODES = `
+Exit codes: 0 ok; 1 a finding reached --fail-on, a verify check failed or a cleanup action failed;
             2 usage error; 3 internal error; 4 cleanup --apply refused
 
-flags (each also from the environment variable in brackets):
-  --node NAME                    node name [NODE_NAME] (default: hostname)
-  --host-root DIR                where the host's / is mounted [PROXYSCOPE_HOST_ROOT] (default /)
-  --proc-root DIR, --sys-root DIR
-  --tool-dir DIR                 where nft, ipset, ipvsadm, ip, iptables-*-save are (repeatable)
-  --kube-proxy-metrics-url URL   kube-proxy's metricsBindAddress (default http://127.0.0.1:10249)
-  --kube-proxy-health-url URL    kube-proxy's healthzBindAddress (default http://127.0.0.1:10256)
-  --node-ip IP                   the node's primary address(es) from the Node object (repeatable) [NODE_IPS]
-  --node-port-range LO-HI        the API server's --service-node-port-range (default 30000-32767); NodePorts
-                                 kube-proxy holds in its KUBE-NODE-PORT-* ipsets or nftables maps count anyway
-                                 [PROXYSCOPE_NODE_PORT_RANGE]
-  --call-timeout-ms N, --probe-timeout-ms N
-                                 per tool call / per probe, 1 to ${MAX_TIMER_MS} ms (defaults 10000, 30000)
-  --json                         scan: print the NodeReport as JSON
-  --fail-on SEVERITY             scan: exit 1 when a finding is at least ${SEVERITIES.join("|")}
-  --color auto|always|never
-  --listen HOST --port N         serve: address to listen on (default 0.0.0.0:9977; port 0 to 65535, decimal)
-  --scan-interval-s N            serve: seconds between scans (default 60, at most ${MAX_TIMER_S})
-  --log-level LEVEL
-  --web.config.file FILE         serve: TLS and basic auth, in the Prometheus exporter-toolkit format
-                                 (the file node_exporter reads) [PROXYSCOPE_WEB_CONFIG_FILE]
-  --detail-from loopback|any     serve: who may read /report, /report/previous, /ipvs/virtual-server and
-                                 /verify without authentication (default loopback) [PROXYSCOPE_DETAIL_FROM]
-  --sync-window-s N              verify: seconds between two reads of the sync-failure counter (0: one read; at most 600)
-  --service-address HOST:PORT    verify: the kubernetes Service to connect to [KUBERNETES_SERVICE_HOST/PORT]
-  --skip-connect                 verify: do not try the Service connection (reported as skipped)
-  --apply                        cleanup: carry out the actions (default: print them)
-  --strict-arp                   cleanup: also reset net.ipv4.conf.all.arp_ignore/arp_announce
+Every flag can also be set from the environment variable in [brackets] (the flag wins); see docs/cli.md.
+Run "proxyscope-agent <command> --help" for a command's flags.
 `;
 
 export function scanInput(cfg: AgentConfig) {
@@ -74,58 +40,86 @@ export function reachesSeverity(r: NodeReport, failOn: AgentConfig["failOn"]): b
   return r.findings.some((f) => SEVERITIES.indexOf(f.severity) >= floor);
 }
 
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
-    process.stdout.write(USAGE);
-    return command === undefined ? EXIT.usage : EXIT.ok;
-  }
-  if (command === "--version" || command === "version") {
-    process.stdout.write(`proxyscope-agent ${AGENT_VERSION}\n`);
-    return EXIT.ok;
-  }
-  if (command === "schema") {
-    process.stdout.write(`${JSON.stringify(nodeReportJsonSchema(), null, 2)}\n`);
-    return EXIT.ok;
-  }
-  let cfg: ReturnType<typeof loadConfig>;
-  try {
-    cfg = loadConfig(rest, process.env);
-  } catch (e) {
-    if (e instanceof ConfigError) {
-      process.stderr.write(`proxyscope-agent: ${e.message} (see --help)\n`);
-      return EXIT.usage;
-    }
-    throw e;
-  }
-  if (cfg.help) {
-    process.stdout.write(USAGE);
-    return EXIT.ok;
-  }
+/** The program: one subcommand per task, each with its own flags and help. */
+function program(
+  run: (command: AgentCommand, cfg: AgentConfig) => Promise<number>,
+  done: (code: number) => void,
+) {
+  const root = quiet(new Command("proxyscope-agent"), (s) => process.stdout.write(s))
+    .description("What kube-proxy really does on this node, and whether the node can leave ipvs mode")
+    .usage("<command> [flags]")
+    .version(`proxyscope-agent ${AGENT_VERSION}`, "--version", "print the version")
+    .addHelpText("after", EXIT_CODES);
+  const sub = (name: AgentCommand, summary: string) => {
+    const cmd = quiet(new Command(name), (s) => process.stdout.write(s))
+      .description(summary)
+      .allowExcessArguments(true)
+      .action(async (_o: unknown, c: Command) =>
+        done(await run(name, configFrom(c, process.env, AGENT_FLAGS[name]))),
+      );
+    root.addCommand(addFlags(cmd, AGENT_FLAGS[name]));
+  };
+  sub("scan", "scan this node once and print the report (exit 1 when a finding reaches --fail-on)");
+  sub(
+    "serve",
+    "run as the node agent: scan on an interval, serve /metrics, /report, /healthz, /readyz, /verify",
+  );
+  sub("verify", "the node acceptance check after a switch to nftables mode (exit 1 on any failure)");
+  sub(
+    "cleanup",
+    "remove what ipvs mode left behind: a dry run unless --apply, refused unless kube-proxy on this node answers nftables mode",
+  );
+  root.addCommand(
+    quiet(new Command("schema"), (s) => process.stdout.write(s))
+      .description("print the NodeReport JSON Schema")
+      .action(() => {
+        process.stdout.write(`${JSON.stringify(nodeReportJsonSchema(), null, 2)}\n`);
+        done(EXIT.ok);
+      }),
+  );
+  root.addCommand(
+    quiet(new Command("version"), (s) => process.stdout.write(s))
+      .description("print the version (also --version)")
+      .action(() => {
+        process.stdout.write(`proxyscope-agent ${AGENT_VERSION}\n`);
+        done(EXIT.ok);
+      }),
+  );
+  return root;
+}
+
+async function runCommand(command: AgentCommand, cfg: AgentConfig): Promise<number> {
   const input = scanInput(cfg);
   // One-shot commands end every tool call still running when they are done (a probe past its
   // deadline may still be waiting on one), so they exit within their deadlines whatever the tools do.
-  if (command === "scan" || command === "verify" || command === "cleanup") {
+  if (command !== "serve") {
     try {
       return await oneShot(command, cfg, input);
     } finally {
       input.tools.close();
     }
   }
-  if (command === "serve") {
-    // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
-    const { runServe } = await import("./serve.js");
-    const { WebConfigError } = await import("./server/web-config.js");
-    try {
-      return await runServe(cfg, input);
-    } catch (e) {
-      if (!(e instanceof WebConfigError)) throw e;
-      process.stderr.write(`proxyscope-agent: ${e.message}\n`);
-      return 2;
-    }
+  // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
+  const { runServe } = await import("./serve.js");
+  const { WebConfigError } = await import("./server/web-config.js");
+  try {
+    return await runServe(cfg, input);
+  } catch (e) {
+    if (!(e instanceof WebConfigError)) throw e;
+    process.stderr.write(`proxyscope-agent: ${e.message}\n`);
+    return EXIT.usage;
   }
-  process.stderr.write(`proxyscope-agent: unknown command ${JSON.stringify(command)} (see --help)\n`);
-  return EXIT.usage;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let code: number = EXIT.ok;
+  return runProgram(
+    "proxyscope-agent",
+    program(runCommand, (c) => (code = c)),
+    argv,
+    AGENT_FLAGS,
+    () => code,
+  );
 }
 
 async function oneShot(
@@ -140,7 +134,7 @@ async function oneShot(
         cfg.color === "always" ||
         (cfg.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
       process.stdout.write(
-        cfg.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderText(report, colour)}\n`,
+        cfg.output === "text" ? `${renderText(report, colour)}\n` : renderStructured(report, cfg.output),
       );
       return reachesSeverity(report, cfg.failOn) ? EXIT.findings : EXIT.ok;
     }

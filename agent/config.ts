@@ -1,15 +1,14 @@
 import { hostname } from "node:os";
-import { parseArgs } from "node:util";
 import { z } from "zod";
 import {
-  durationMs,
-  durationS,
-  listenHost,
-  MAX_TIMER_MS,
-  MAX_TIMER_S,
-  parseArgsError,
-  port,
-} from "../common/flag-bounds.js";
+  checked,
+  ConfigError,
+  parseFlagsOnly,
+  readFlags,
+  type Command,
+  type FlagSpec,
+} from "../common/cli.js";
+import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/schema.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
@@ -46,8 +45,8 @@ export const AgentConfig = z.object({
   }),
   callTimeoutMs: positiveMs,
   probeTimeoutMs: positiveMs,
-  // scan
-  json: z.boolean(),
+  // scan, verify, cleanup
+  output: z.enum(["text", "json", "yaml"]),
   failOn: z.enum(SEVERITIES).nullable(),
   color: z.enum(["auto", "always", "never"]),
   // serve
@@ -77,120 +76,180 @@ export function ruleOptions(cfg: Pick<AgentConfig, "nodePortRange">): RuleOption
   return { ...DEFAULT_RULE_OPTIONS, nodePortRange: cfg.nodePortRange };
 }
 
-const OPTIONS = {
-  node: { type: "string", env: "NODE_NAME" },
-  "host-root": { type: "string", env: "PROXYSCOPE_HOST_ROOT" },
-  "proc-root": { type: "string", env: "PROXYSCOPE_PROC_ROOT" },
-  "sys-root": { type: "string", env: "PROXYSCOPE_SYS_ROOT" },
-  "tool-dir": { type: "string", multiple: true, env: "PROXYSCOPE_TOOL_DIRS" },
-  "kube-proxy-metrics-url": { type: "string", env: "PROXYSCOPE_KUBE_PROXY_METRICS_URL" },
-  "kube-proxy-health-url": { type: "string", env: "PROXYSCOPE_KUBE_PROXY_HEALTH_URL" },
-  "node-ip": { type: "string", multiple: true, env: "NODE_IPS" },
-  "node-port-range": { type: "string", env: "PROXYSCOPE_NODE_PORT_RANGE" },
-  "call-timeout-ms": { type: "string", env: "PROXYSCOPE_CALL_TIMEOUT_MS" },
-  "probe-timeout-ms": { type: "string", env: "PROXYSCOPE_PROBE_TIMEOUT_MS" },
-  json: { type: "boolean" },
-  "fail-on": { type: "string", env: "PROXYSCOPE_FAIL_ON" },
-  color: { type: "string", env: "PROXYSCOPE_COLOR" },
-  listen: { type: "string", env: "PROXYSCOPE_LISTEN" },
-  port: { type: "string", env: "PROXYSCOPE_PORT" },
-  "scan-interval-s": { type: "string", env: "PROXYSCOPE_SCAN_INTERVAL_S" },
-  "log-level": { type: "string", env: "PROXYSCOPE_LOG_LEVEL" },
-  // The exporter-toolkit flag name, as node_exporter spells it.
-  "web.config.file": { type: "string", env: "PROXYSCOPE_WEB_CONFIG_FILE" },
-  "detail-from": { type: "string", env: "PROXYSCOPE_DETAIL_FROM" },
-  "sync-window-s": { type: "string", env: "PROXYSCOPE_SYNC_WINDOW_S" },
-  "service-address": { type: "string" },
-  "skip-connect": { type: "boolean" },
-  apply: { type: "boolean" },
-  "strict-arp": { type: "boolean" },
-  help: { type: "boolean", short: "h" },
-} as const;
+export { ConfigError };
 
-export class ConfigError extends Error {}
+export type AgentCommand = "scan" | "serve" | "verify" | "cleanup";
 
-const FIELD_OF: Partial<Record<keyof typeof OPTIONS, string>> = {
-  listen: "listenHost",
-  port: "listenPort",
-  "tool-dir": "toolDirs",
-  "node-ip": "nodeIPs",
-  "web.config.file": "webConfigFile",
-  "kube-proxy-metrics-url": "kubeProxyMetricsUrl",
-  "kube-proxy-health-url": "kubeProxyHealthUrl",
+// Every flag once: its config field, its help line, its environment variable (PROXYSCOPE_<FLAG> unless
+// named: NODE_NAME and NODE_IPS are what the DaemonSet sets from the downward API).
+const NODE: FlagSpec[] = [
+  {
+    flags: "--node <name>",
+    field: "node",
+    help: "node name (default: the hostname)",
+    env: ["PROXYSCOPE_NODE", "NODE_NAME"],
+  },
+  { flags: "--host-root <dir>", field: "hostRoot", help: "where the host's / is mounted (default /)" },
+  { flags: "--proc-root <dir>", field: "procRoot", help: "the host's /proc (default /proc)" },
+  { flags: "--sys-root <dir>", field: "sysRoot", help: "the host's /sys (default /sys)" },
+  {
+    flags: "--tool-dir <dir>",
+    field: "toolDirs",
+    help: "where nft, ipset, ipvsadm, ip, iptables-*-save are (repeatable)",
+    multiple: true,
+    env: ["PROXYSCOPE_TOOL_DIR", "PROXYSCOPE_TOOL_DIRS"],
+  },
+  {
+    flags: "--kube-proxy-metrics-url <url>",
+    field: "kubeProxyMetricsUrl",
+    help: "kube-proxy's metricsBindAddress (default http://127.0.0.1:10249)",
+  },
+  {
+    flags: "--kube-proxy-health-url <url>",
+    field: "kubeProxyHealthUrl",
+    help: "kube-proxy's healthzBindAddress (default http://127.0.0.1:10256)",
+  },
+  {
+    flags: "--node-ip <ip>",
+    field: "nodeIPs",
+    help: "the node's primary address(es) from the Node object (repeatable)",
+    multiple: true,
+    env: ["PROXYSCOPE_NODE_IP", "NODE_IPS"],
+  },
+  {
+    flags: "--node-port-range <lo-hi>",
+    field: "nodePortRange",
+    help: "the API server's --service-node-port-range (default 30000-32767)",
+  },
+  {
+    flags: "--call-timeout-ms <n>",
+    field: "callTimeoutMs",
+    help: `per tool call, 1 to ${MAX_TIMER_MS} ms (default 10000)`,
+  },
+  {
+    flags: "--probe-timeout-ms <n>",
+    field: "probeTimeoutMs",
+    help: `per probe, 1 to ${MAX_TIMER_MS} ms (default 30000)`,
+  },
+  {
+    flags: "--log-level <level>",
+    field: "logLevel",
+    help: "fatal|error|warn|info|debug|trace (default info)",
+  },
+];
+const OUTPUT: FlagSpec[] = [
+  { flags: "-o, --output <format>", field: "output", help: "text|json|yaml (default text)" },
+  { flags: "--json", field: "json", help: "the same as -o json" },
+];
+const SCAN: FlagSpec[] = [
+  {
+    flags: "--fail-on <severity>",
+    field: "failOn",
+    help: `exit 1 when a finding is at least ${SEVERITIES.join("|")}`,
+  },
+  { flags: "--color <when>", field: "color", help: "auto|always|never (default auto; NO_COLOR is honoured)" },
+];
+const SERVE: FlagSpec[] = [
+  { flags: "--listen <host>", field: "listenHost", help: "address to listen on (default 0.0.0.0)" },
+  { flags: "--port <n>", field: "listenPort", help: "port to listen on, 0 to 65535 (default 9977)" },
+  {
+    flags: "--scan-interval-s <n>",
+    field: "scanIntervalS",
+    help: `seconds between scans (default 60, at most ${MAX_TIMER_S})`,
+  },
+  {
+    flags: "--web.config.file <file>",
+    field: "webConfigFile",
+    help: "TLS and basic auth, in the Prometheus exporter-toolkit format (the file node_exporter reads)",
+  },
+  {
+    flags: "--detail-from <who>",
+    field: "detailFrom",
+    help: "loopback|any: who may read /report, /ipvs/virtual-server and /verify without authentication (default loopback)",
+  },
+];
+const VERIFY: FlagSpec[] = [
+  {
+    flags: "--sync-window-s <n>",
+    field: "syncWindowS",
+    help: "seconds between two reads of the sync-failure counter (0: one read; at most 600; default 10)",
+  },
+  {
+    flags: "--service-address <host:port>",
+    field: "serviceAddress",
+    help: "the kubernetes Service to connect to (default: KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT)",
+  },
+  {
+    flags: "--skip-connect",
+    field: "skipConnect",
+    help: "do not try the Service connection (reported as skipped)",
+  },
+];
+const CLEANUP: FlagSpec[] = [
+  { flags: "--apply", field: "apply", help: "carry out the actions (default: print them)" },
+  { flags: "--strict-arp", field: "strictArp", help: "also reset net.ipv4.conf.all.arp_ignore/arp_announce" },
+];
+
+/** Which flags each command takes; `serve` also answers /verify, so it takes verify's. */
+export const AGENT_FLAGS: Record<AgentCommand, readonly FlagSpec[]> = {
+  scan: [...OUTPUT, ...SCAN, ...NODE],
+  verify: [...OUTPUT, ...VERIFY, ...NODE],
+  cleanup: [...CLEANUP, ...OUTPUT, ...NODE],
+  serve: [...SERVE, ...VERIFY, ...NODE],
 };
-const camel = (k: string) => k.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+const ALL_FLAGS = [
+  ...new Map(
+    Object.values(AGENT_FLAGS)
+      .flat()
+      .map((s) => [s.field, s]),
+  ).values(),
+];
 
-/** Flags win over environment, environment over defaults. Throws ConfigError with one readable line. */
-export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig & { help: boolean } {
-  let values: Record<string, string | string[] | boolean | undefined>;
-  try {
-    const parsed = parseArgs({
-      args: argv,
-      options: Object.fromEntries(
-        Object.entries(OPTIONS).map(([k, o]) => [
-          k,
-          {
-            type: o.type,
-            ...("multiple" in o ? { multiple: o.multiple } : {}),
-            ...("short" in o ? { short: o.short } : {}),
-          },
-        ]),
-      ),
-      strict: true,
-      allowPositionals: false,
-    });
-    values = parsed.values as typeof values;
-  } catch (e) {
-    throw new ConfigError(parseArgsError(e));
-  }
-  // Where each setting came from, so an error names what the user typed: the flag or the variable.
-  const typed = new Map<string, string>();
-  const pick = (k: keyof typeof OPTIONS): string | string[] | boolean | undefined => {
-    const field = FIELD_OF[k] ?? camel(k);
-    if (values[k] !== undefined) {
-      typed.set(field, `--${k}`);
-      return values[k];
-    }
-    const o = OPTIONS[k];
-    const name = "env" in o ? o.env : undefined;
-    const v = name ? env[name] : undefined;
-    if (v === undefined || v === "") return undefined;
-    typed.set(field, `${name}`);
-    return "multiple" in o && o.multiple ? v.split(/[,\s]+/).filter(Boolean) : v;
-  };
+/** The configuration from a parsed command: flags win over environment, environment over defaults. */
+export function configFrom(
+  cmd: Command,
+  env: NodeJS.ProcessEnv,
+  specs: readonly FlagSpec[] = ALL_FLAGS,
+): AgentConfig {
+  if (cmd.args.length > 0) throw new ConfigError(`Unexpected argument '${cmd.args[0]!.slice(0, 80)}'`);
+  const { values: v, typed } = readFlags(cmd, specs, env);
+  if (v.json === true && v.output !== undefined && v.output !== "json")
+    throw new ConfigError(`--json and ${typed.get("output")} ${String(v.output)} disagree: give one of them`);
   const raw = {
-    node: pick("node") ?? hostname(),
-    hostRoot: pick("host-root") ?? "/",
-    procRoot: pick("proc-root") ?? "/proc",
-    sysRoot: pick("sys-root") ?? "/sys",
-    toolDirs: pick("tool-dir") ?? [...DEFAULT_TOOL_DIRS],
-    kubeProxyMetricsUrl: pick("kube-proxy-metrics-url") ?? "http://127.0.0.1:10249",
-    kubeProxyHealthUrl: pick("kube-proxy-health-url") ?? "http://127.0.0.1:10256",
-    nodeIPs: pick("node-ip") ?? [],
-    nodePortRange: pick("node-port-range") ?? DEFAULT_RULE_OPTIONS.nodePortRange.join("-"),
-    callTimeoutMs: pick("call-timeout-ms") ?? 10_000,
-    probeTimeoutMs: pick("probe-timeout-ms") ?? 30_000,
-    json: pick("json") ?? false,
-    failOn: pick("fail-on") ?? null,
-    color: pick("color") ?? "auto",
-    listenHost: pick("listen") ?? "0.0.0.0",
-    listenPort: pick("port") ?? DEFAULT_PORT,
-    scanIntervalS: pick("scan-interval-s") ?? 60,
-    logLevel: pick("log-level") ?? "info",
-    webConfigFile: pick("web.config.file") ?? null,
-    detailFrom: pick("detail-from") ?? "loopback",
-    syncWindowS: pick("sync-window-s") ?? 10,
-    serviceAddress: pick("service-address") ?? serviceAddressFromEnv(env) ?? null,
-    skipConnect: pick("skip-connect") ?? false,
-    apply: pick("apply") ?? false,
-    strictArp: pick("strict-arp") ?? false,
+    node: v.node ?? hostname(),
+    hostRoot: v.hostRoot ?? "/",
+    procRoot: v.procRoot ?? "/proc",
+    sysRoot: v.sysRoot ?? "/sys",
+    toolDirs: v.toolDirs ?? [...DEFAULT_TOOL_DIRS],
+    kubeProxyMetricsUrl: v.kubeProxyMetricsUrl ?? "http://127.0.0.1:10249",
+    kubeProxyHealthUrl: v.kubeProxyHealthUrl ?? "http://127.0.0.1:10256",
+    nodeIPs: v.nodeIPs ?? [],
+    nodePortRange: v.nodePortRange ?? DEFAULT_RULE_OPTIONS.nodePortRange.join("-"),
+    callTimeoutMs: v.callTimeoutMs ?? 10_000,
+    probeTimeoutMs: v.probeTimeoutMs ?? 30_000,
+    output: v.output ?? (v.json === true ? "json" : "text"),
+    failOn: v.failOn ?? null,
+    color: v.color ?? "auto",
+    listenHost: v.listenHost ?? "0.0.0.0",
+    listenPort: v.listenPort ?? DEFAULT_PORT,
+    scanIntervalS: v.scanIntervalS ?? 60,
+    logLevel: v.logLevel ?? "info",
+    webConfigFile: v.webConfigFile ?? null,
+    detailFrom: v.detailFrom ?? "loopback",
+    syncWindowS: v.syncWindowS ?? 10,
+    serviceAddress: v.serviceAddress ?? serviceAddressFromEnv(env) ?? null,
+    skipConnect: v.skipConnect ?? false,
+    apply: v.apply ?? false,
+    strictArp: v.strictArp ?? false,
   };
-  const r = AgentConfig.safeParse(raw);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    const field = String(issue.path[0] ?? "");
-    const flag = typed.get(field) ?? `--${field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
-    throw new ConfigError(`invalid ${flag}: ${issue.message}`);
-  }
-  return { ...r.data, help: values.help === true };
+  return checked(AgentConfig, raw, typed, specs, { serviceAddress: "KUBERNETES_SERVICE_HOST/PORT" });
+}
+
+/**
+ * Flags (no command word) of `command`, or of every command: what the unit tests call. Throws
+ * ConfigError with one readable line.
+ */
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, command?: AgentCommand): AgentConfig {
+  const specs = command ? AGENT_FLAGS[command] : ALL_FLAGS;
+  return configFrom(parseFlagsOnly("proxyscope-agent", specs, argv), env, specs);
 }

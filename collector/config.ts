@@ -1,14 +1,13 @@
-import { parseArgs } from "node:util";
 import { z } from "zod";
 import {
-  durationMs,
-  durationS,
-  listenHost,
-  MAX_TIMER_MS,
-  MAX_TIMER_S,
-  parseArgsError,
-  port,
-} from "../common/flag-bounds.js";
+  checked,
+  ConfigError,
+  parseFlagsOnly,
+  readFlags,
+  type Command,
+  type FlagSpec,
+} from "../common/cli.js";
+import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { parseTargetVersion } from "./checks/target-version.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
 
@@ -22,13 +21,18 @@ const positiveInt = (max: number) =>
     .pipe(z.number().int().min(1, `must be from 1 to ${max}`).max(max, `must be from 1 to ${max}`));
 
 // One schema for every flag: a bad setting is named in one line before anything runs.
+/** How the collector reaches an agent: its pod IP, or the API server's pod proxy (from a laptop). */
+export const AGENT_ACCESS = ["auto", "direct", "proxy"] as const;
+
 export const CollectorConfig = z.object({
   source: z.enum(["agents", "prometheus", "static"]),
   kubeconfig: z.string().min(1).nullable(),
-  namespace: z.string().min(1),
+  context: z.string().min(1).nullable(),
+  kubeProxyNamespace: z.string().min(1),
   agentNamespace: z.string().min(1),
   agentSelector: z.string().min(1),
   agentPort: port(1),
+  agentAccess: z.enum(AGENT_ACCESS),
   agents: z.array(z.string()),
   agentsFile: z.string().min(1).nullable(),
   prometheusUrl: z
@@ -37,7 +41,7 @@ export const CollectorConfig = z.object({
     .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL")
     .nullable(),
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
-  output: z.enum(["table", "json", "markdown", "html"]),
+  output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
   concurrency: positiveInt(1024),
   // Bounded: above MAX_TIMER_MS a Node timer fires after 1 ms.
@@ -62,55 +66,168 @@ export const CollectorConfig = z.object({
         ctx.addIssue({ code: "custom", message: "must be a Kubernetes version like 1.40 or v1.43.0" });
       return v;
     }),
-  help: z.boolean(),
 });
 export type CollectorConfig = z.infer<typeof CollectorConfig>;
 
-const OPTIONS = {
-  source: { type: "string", default: "agents" },
-  kubeconfig: { type: "string" },
-  namespace: { type: "string", default: "kube-system" },
-  "agent-namespace": { type: "string", default: "proxyscope" },
-  "agent-selector": { type: "string", default: "app.kubernetes.io/name=proxyscope-agent" },
-  "agent-port": { type: "string", default: "9977" },
-  agents: { type: "string", multiple: true },
-  "agents-file": { type: "string" },
-  "prometheus-url": { type: "string" },
-  "prometheus-node-label": { type: "string", default: "node" },
-  "target-version": { type: "string" },
-  output: { type: "string", short: "o", default: "table" },
-  "fail-on": { type: "string" },
-  concurrency: { type: "string", default: "32" },
-  "timeout-ms": { type: "string", default: "5000" },
-  color: { type: "string", default: "auto" },
-  listen: { type: "string", default: "0.0.0.0" },
-  port: { type: "string", default: "9978" },
-  "interval-s": { type: "string", default: "300" },
-  service: { type: "string" },
-  "service-port": { type: "string" },
-  node: { type: "string" },
-  help: { type: "boolean", short: "h", default: false },
-} as const;
+export { ConfigError };
 
-export class ConfigError extends Error {}
+export type CollectorCommand = "report" | "serve" | "lc-audit" | "verify";
 
-export function loadConfig(argv: string[]): CollectorConfig {
-  let values: Record<string, string | boolean | string[] | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: OPTIONS,
-      strict: true,
-      allowPositionals: true,
-    }));
-  } catch (e) {
-    throw new ConfigError(parseArgsError(e));
-  }
-  // `--agents URL URL ...`: the URLs after the first arrive as positionals; anywhere else a
-  // positional is a mistake the user should hear about, not something silently ignored.
-  const flagAgents = (values.agents as string[] | undefined) ?? [];
-  if (positionals.length > 0 && (flagAgents.length === 0 || (values.source ?? "agents") !== "static")) {
+const KUBE: FlagSpec[] = [
+  {
+    flags: "--kubeconfig <path>",
+    field: "kubeconfig",
+    help: "the kubeconfig to use (default, as kubectl: $KUBECONFIG, ~/.kube/config, then in-cluster)",
+  },
+  {
+    flags: "--context <name>",
+    field: "context",
+    help: "the kubeconfig context to use (default: its current-context)",
+  },
+  {
+    flags: "--timeout-ms <n>",
+    field: "timeoutMs",
+    help: `deadline of each API and agent call, 1 to ${MAX_TIMER_MS} ms (default 5000)`,
+  },
+];
+const AGENTS: FlagSpec[] = [
+  {
+    flags: "-n, --namespace <ns>",
+    field: "agentNamespace",
+    help: "the namespace proxyscope's agents run in (default proxyscope)",
+  },
+  { flags: "--agent-namespace <ns>", field: "agentNamespace", help: "the same as --namespace" },
+  {
+    flags: "--agent-selector <selector>",
+    field: "agentSelector",
+    help: "the agent pods' labels (default app.kubernetes.io/name=proxyscope-agent)",
+  },
+  { flags: "--agent-port <n>", field: "agentPort", help: "the agents' port, 1 to 65535 (default 9977)" },
+  {
+    flags: "--agent-access <how>",
+    field: "agentAccess",
+    help: "auto|direct|proxy: dial the pod IPs, or go through the API server's pods/proxy (default auto: direct in a pod, proxy from a laptop)",
+  },
+  { flags: "--concurrency <n>", field: "concurrency", help: "agent calls in flight, 1 to 1024 (default 32)" },
+];
+const STATIC: FlagSpec = {
+  flags: "--agents <url>",
+  field: "agents",
+  help: "agent base URLs, URL or NODE=URL (repeatable; with --source static, a list after one --agents)",
+  multiple: true,
+};
+const GATHER: FlagSpec[] = [
+  {
+    flags: "--source <source>",
+    field: "source",
+    help: "agents|prometheus|static: where node reports come from (default agents)",
+  },
+  {
+    flags: "--kube-proxy-namespace <ns>",
+    field: "kubeProxyNamespace",
+    help: "where kube-proxy's ConfigMap and DaemonSet live (default kube-system)",
+  },
+  STATIC,
+  {
+    flags: "--agents-file <path>",
+    field: "agentsFile",
+    help: `static: one "URL" or "NODE URL" a line (a regular file, at most 4 MiB)`,
+  },
+  {
+    flags: "--prometheus-url <url>",
+    field: "prometheusUrl",
+    help: "prometheus: the HTTP API base (Prometheus, Thanos, Mimir)",
+  },
+  {
+    flags: "--prometheus-node-label <name>",
+    field: "prometheusNodeLabel",
+    help: "prometheus: the target label holding the node name (default node)",
+  },
+  {
+    flags: "--target-version <version>",
+    field: "targetVersion",
+    help: "also say what breaks when the cluster reaches that release, e.g. 1.40 (KEP-5495: 1.37 gated, 1.40 off by default, 1.43 removed)",
+  },
+];
+const OUTPUT = (formats: readonly string[], dflt: string): FlagSpec => ({
+  flags: "-o, --output <format>",
+  field: "output",
+  help: `${formats.join("|")} (default ${dflt})`,
+});
+export const REPORT_FORMATS = ["table", "json", "yaml", "markdown", "html", "csv"] as const;
+export const VERIFY_FORMATS = ["text", "json", "yaml"] as const;
+const REPORT: FlagSpec[] = [
+  OUTPUT(REPORT_FORMATS, "table"),
+  {
+    flags: "--fail-on <when>",
+    field: "failOn",
+    help: "info|warning|error|critical: a finding at or above it; ready|blocked|attention|clean|leftovers|unhealthy|unknown: a node with it; unanswered: a node without a usable report, or a cluster read the API would not give",
+  },
+  { flags: "--color <when>", field: "color", help: "auto|always|never (default auto; NO_COLOR is honoured)" },
+];
+const SERVE: FlagSpec[] = [
+  { flags: "--listen <host>", field: "listen", help: "address to listen on (default 0.0.0.0)" },
+  { flags: "--port <n>", field: "port", help: "port to listen on, 0 to 65535 (default 9978)" },
+  {
+    flags: "--interval-s <n>",
+    field: "intervalS",
+    help: `seconds between gathers (default 300, at most ${MAX_TIMER_S})`,
+  },
+];
+
+/** Which flags each command takes. */
+export const COLLECTOR_FLAGS: Record<CollectorCommand, readonly FlagSpec[]> = {
+  report: [...REPORT, ...GATHER, ...KUBE, ...AGENTS],
+  serve: [...SERVE, ...GATHER, ...KUBE, ...AGENTS],
+  "lc-audit": [
+    {
+      flags: "--service <ns/name>",
+      field: "service",
+      help: "the Service whose IPVS connection counts to compare",
+    },
+    {
+      flags: "--service-port <name|number>",
+      field: "servicePort",
+      help: "which of its ports (default: the first)",
+    },
+    ...KUBE,
+    ...AGENTS,
+  ],
+  verify: [
+    { flags: "--node <name>", field: "node", help: "the node whose acceptance check to run" },
+    OUTPUT(VERIFY_FORMATS, "text"),
+    STATIC,
+    ...KUBE,
+    ...AGENTS,
+  ],
+};
+// Every command's flags once (one -o for all): what loadConfig without a command parses.
+const ALL_FLAGS = [
+  ...new Map(
+    Object.values(COLLECTOR_FLAGS)
+      .flat()
+      .map((s) => [s.flags, s]),
+  ).values(),
+];
+const OUTPUTS: Partial<Record<CollectorCommand, readonly string[]>> = {
+  report: REPORT_FORMATS,
+  serve: REPORT_FORMATS,
+  verify: VERIFY_FORMATS,
+};
+
+/** The configuration from a parsed command: flags win over environment, environment over defaults. */
+export function configFrom(
+  cmd: Command,
+  env: NodeJS.ProcessEnv,
+  command?: CollectorCommand,
+): CollectorConfig {
+  const specs = command ? COLLECTOR_FLAGS[command] : ALL_FLAGS;
+  const { values: v, typed } = readFlags(cmd, specs, env);
+  // `--agents URL URL ...`: the URLs after the first arrive as operands; anywhere else an operand is a
+  // mistake the user should hear about, not something silently ignored.
+  const flagAgents = (v.agents as string[] | undefined) ?? [];
+  const positionals = cmd.args;
+  if (positionals.length > 0 && (flagAgents.length === 0 || (v.source ?? "agents") !== "static")) {
     throw new ConfigError(
       // Quoted, cut and counted: a pasted log as an argument must not become a log-sized error.
       `unexpected argument(s) ${positionals
@@ -120,38 +237,44 @@ export function loadConfig(argv: string[]): CollectorConfig {
         (flagAgents.length > 0 ? " (extra --agents URLs need --source static)" : ""),
     );
   }
-  const agents = [...flagAgents, ...positionals];
+  const formats = command ? OUTPUTS[command] : undefined;
+  if (formats && v.output !== undefined && !formats.includes(String(v.output)))
+    throw new ConfigError(`invalid ${typed.get("output")}: must be one of ${formats.join("|")}`);
   const raw = {
-    source: values.source,
-    kubeconfig: values.kubeconfig ?? null,
-    namespace: values.namespace,
-    agentNamespace: values["agent-namespace"],
-    agentSelector: values["agent-selector"],
-    agentPort: values["agent-port"],
-    agents,
-    agentsFile: values["agents-file"] ?? null,
-    prometheusUrl: values["prometheus-url"] ?? null,
-    prometheusNodeLabel: values["prometheus-node-label"],
-    output: values.output,
-    failOn: values["fail-on"] ?? null,
-    concurrency: values.concurrency,
-    timeoutMs: values["timeout-ms"],
-    color: values.color,
-    listen: values.listen,
-    port: values.port,
-    intervalS: values["interval-s"],
-    service: values.service ?? null,
-    servicePort: values["service-port"] ?? null,
-    node: values.node ?? null,
-    targetVersion: values["target-version"] ?? null,
-    help: values.help,
+    source: v.source ?? "agents",
+    kubeconfig: v.kubeconfig ?? null,
+    context: v.context ?? null,
+    kubeProxyNamespace: v.kubeProxyNamespace ?? "kube-system",
+    agentNamespace: v.agentNamespace ?? "proxyscope",
+    agentSelector: v.agentSelector ?? "app.kubernetes.io/name=proxyscope-agent",
+    agentPort: v.agentPort ?? "9977",
+    agentAccess: v.agentAccess ?? "auto",
+    agents: [...flagAgents, ...positionals],
+    agentsFile: v.agentsFile ?? null,
+    prometheusUrl: v.prometheusUrl ?? null,
+    prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
+    output: v.output ?? (command === "verify" ? "text" : "table"),
+    failOn: v.failOn ?? null,
+    concurrency: v.concurrency ?? "32",
+    timeoutMs: v.timeoutMs ?? "5000",
+    color: v.color ?? "auto",
+    listen: v.listen ?? "0.0.0.0",
+    port: v.port ?? "9978",
+    intervalS: v.intervalS ?? "300",
+    service: v.service ?? null,
+    servicePort: v.servicePort ?? null,
+    node: v.node ?? null,
+    targetVersion: v.targetVersion ?? null,
   };
-  const parsed = CollectorConfig.safeParse(raw);
-  if (!parsed.success) {
-    const i = parsed.error.issues[0]!;
-    throw new ConfigError(
-      `invalid --${String(i.path[0]).replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}: ${i.message}`,
-    );
-  }
-  return parsed.data;
+  return checked(CollectorConfig, raw, typed, specs);
+}
+
+/** Flags (no command word) of `command`, or of every command: what the unit and fuzz tests call. */
+export function loadConfig(
+  argv: string[],
+  env: NodeJS.ProcessEnv = {},
+  command?: CollectorCommand,
+): CollectorConfig {
+  const specs = command ? COLLECTOR_FLAGS[command] : ALL_FLAGS;
+  return configFrom(parseFlagsOnly("proxyscope", specs, argv), env, command);
 }

@@ -1,10 +1,16 @@
-import type { KubeConfig } from "@kubernetes/client-node";
 import { gatherBudget } from "./byte-budget.js";
 import { rollup } from "./rollup.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
-import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "./sources/agents.js";
-import { gatherCluster, listAgentPods, loadKubeConfig } from "./sources/kubernetes.js";
+import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S } from "./sources/agents.js";
+import {
+  agentTargets,
+  gatherCluster,
+  listAgentPods,
+  loadKubeConfig,
+  type AgentAccess,
+  type Kube,
+} from "./sources/kubernetes.js";
 import { gatherFromPrometheus } from "./sources/prometheus.js";
 import { readTargetsFile, targetsFromFlags } from "./sources/static.js";
 import { VERSION as COLLECTOR_VERSION } from "../common/version.js";
@@ -12,10 +18,12 @@ import { VERSION as COLLECTOR_VERSION } from "../common/version.js";
 export interface GatherConfig {
   source: "agents" | "prometheus" | "static";
   kubeconfig: string | null;
-  namespace: string;
+  context: string | null;
+  kubeProxyNamespace: string;
   agentNamespace: string;
   agentSelector: string;
   agentPort: number;
+  agentAccess: AgentAccess;
   agents: string[];
   agentsFile: string | null;
   /** `--target-version`: also judge what breaks at that release; absent: not asked. */
@@ -35,17 +43,13 @@ export async function gather(
 ): Promise<GatherResult> {
   const started = new Date();
   const needApi = cfg.source !== "static" || cfg.kubeconfig !== null;
-  let kc: KubeConfig | null = null;
+  let kube: Kube | null = null;
   let cluster: ClusterFacts | null = null;
   if (needApi) {
-    const loaded = loadKubeConfig(cfg.kubeconfig);
+    const loaded = loadKubeConfig(cfg);
     if (!loaded.ok) return loaded;
-    kc = loaded.value;
-    const c = await gatherCluster(kc, {
-      kubeconfig: cfg.kubeconfig,
-      timeoutMs: cfg.timeoutMs,
-      namespace: cfg.namespace,
-    });
+    kube = loaded.value;
+    const c = await gatherCluster(kube.kc, cfg);
     if (!c.ok) return c;
     cluster = c.value;
   }
@@ -59,12 +63,9 @@ export async function gather(
   let observations: NodeObservation[];
   switch (cfg.source) {
     case "agents": {
-      const pods = await listAgentPods(kc!, cfg);
+      const pods = await listAgentPods(kube!.kc, cfg);
       if (!pods.ok) return pods;
-      observations = await fetchAgents(
-        pods.value.map((p): AgentTarget => ({ node: p.node, url: p.url })),
-        fetchOpts,
-      );
+      observations = await fetchAgents(agentTargets(kube!, pods.value, cfg.agentAccess), fetchOpts);
       break;
     }
     case "static": {

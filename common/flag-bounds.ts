@@ -7,11 +7,12 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export const MAX_TIMER_S = Math.floor(MAX_TIMER_MS / 1000);
 
 // Flags and environment are strings: only plain decimal digits count as numbers ("0x50", "1e3",
-// " 80" are refused rather than read as something the user did not type).
+// " 80" are refused rather than read as something the user did not type). A minus sign is read, so
+// that "-1" is told it is out of range rather than that it is not a number.
 const decimal = (frac: boolean) =>
   z.union([z.number(), z.string()]).transform((v, ctx) => {
     if (typeof v === "number") return v;
-    if ((frac ? /^[0-9]+(\.[0-9]+)?$/ : /^[0-9]+$/).test(v)) return Number(v);
+    if ((frac ? /^-?[0-9]+(\.[0-9]+)?$/ : /^-?[0-9]+$/).test(v)) return Number(v);
     ctx.addIssue({ code: "custom", message: frac ? "must be a decimal number" : "must be decimal digits" });
     return z.NEVER;
   });
@@ -47,13 +48,3 @@ export const listenHost = z
         )),
     "must be an IP address or a host name",
   );
-
-/**
- * node:util parseArgs' own error, as one bounded line: it quotes the option the user typed (twice), and a
- * pasted blob as a flag name must not become a blob-sized error.
- */
-export function parseArgsError(e: unknown): string {
-  const first = (e instanceof Error ? e.message : String(e)).split("\n")[0] ?? "";
-  const clipped = first.replace(/'([^']{80})[^']+'/g, "'$1…'");
-  return clipped.length > 500 ? `${clipped.slice(0, 500)}…` : clipped;
-}

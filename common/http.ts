@@ -1,3 +1,4 @@
+import type http from "node:http";
 /** The named failures a GET can end in: a subset of the agent's ProbeError kinds, so it passes as one. */
 export interface HttpError {
   kind: "timeout" | "output-cap" | "unreachable";
@@ -12,6 +13,18 @@ export interface BytesHeld {
   waitedMs: number;
 }
 
+/** A GET with a deadline and a byte cap, by whatever route (directly, or through the API server). */
+export type Getter = (
+  url: string,
+  opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
+) => Promise<HttpResult>;
+
+/** How httpGetVia reaches the server: a connection pool carrying TLS material, and headers (credentials). */
+export interface Via {
+  agent?: http.Agent | undefined;
+  headers: Record<string, string>;
+}
+
 export type HttpResult =
   | { ok: true; status: number; body: string; contentType: string | null; durationMs: number }
   | { ok: false; error: HttpError };
@@ -24,44 +37,104 @@ export async function httpGet(
   url: string,
   opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
 ): Promise<HttpResult> {
+  return guarded(url, opts, async (signal) => {
+    const res = await fetch(url, { signal, redirect: "manual", headers: { accept: "*/*" } });
+    const reader = res.body?.getReader();
+    async function* chunks() {
+      if (!reader) return;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    }
+    return {
+      status: res.status,
+      contentType: res.headers.get("content-type"),
+      chunks: chunks(),
+      cancel: () => reader?.cancel().catch(() => undefined),
+    };
+  });
+}
+
+/**
+ * The same GET over node:http(s) with a given connection pool and headers: what the kubeconfig's
+ * credentials need (the client hands them over as an http.Agent and headers, not as fetch options).
+ */
+export async function httpGetVia(
+  url: string,
+  via: Via,
+  opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
+): Promise<HttpResult> {
+  return guarded(url, opts, async (signal) => {
+    const u = new URL(url);
+    // Loaded on first use: importing node:http starts undici, which `schema` and `version` need not.
+    const mod = u.protocol === "https:" ? await import("node:https") : await import("node:http");
+    const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = mod.request(
+        u,
+        { method: "GET", agent: via.agent, headers: { accept: "*/*", ...via.headers }, signal },
+        resolve,
+      );
+      req.once("error", reject);
+      req.end();
+    });
+    const ct = res.headers["content-type"];
+    return {
+      status: res.statusCode ?? 0,
+      contentType: typeof ct === "string" ? ct : null,
+      chunks: res as AsyncIterable<Uint8Array>,
+      cancel: () => void res.destroy(),
+    };
+  });
+}
+
+interface Opened {
+  status: number;
+  contentType: string | null;
+  chunks: AsyncIterable<Uint8Array>;
+  cancel: () => unknown;
+}
+
+/** Deadline over connect, headers and body; the byte cap and the budget while reading. Never throws. */
+async function guarded(
+  url: string,
+  opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
+  open: (signal: AbortSignal) => Promise<Opened>,
+): Promise<HttpResult> {
   const started = performance.now();
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), opts.timeoutMs);
   try {
-    const res = await fetch(url, { signal: ctrl.signal, redirect: "manual", headers: { accept: "*/*" } });
-    const reader = res.body?.getReader();
+    const res = await open(ctrl.signal);
     const chunks: Uint8Array[] = [];
     let total = 0;
-    if (reader) {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        total += value.byteLength;
-        if (total > opts.maxBytes) {
-          await reader.cancel();
-          return {
-            ok: false,
-            error: {
-              kind: "output-cap",
-              message: `${url} answered more than ${opts.maxBytes} bytes`,
-              command: url,
-            },
-          };
-        }
-        // Waiting here stops reading: the sender is held back by TCP, not buffered by us.
-        if (opts.hold && !(await opts.hold.add(value.byteLength, ctrl.signal))) {
-          await reader.cancel().catch(() => undefined);
-          throw new Error("aborted while waiting for the memory budget");
-        }
-        chunks.push(value);
+    for await (const value of res.chunks) {
+      total += value.byteLength;
+      if (total > opts.maxBytes) {
+        await res.cancel();
+        return {
+          ok: false,
+          error: {
+            kind: "output-cap",
+            message: `${url} answered more than ${opts.maxBytes} bytes`,
+            command: url,
+          },
+        };
       }
+      // Waiting here stops reading: the sender is held back by TCP, not buffered by us.
+      if (opts.hold && !(await opts.hold.add(value.byteLength, ctrl.signal))) {
+        await res.cancel();
+        throw new Error("aborted while waiting for the memory budget");
+      }
+      chunks.push(value);
     }
     const body = Buffer.concat(chunks).toString("utf8");
     return {
       ok: true,
       status: res.status,
       body,
-      contentType: res.headers.get("content-type"),
+      contentType: res.contentType,
       durationMs: performance.now() - started,
     };
   } catch (e) {
@@ -79,12 +152,12 @@ export async function httpGet(
         },
       };
     }
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    const err = e as { code?: string; cause?: { code?: string; message?: string }; message?: string };
     return {
       ok: false,
       error: {
         kind: "unreachable",
-        message: `${url}: ${cause?.code ?? cause?.message ?? (e as Error).message}`,
+        message: `${url}: ${err.cause?.code ?? err.cause?.message ?? err.code ?? err.message}`,
         command: url,
       },
     };

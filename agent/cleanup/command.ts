@@ -1,3 +1,4 @@
+import { renderStructured } from "../../common/structured.js";
 import { pino } from "pino";
 import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
@@ -13,6 +14,8 @@ export async function cleanupCommand(cfg: AgentConfig, input: ScanInput): Promis
     { apply: cfg.apply, strictArp: cfg.strictArp, log },
   );
   log.flush();
-  process.stdout.write(cfg.json ? `${JSON.stringify(outcome, null, 2)}\n` : `${renderCleanup(outcome)}\n`);
+  process.stdout.write(
+    cfg.output === "text" ? `${renderCleanup(outcome)}\n` : renderStructured(outcome, cfg.output),
+  );
   return cleanupExitCode(outcome);
 }

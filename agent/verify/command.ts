@@ -1,3 +1,4 @@
+import { renderStructured } from "../../common/structured.js";
 import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
 import { VERSION as AGENT_VERSION } from "../../common/version.js";
@@ -19,6 +20,8 @@ export async function verifyCommand(cfg: AgentConfig, input: ScanInput): Promise
     { ...input, node: cfg.node, agentVersion: AGENT_VERSION },
     verifyOptions(cfg),
   );
-  process.stdout.write(cfg.json ? `${JSON.stringify(result, null, 2)}\n` : `${renderVerify(result)}\n`);
+  process.stdout.write(
+    cfg.output === "text" ? `${renderVerify(result)}\n` : renderStructured(result, cfg.output),
+  );
   return result.passed ? 0 : 1;
 }

@@ -3,7 +3,7 @@ import type { CollectorConfig } from "../config.js";
 import { mapPool } from "../pool.js";
 import { renderLcAudit } from "../render/lc-audit.js";
 import { fetchVirtualServer } from "../sources/agents.js";
-import { listAgentPods, loadKubeConfig, readService } from "../sources/kubernetes.js";
+import { agentTargets, listAgentPods, loadKubeConfig, readService } from "../sources/kubernetes.js";
 
 /** `proxyscope lc-audit --service NS/NAME`: each node's own IPVS counts for that Service, side by side. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {
@@ -11,13 +11,13 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     process.stderr.write("proxyscope: lc-audit needs --service NS/NAME\n");
     return EXIT.usage;
   }
-  const kc = loadKubeConfig(c.kubeconfig);
+  const kc = loadKubeConfig(c);
   if (!kc.ok) {
     process.stderr.write(`proxyscope: ${kc.error}\n`);
     return EXIT.noReport;
   }
   const [ns, name] = c.service.split("/") as [string, string];
-  const svc = await readService(kc.value, ns, name, c.timeoutMs);
+  const svc = await readService(kc.value.kc, ns, name, c.timeoutMs);
   if (!svc.ok) {
     process.stderr.write(`proxyscope: ${svc.error}\n`);
     return EXIT.noReport;
@@ -31,16 +31,16 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     process.stderr.write(`proxyscope: ${c.service} has no cluster IP or no such port\n`);
     return EXIT.noReport;
   }
-  const pods = await listAgentPods(kc.value, c);
+  const pods = await listAgentPods(kc.value.kc, c);
   if (!pods.ok) {
     process.stderr.write(`proxyscope: ${pods.error}\n`);
     return EXIT.noReport;
   }
   const q = { protocol: port.protocol, address, port: port.port };
   const outcomes = await mapPool(
-    [...pods.value].sort((a, b) => a.node.localeCompare(b.node)),
+    agentTargets(kc.value, pods.value, c.agentAccess).sort((a, b) => a.node!.localeCompare(b.node!)),
     c.concurrency,
-    (p) => fetchVirtualServer({ node: p.node, url: p.url }, q, { timeoutMs: c.timeoutMs }),
+    (t) => fetchVirtualServer(t, q, { timeoutMs: c.timeoutMs }),
   );
   process.stdout.write(`${renderLcAudit({ service: c.service, ...q, outcomes })}\n`);
   return outcomes.some((o) => o.ok) ? EXIT.ok : EXIT.noReport;

@@ -2,6 +2,8 @@ import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
 import { reasonsToFail } from "../fail-on.js";
 import { gather } from "../gather.js";
+import { renderStructured } from "../../common/structured.js";
+import { renderCsv } from "../render/csv.js";
 import { renderHtml } from "../render/html.js";
 import { renderJson } from "../render/json.js";
 import { renderMarkdown } from "../render/markdown.js";
@@ -23,11 +25,16 @@ function render(r: FleetReport, c: CollectorConfig): string {
   switch (c.output) {
     case "json":
       return renderJson(r);
+    case "yaml":
+      return renderStructured(r, "yaml");
+    case "csv":
+      return renderCsv(r);
     case "markdown":
       return renderMarkdown(r);
     case "html":
       return renderHtml(r);
-    case "table": {
+    case "table":
+    case "text": {
       const colour =
         c.color === "always" ||
         (c.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);

@@ -3,22 +3,26 @@ import { httpGet } from "../../common/http.js";
 import { renderVerify } from "../../common/verify-render.js";
 import { VerifyResult } from "../../common/verify-result.js";
 import type { CollectorConfig } from "../config.js";
-import { listAgentPods, loadKubeConfig } from "../sources/kubernetes.js";
+import { proxyRefusal, type AgentTarget } from "../sources/agents.js";
+import { agentTargets, listAgentPods, loadKubeConfig } from "../sources/kubernetes.js";
+import { renderStructured } from "../../common/structured.js";
 import { targetsFromFlags } from "../sources/static.js";
 
 // The agent waits out kube-proxy's sync window (10 s by default) before it answers.
 const MIN_TIMEOUT_MS = 60_000;
 
 /** Where NODE's agent is: a NODE=URL from --agents, else the agent pod the API places on NODE. */
-async function agentUrl(c: CollectorConfig, node: string): Promise<{ url: string } | { error: string }> {
+async function agentUrl(c: CollectorConfig, node: string): Promise<AgentTarget | { error: string }> {
   const fromList = targetsFromFlags(c.agents).targets.find((t) => t.node === node);
-  if (fromList) return { url: fromList.url };
-  const kc = loadKubeConfig(c.kubeconfig);
+  if (fromList) return fromList;
+  const kc = loadKubeConfig(c);
   if (!kc.ok) return { error: kc.error };
-  const pods = await listAgentPods(kc.value, c);
+  const pods = await listAgentPods(kc.value.kc, c);
   if (!pods.ok) return { error: pods.error };
-  const pod = pods.value.find((p) => p.node === node);
-  return pod ? { url: pod.url } : { error: `no agent pod on node ${JSON.stringify(node)}` };
+  const pod = pods.value.filter((p) => p.node === node);
+  return pod.length > 0
+    ? agentTargets(kc.value, pod, c.agentAccess)[0]!
+    : { error: `no agent pod on node ${JSON.stringify(node)}` };
 }
 
 /** `proxyscope verify --node NAME`: that node's GET /verify. 0 passed, 1 failed, 5 no answer. */
@@ -33,9 +37,13 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     return EXIT.noReport;
   }
   const url = `${target.url.replace(/\/+$/, "")}/verify`;
-  const res = await httpGet(url, { timeoutMs: Math.max(c.timeoutMs, MIN_TIMEOUT_MS), maxBytes: 1024 * 1024 });
+  const res = await (target.get ?? httpGet)(url, {
+    timeoutMs: Math.max(c.timeoutMs, MIN_TIMEOUT_MS),
+    maxBytes: 1024 * 1024,
+  });
   if (!res.ok || res.status !== 200) {
-    process.stderr.write(`proxyscope: ${url}: ${res.ok ? `HTTP ${res.status}` : res.error.message}\n`);
+    const why = !res.ok ? res.error.message : (proxyRefusal(target, res)?.reason ?? `HTTP ${res.status}`);
+    process.stderr.write(`proxyscope: ${url}: ${why}\n`);
     return EXIT.noReport;
   }
   let parsed;
@@ -49,6 +57,8 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     return EXIT.noReport;
   }
   const v = parsed.data;
-  process.stdout.write(c.output === "json" ? `${JSON.stringify(v, null, 2)}\n` : `${renderVerify(v)}\n`);
+  process.stdout.write(
+    c.output === "json" || c.output === "yaml" ? renderStructured(v, c.output) : `${renderVerify(v)}\n`,
+  );
   return v.passed ? EXIT.ok : EXIT.findings;
 }

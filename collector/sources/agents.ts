@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RealServer, VirtualServer } from "../../agent/contract.js";
-import { httpGet, type HttpResult } from "../../common/http.js";
+import { httpGet, type Getter, type HttpResult } from "../../common/http.js";
 import type { ByteBudget, Lease } from "../byte-budget.js";
 import { failedObservation, observationFromReport, parseNodeReport } from "../observe.js";
 import { mapPool } from "../pool.js";
@@ -9,8 +9,10 @@ import type { NodeObservation } from "../report/schema.js";
 export interface AgentTarget {
   /** The node the API places this agent on; null when only a URL is known (static list). */
   node: string | null;
-  /** Base URL of the agent, e.g. http://10.0.0.7:9977 */
+  /** Base URL of the agent, e.g. http://10.0.0.7:9977, or its pod's proxy on the API server. */
   url: string;
+  /** How to GET from it; absent: directly (httpGet). Through the API server: with its credentials. */
+  get?: Getter;
 }
 
 export interface FetchOptions {
@@ -38,11 +40,55 @@ const transient = (r: HttpResult) => (!r.ok ? r.error.kind === "unreachable" : r
 export async function fetchWithRetry(
   url: string,
   opts: { timeoutMs: number; maxBytes: number; hold?: Lease },
+  get: Getter = httpGet,
 ) {
-  const first = await httpGet(url, opts);
+  const first = await get(url, opts);
   if (!transient(first)) return first;
   opts.hold?.reset();
-  return httpGet(url, opts);
+  return get(url, opts);
+}
+
+const ApiStatus = z.object({
+  kind: z.literal("Status"),
+  status: z.literal("Failure"),
+  message: z.string().optional(),
+  reason: z.string().optional(),
+  code: z.number().optional(),
+});
+
+/**
+ * Through the API server, a non-200 may be the API server's own answer rather than the agent's: a
+ * metav1.Status. "error trying to reach service: …" (503 ServiceUnavailable, apimachinery's proxy
+ * transport) means the agent could not be reached; 403 Forbidden means our RBAC lacks pods/proxy.
+ * null: a direct target, or an answer that is not the API server's.
+ */
+export function proxyRefusal(
+  t: AgentTarget,
+  res: { status: number; body: string },
+): { unreachable: boolean; reason: string } | null {
+  if (t.get === undefined) return null;
+  let st: z.infer<typeof ApiStatus>;
+  try {
+    const parsed = ApiStatus.safeParse(JSON.parse(res.body));
+    if (!parsed.success) return null;
+    st = parsed.data;
+  } catch {
+    return null;
+  }
+  const msg = (st.message ?? "").slice(0, 300);
+  const said = `the API server answered HTTP ${res.status} ${st.reason ?? ""}${msg ? `: ${msg}` : ""}`;
+  const ns = decodeURIComponent(/\/namespaces\/([^/]+)\/pods\//.exec(t.url)?.[1] ?? "NAMESPACE");
+  if (res.status === 403)
+    return {
+      unreachable: false,
+      reason: `${said} (pods/proxy needs RBAC: kubectl create rolebinding proxyscope-laptop -n ${ns} --clusterrole=proxyscope-laptop --user=YOU; docs/cli.md)`,
+    };
+  return {
+    unreachable:
+      res.status === 503 &&
+      /error trying to reach service|error dialing backend|no agent available/i.test(msg),
+    reason: `${said} (through the pod proxy)`,
+  };
 }
 
 export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<NodeObservation> {
@@ -67,15 +113,24 @@ async function readAgent(
   opts: { timeoutMs: number; maxBytes: number; hold?: Lease; now?: () => number },
 ): Promise<NodeObservation> {
   const label = t.node ?? t.url;
-  const res = await fetchWithRetry(url, opts);
+  const res = await fetchWithRetry(url, opts, t.get);
   if (!res.ok) {
     const kind = res.error.kind;
     const outcome = kind === "timeout" ? "timeout" : kind === "output-cap" ? "garbage" : "unreachable";
     const retried = res.error.kind === "unreachable" ? " (after one retry)" : "";
     return failedObservation(label, url, outcome, `${res.error.message}${retried}`);
   }
-  if (res.status !== 200)
+  if (res.status !== 200) {
+    const api = proxyRefusal(t, res);
+    if (api)
+      return failedObservation(
+        label,
+        url,
+        api.unreachable ? "unreachable" : "http-status",
+        `${url}: ${api.reason}`,
+      );
     return failedObservation(label, url, "http-status", `${url} answered HTTP ${res.status}`);
+  }
   const parsed = parseNodeReport(res.body);
   if (!parsed.ok) return failedObservation(label, url, parsed.outcome, `${url}: ${parsed.reason}`);
   const claimed = parsed.report.node;
@@ -159,8 +214,10 @@ export async function fetchVirtualServer(
   const node = t.node ?? t.url;
   const qs = new URLSearchParams({ protocol: q.protocol, address: q.address, port: String(q.port) });
   const url = `${t.url.replace(/\/+$/, "")}/ipvs/virtual-server?${qs}`;
-  const res = await fetchWithRetry(url, { timeoutMs: opts.timeoutMs, maxBytes: 4 * 1024 * 1024 });
+  const res = await fetchWithRetry(url, { timeoutMs: opts.timeoutMs, maxBytes: 4 * 1024 * 1024 }, t.get);
   if (!res.ok) return { node, ok: false, reason: res.error.message };
+  const api = res.status !== 200 ? proxyRefusal(t, res) : null;
+  if (api) return { node, ok: false, reason: api.reason };
   if (res.status !== 200) {
     const msg = /"error":"([^"]*)"/.exec(res.body)?.[1];
     return { node, ok: false, reason: `HTTP ${res.status}${msg ? `: ${msg}` : ""}` };

@@ -15,6 +15,13 @@ import {
   type V1Pod,
   type V1Service,
 } from "@kubernetes/client-node";
+import { existsSync } from "node:fs";
+import type http from "node:http";
+import type https from "node:https";
+import { httpGetVia, type Getter, type Via } from "../../common/http.js";
+import type { AgentTarget } from "./agents.js";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
 import {
   configMountOf,
   flagValue,
@@ -33,25 +40,81 @@ import type {
 } from "../report/cluster-facts.js";
 
 export interface KubeOptions {
-  /** Path to a kubeconfig; null: $KUBECONFIG / ~/.kube/config, or in-cluster when running in a pod. */
-  kubeconfig: string | null;
   timeoutMs: number;
-  namespace: string;
+  /** Where kube-proxy's ConfigMap and DaemonSet live. */
+  kubeProxyNamespace: string;
 }
 
 export type KubeResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** Loads the client config the way kubectl would; in a pod, the service account. Never throws. */
-export function loadKubeConfig(path: string | null): KubeResult<KubeConfig> {
+/** Which kubeconfig to load, as kubectl takes it: --kubeconfig, --context, then $KUBECONFIG. */
+export interface KubeSource {
+  kubeconfig: string | null;
+  context: string | null;
+}
+
+export interface Kube {
+  kc: KubeConfig;
+  /** Loaded from the pod's service account: the collector runs in the cluster, beside the agents. */
+  inCluster: boolean;
+}
+
+const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/**
+ * Loads the client config the way kubectl does: --kubeconfig, else every file in $KUBECONFIG, else
+ * ~/.kube/config, else the pod's service account; then --context. Never throws; with nothing to load
+ * it says where it looked (the client's own fallback is a localhost:8080 it then refuses to speak to).
+ */
+export function loadKubeConfig(
+  src: KubeSource,
+  env: NodeJS.ProcessEnv = process.env,
+  home: string = homedir(),
+): KubeResult<Kube> {
   const kc = new KubeConfig();
+  let inCluster = false;
+  const looked: string[] = [];
   try {
-    if (path) kc.loadFromFile(path);
-    else if (process.env.KUBERNETES_SERVICE_HOST && !process.env.KUBECONFIG) kc.loadFromCluster();
-    else kc.loadFromDefault();
-    if (!kc.getCurrentCluster()) return { ok: false, error: "kubeconfig names no current cluster" };
-    return { ok: true, value: kc };
+    const files = (env.KUBECONFIG ?? "").split(delimiter).filter(Boolean);
+    const homeConfig = join(home, ".kube", "config");
+    if (src.kubeconfig) kc.loadFromFile(src.kubeconfig);
+    else if (files.length > 0) kc.loadFromDefault();
+    else if (existsSync(homeConfig)) kc.loadFromFile(homeConfig);
+    else if (env.KUBERNETES_SERVICE_HOST && existsSync(SERVICE_ACCOUNT_TOKEN)) {
+      kc.loadFromCluster();
+      inCluster = true;
+    } else {
+      looked.push(
+        "--kubeconfig (not given)",
+        "$KUBECONFIG (not set)",
+        `${homeConfig} (no such file)`,
+        `the in-cluster service account (${env.KUBERNETES_SERVICE_HOST ? `${SERVICE_ACCOUNT_TOKEN}: no such file` : "KUBERNETES_SERVICE_HOST not set: not in a pod"})`,
+      );
+      return { ok: false, error: `no kubeconfig found; looked at ${looked.join(", ")}` };
+    }
+    if (src.context !== null) {
+      const names = kc.getContexts().map((c) => c.name);
+      if (!names.includes(src.context))
+        return {
+          ok: false,
+          error: `no context ${JSON.stringify(src.context.slice(0, 100))} in the kubeconfig (it has: ${names.slice(0, 10).join(", ") || "none"})`,
+        };
+      kc.setCurrentContext(src.context);
+    }
+    const cluster = kc.getCurrentCluster();
+    if (!cluster)
+      return {
+        ok: false,
+        error: "kubeconfig names no current cluster (set current-context or pass --context)",
+      };
+    if (cluster.server.startsWith("http:") && !cluster.skipTLSVerify)
+      return {
+        ok: false,
+        error: `cluster ${JSON.stringify(cluster.name)} is plain http (${cluster.server}): the client speaks http only with insecure-skip-tls-verify: true`,
+      };
+    return { ok: true, value: { kc, inCluster } };
   } catch (e) {
-    return { ok: false, error: `cannot load kubeconfig: ${(e as Error).message}` };
+    return { ok: false, error: `cannot load kubeconfig: ${(e as Error).message.split("\n")[0]}` };
   }
 }
 
@@ -254,7 +317,7 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
   const apps = kc.makeApiClient(AppsV1Api);
   const version = kc.makeApiClient(VersionApi);
   const o = deadline(opts.timeoutMs);
-  const ns = opts.namespace;
+  const ns = opts.kubeProxyNamespace;
   let nodes: V1Node[];
   try {
     nodes = await listAll((cont) => core.listNode({ limit: PAGE, _continue: cont }, o));
@@ -341,11 +404,15 @@ async function readStaticKubeProxy(
 export interface AgentPod {
   node: string;
   pod: string;
+  /** The pod IP and agent port: where a collector in the cluster dials. */
   url: string;
+  /** The pod's proxy subresource on the API server, for the same port: where a laptop goes. */
+  proxyPath: string;
 }
 
 /** Where the agents run: the flags every command that finds them through the API shares. */
-export interface AgentPodsQuery extends KubeOptions {
+export interface AgentPodsQuery {
+  timeoutMs: number;
   agentNamespace: string;
   agentSelector: string;
   agentPort: number;
@@ -372,7 +439,16 @@ export async function listAgentPods(kc: KubeConfig, opts: AgentPodsQuery): Promi
         const ip = p.status?.podIP;
         if (!node || !ip || p.status?.phase !== "Running") return [];
         const host = ip.includes(":") ? `[${ip}]` : ip;
-        return [{ node, pod: p.metadata?.name ?? "", url: `http://${host}:${opts.agentPort}` }];
+        const pod = p.metadata?.name ?? "";
+        return [
+          {
+            node,
+            pod,
+            url: `http://${host}:${opts.agentPort}`,
+            // GET /api/v1/namespaces/{namespace}/pods/{name}[:{port}]/proxy/{path} (core/v1 PodProxyOptions).
+            proxyPath: `/api/v1/namespaces/${encodeURIComponent(opts.agentNamespace)}/pods/${encodeURIComponent(pod)}:${opts.agentPort}/proxy`,
+          },
+        ];
       }),
     };
   } catch (e) {
@@ -395,4 +471,53 @@ export async function readService(
   } catch (e) {
     return { ok: false, error: `cannot read service ${namespace}/${name}: ${describe(e)}` };
   }
+}
+
+/**
+ * GET through the API server with the kubeconfig's credentials (token, client certificate, exec plugin,
+ * proxy-url), with the same deadline, byte cap and memory budget as a direct call. Prepared once per
+ * gather: one agent (one pool of connections to the API server) for every node.
+ */
+export function apiGetter(kc: KubeConfig): Getter {
+  let via: Promise<Via> | null = null;
+  const prepare = async (): Promise<Via> => {
+    const o: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(o);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(o.headers ?? {})) if (v !== undefined) headers[k] = String(v);
+    if (o.auth) headers.authorization = `Basic ${Buffer.from(o.auth).toString("base64")}`;
+    return { agent: o.agent as http.Agent | undefined, headers };
+  };
+  return async (url, opts) => {
+    via ??= prepare();
+    let v: Via;
+    try {
+      v = await via;
+    } catch (e) {
+      via = null;
+      return {
+        ok: false,
+        error: {
+          kind: "unreachable",
+          message: `cannot authenticate to the API server: ${(e as Error).message}`,
+          command: url,
+        },
+      };
+    }
+    return httpGetVia(url, v, opts);
+  };
+}
+
+export type AgentAccess = "auto" | "direct" | "proxy";
+
+/** Direct in the cluster, where pod IPs are reachable; through the API server anywhere else (a laptop). */
+export const directAccess = (access: AgentAccess, kube: Kube) =>
+  access === "direct" || (access === "auto" && kube.inCluster);
+
+/** The agent pods as targets, reached the way `access` says. */
+export function agentTargets(kube: Kube, pods: readonly AgentPod[], access: AgentAccess): AgentTarget[] {
+  if (directAccess(access, kube)) return pods.map((p) => ({ node: p.node, url: p.url }));
+  const server = (kube.kc.getCurrentCluster()?.server ?? "").replace(/\/+$/, "");
+  const get = apiGetter(kube.kc);
+  return pods.map((p) => ({ node: p.node, url: `${server}${p.proxyPath}`, get }));
 }

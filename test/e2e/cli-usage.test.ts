@@ -61,7 +61,9 @@ t.test("usage errors: exit 2, one line naming the flag, no stack", async (t) => 
   }
   for (const [argv, msg] of [
     [["serve", "--listen", "256.1.1.1", "--port", "0"], /^proxyscope: invalid --listen: /],
-    [["report", "--interval-s", "3000000"], /^proxyscope: invalid --interval-s: .*2147483 \(s\)/],
+    [["serve", "--interval-s", "3000000"], /^proxyscope: invalid --interval-s: .*2147483 \(s\)/],
+    // Each command takes its own flags (#16): another command's flag is named as such.
+    [["report", "--interval-s", "300"], /^proxyscope: Unknown option '--interval-s' \(a flag of serve\)/],
     [["report", "--source", "static", "stray"], /^proxyscope: unexpected argument\(s\) "stray"/],
   ] as [string[], RegExp][]) {
     const r = await collector(argv);

@@ -64,6 +64,8 @@ export interface ClusterSpec {
   forbidden?: string[];
   /** Per resource (nodes, pods, services, daemonsets, configmaps/NAME, version): a status or "hang". */
   faults?: Record<string, number | "hang">;
+  /** Pod IP -> the loopback address standing for it, for the pod proxy (only the API server reaches pods). */
+  podNetwork?: Record<string, string>;
 }
 
 export interface RunningApi {
@@ -72,7 +74,11 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-export async function startApiServer(spec: ClusterSpec, token = "stand-in-token"): Promise<RunningApi> {
+export async function startApiServer(
+  spec: ClusterSpec,
+  token = "stand-in-token",
+  netns?: string,
+): Promise<RunningApi> {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-api-"));
   const file = join(dir, "cluster.json");
   writeFileSync(
@@ -90,9 +96,11 @@ export async function startApiServer(spec: ClusterSpec, token = "stand-in-token"
       services: spec.services ?? fixture("services.json"),
       forbidden: spec.forbidden ?? [],
       faults: spec.faults ?? {},
+      podNetwork: spec.podNetwork ?? {},
     }),
   );
-  const child = spawnOwned(process.execPath, [APISERVER, file], { stdio: ["ignore", "pipe", "inherit"] });
+  const argv = [...(netns ? ["ip", "netns", "exec", netns] : []), process.execPath, APISERVER, file];
+  const child = spawnOwned(argv[0]!, argv.slice(1), { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (d: Buffer) => {
@@ -253,8 +261,17 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   });
 }
 
-export const collector = (args: string[]) =>
-  run(process.execPath, [COLLECTOR_CLI, ...args], { NO_COLOR: "1" });
+/**
+ * The collector CLI. These tests put agents on loopback pod IPs, which a real API server's pod proxy
+ * refuses ("address not allowed"), so they take the direct path, as a collector in the cluster does;
+ * test/e2e/collector-laptop.test.ts runs the proxy path (pass PROXYSCOPE_AGENT_ACCESS: "" for auto).
+ */
+export const collector = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  run(process.execPath, [COLLECTOR_CLI, ...args], {
+    NO_COLOR: "1",
+    PROXYSCOPE_AGENT_ACCESS: "direct",
+    ...env,
+  });
 
 export interface RealAgent {
   url: string;

@@ -11,19 +11,32 @@
  *   with limit/continue paging (apimachinery ListMeta).
  * - Errors: metav1.Status {kind: "Status", status: "Failure", reason: NotFound|Forbidden|Unauthorized, code}.
  * - /version: version.Info {major, minor, gitVersion, ...}.
+ * - The pod proxy subresource, GET /api/v1/namespaces/{ns}/pods/{[scheme:]name[:port]}/proxy/{path}?query,
+ *   as pkg/registry/core/pod/strategy.go ResourceLocation and rest/subresources.go ProxyREST build it:
+ *   an id SplitSchemeNamePort refuses is 400 `invalid pod request "<id>"`; no such pod 404; no port: the
+ *   first container port; a pod IP that is not global unicast (loopback, link-local, unset) is 400
+ *   BadRequest "address not allowed"; the query is passed on; the agent's own status and body come back
+ *   as they are; a dial that fails is apimachinery's proxy transport (pkg/util/proxy/transport.go)
+ *   errors.NewServiceUnavailable("error trying to reach service: " + err), 503, with Go's net error text
+ *   ("dial tcp 198.51.100.11:9977: connect: connection refused"). RBAC: "pods/proxy" in `forbidden`
+ *   is 403 with the authorizer's message.
+ *   The API server reaches the pod network and the collector does not: `podNetwork` maps each pod IP to
+ *   the loopback address where the test runs that agent; an unmapped pod IP has no route.
  *
  * Usage: node dist/test/standins/apiserver.js CLUSTER.json
- * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, forbidden?: string[],
+ * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, podNetwork?, forbidden?: string[],
  *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets,
  *   configmaps/NAME or version: that read answers a metav1.Status with that code, or never answers.
  * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
  */
 import http from "node:http";
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 
 interface Obj {
   metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
-  spec?: { nodeName?: string };
+  spec?: { nodeName?: string; containers?: { ports?: { containerPort?: number }[] }[] };
+  status?: { podIP?: string; podIPs?: { ip: string }[] };
 }
 
 interface Cluster {
@@ -34,6 +47,8 @@ interface Cluster {
   daemonSets: Obj[];
   services: Obj[];
   pods: Obj[];
+  /** Pod IP -> the loopback address that stands for it: the pod network only the API server reaches. */
+  podNetwork?: Record<string, string>;
   /** Resource names answered with 403 Forbidden (e.g. "services"), as a tight RBAC role would. */
   forbidden?: string[];
   /** Per resource: answer this HTTP status (as metav1.Status), or "hang" (accept, never answer). */
@@ -64,6 +79,76 @@ function status(res: http.ServerResponse, code: number, reason: string, message:
       code,
     }),
   );
+}
+
+/** Go's net.IP.IsGlobalUnicast: not unspecified, loopback, multicast, link-local or the broadcast address. */
+function globalUnicast(ip: string): boolean {
+  if (isIP(ip) === 4) {
+    const [a, b] = ip.split(".").map(Number) as [number, number];
+    return !(
+      ip === "0.0.0.0" ||
+      ip === "255.255.255.255" ||
+      a === 127 ||
+      a >= 224 ||
+      (a === 169 && b === 254)
+    );
+  }
+  if (isIP(ip) === 6) {
+    const l = ip.toLowerCase();
+    return !(l === "::" || l === "::1" || l.startsWith("ff") || /^fe[89ab]/.test(l));
+  }
+  return false;
+}
+
+/** apimachinery util/net SplitSchemeNamePort: "name", "name:port" or "scheme:name:port". */
+function splitSchemeNamePort(id: string): { scheme: string; name: string; port: string } | null {
+  const parts = id.split(":");
+  const [a, b, c] = parts;
+  if (parts.length === 1) return a ? { scheme: "", name: a, port: "" } : null;
+  if (parts.length === 2) return a ? { scheme: "", name: a, port: b! } : null;
+  if (parts.length === 3 && (a === "http" || a === "https") && b) return { scheme: a, name: b, port: c! };
+  return null;
+}
+
+function proxy(
+  res: http.ServerResponse,
+  ns: string,
+  id: string,
+  rest: string,
+  query: string,
+  deny: (r: string, verb: string, name: string, ns: string) => boolean,
+) {
+  const split = splitSchemeNamePort(id);
+  if (!split) return status(res, 400, "BadRequest", `invalid pod request "${id}"`);
+  if (deny("pods/proxy", "get", split.name, ns)) return;
+  const pod = byName(cluster.pods, ns, split.name);
+  if (!pod) return status(res, 404, "NotFound", `pods "${split.name}" not found`);
+  const port =
+    split.port || String(pod.spec?.containers?.flatMap((c) => c.ports ?? [])[0]?.containerPort ?? "");
+  const podIP = pod.status?.podIPs?.[0]?.ip ?? "";
+  if (!globalUnicast(podIP)) return status(res, 400, "BadRequest", "address not allowed");
+  const hostPort = `${podIP.includes(":") ? `[${podIP}]` : podIP}:${port || 80}`;
+  const unreachable = (why: string) =>
+    status(res, 503, "ServiceUnavailable", `error trying to reach service: dial tcp ${hostPort}: ${why}`);
+  const via = cluster.podNetwork?.[podIP];
+  if (via === undefined) return unreachable("connect: no route to host");
+  const up = http.get(
+    { host: via, port: Number(port || 80), path: `/${rest}${query}`, headers: { accept: "*/*" } },
+    (answer) => {
+      const ct = answer.headers["content-type"];
+      res.writeHead(answer.statusCode ?? 502, ct ? { "content-type": ct } : {});
+      answer.pipe(res);
+    },
+  );
+  up.on("error", (e: NodeJS.ErrnoException) =>
+    res.headersSent
+      ? res.destroy()
+      : unreachable(
+          e.code === "ECONNREFUSED" ? "connect: connection refused" : `connect: ${e.code ?? e.message}`,
+        ),
+  );
+  // The collector gave up (its deadline): the API server's request context ends the backend call too.
+  res.on("close", () => up.destroy());
 }
 
 function send(res: http.ServerResponse, body: unknown) {
@@ -122,6 +207,26 @@ const server = http.createServer((req, res) => {
     if (f !== "hang") status(res, f, REASONS[f] ?? "Unknown", `stand-in fault: ${resource} answers ${f}`);
     return true;
   };
+  // pods/proxy: the authorizer's answer names the verb, the subresource and the namespace.
+  const denyProxy = (r: string, verb: string, name: string, ns: string) => {
+    if (!cluster.forbidden?.includes(r)) return false;
+    status(
+      res,
+      403,
+      "Forbidden",
+      `pods "${name}" is forbidden: User "proxyscope" cannot ${verb} resource "${r}" in API group "" in the namespace "${ns}"`,
+    );
+    return true;
+  };
+  if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/proxy(?:\/(.*))?$/.exec(p)))
+    return proxy(
+      res,
+      decodeURIComponent(m[1]!),
+      decodeURIComponent(m[2]!),
+      m[3] ?? "",
+      url.search,
+      denyProxy,
+    );
   const resource =
     p === "/version"
       ? "version"

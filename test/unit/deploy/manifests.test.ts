@@ -358,3 +358,20 @@ t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
     "proxyscope core/pods [get,list,watch]",
   ]);
 });
+
+t.test("the laptop ClusterRole (#16): agent pods and pods/proxy, read only, bound by the user", async (t) => {
+  const role = find("ClusterRole", "proxyscope-laptop");
+  t.same(role.rules, [
+    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
+    { apiGroups: [""], resources: ["pods/proxy"], verbs: ["get"] },
+  ]);
+  t.notOk(
+    objs.some(
+      (o) =>
+        (o.kind === "RoleBinding" || o.kind === "ClusterRoleBinding") &&
+        o.roleRef.name === "proxyscope-laptop",
+    ),
+    "no binding shipped: a user binds it in the agents' namespace",
+  );
+  t.equal(await validateAgainstSchema(role), null);
+});
