@@ -44,6 +44,10 @@ flags (each also from the environment variable in brackets):
                                  (the file node_exporter reads) [PROXYSCOPE_WEB_CONFIG_FILE]
   --detail-from loopback|any     serve: who may read /report, /report/previous, /ipvs/virtual-server and
                                  /verify without authentication (default loopback) [PROXYSCOPE_DETAIL_FROM]
+  --parity-snapshot FILE         keep IPVS's Services in FILE while in ipvs mode and compare them with
+                                 nftables after the switch (off unless given; the DaemonSet passes
+                                 /var/lib/proxyscope/ipvs-snapshot.json) [PROXYSCOPE_PARITY_SNAPSHOT]
+  --parity-max-age-s N           a snapshot older than this is stale, never compared (default 86400)
   --sync-window-s N              verify: seconds between two reads of the sync-failure counter (0: one read; at most 600)
   --service-address HOST:PORT    verify: the kubernetes Service to connect to [KUBERNETES_SERVICE_HOST/PORT]
   --skip-connect                 verify: do not try the Service connection (reported as skipped)
@@ -64,6 +68,10 @@ export function scanInput(cfg: AgentConfig) {
     nodeIPs: cfg.nodeIPs,
     ruleOptions: ruleOptions(cfg),
     callTimeoutMs: cfg.callTimeoutMs,
+    parity:
+      cfg.paritySnapshot === null
+        ? null
+        : { path: cfg.paritySnapshot, maxAgeS: cfg.parityMaxAgeS, node: cfg.node },
     probeTimeoutMs: cfg.probeTimeoutMs,
   };
 }

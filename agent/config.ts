@@ -46,6 +46,13 @@ export const AgentConfig = z.object({
   }),
   callTimeoutMs: positiveMs,
   probeTimeoutMs: positiveMs,
+  // The parity snapshot (issue #17): the one file the agent writes, off unless a path is given.
+  paritySnapshot: z.string().startsWith("/").max(4096).nullable(),
+  parityMaxAgeS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(90 * 86400),
   // scan
   json: z.boolean(),
   failOn: z.enum(SEVERITIES).nullable(),
@@ -89,6 +96,8 @@ const OPTIONS = {
   "node-port-range": { type: "string", env: "PROXYSCOPE_NODE_PORT_RANGE" },
   "call-timeout-ms": { type: "string", env: "PROXYSCOPE_CALL_TIMEOUT_MS" },
   "probe-timeout-ms": { type: "string", env: "PROXYSCOPE_PROBE_TIMEOUT_MS" },
+  "parity-snapshot": { type: "string", env: "PROXYSCOPE_PARITY_SNAPSHOT" },
+  "parity-max-age-s": { type: "string", env: "PROXYSCOPE_PARITY_MAX_AGE_S" },
   json: { type: "boolean" },
   "fail-on": { type: "string", env: "PROXYSCOPE_FAIL_ON" },
   color: { type: "string", env: "PROXYSCOPE_COLOR" },
@@ -170,6 +179,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv): AgentConfig 
     nodePortRange: pick("node-port-range") ?? DEFAULT_RULE_OPTIONS.nodePortRange.join("-"),
     callTimeoutMs: pick("call-timeout-ms") ?? 10_000,
     probeTimeoutMs: pick("probe-timeout-ms") ?? 30_000,
+    paritySnapshot: pick("parity-snapshot") ?? null,
+    parityMaxAgeS: pick("parity-max-age-s") ?? 86_400,
     json: pick("json") ?? false,
     failOn: pick("fail-on") ?? null,
     color: pick("color") ?? "auto",
