@@ -1,4 +1,5 @@
 import { canonicalIp } from "./ip-text.js";
+import { nftItems } from "./nft-json.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
 // What kube-proxy's nftables tables serve, per Service port, read off names alone (no rule listing):
@@ -62,17 +63,6 @@ export function endpointOfChain(name: string): { key: string; endpoint: string }
   return { key: `${portName(m[1]!, m[2]!, m[4]!)} ${m[3]!.toUpperCase()}`, endpoint };
 }
 
-function items(text: string, command: string): Parsed<Obj[]> {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    return unparsable(`${command}: not JSON: ${excerpt(text)}`);
-  }
-  if (!isObj(doc) || !Array.isArray(doc.nftables)) return unparsable(`${command}: no "nftables" array`);
-  return parsed(doc.nftables.filter(isObj));
-}
-
 const PROTOS = new Set(["tcp", "udp", "sctp"]);
 
 /** key, comment and verdict target of one map element, from libnftables JSON. */
@@ -127,7 +117,7 @@ export function emptyServed(): NftServed {
  * read fails the whole parse: a Service silently dropped here would be reported lost.
  */
 export function addNftMaps(into: NftServed, text: string, table: string): Parsed<NftServed> {
-  const r = items(text, "nft -j list maps");
+  const r = nftItems(text, "nft -j list maps");
   if (!r.ok) return r;
   for (const it of r.value) {
     const m = it.map;
@@ -158,7 +148,7 @@ export function addNftMaps(into: NftServed, text: string, table: string): Parsed
 
 /** Adds `nft -j list chains <family>` (kube-proxy's table only): the endpoints behind each Service port. */
 export function addNftChains(into: NftServed, text: string, table: string): Parsed<NftServed> {
-  const r = items(text, "nft -j list chains");
+  const r = nftItems(text, "nft -j list chains");
   if (!r.ok) return r;
   for (const it of r.value) {
     const c = it.chain;

@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/contract.js";
+import {
+  Finding,
+  ParityCounts,
+  Phase,
+  SCHEMA_VERSION as NODE_SCHEMA_VERSION,
+  Verdict,
+} from "../../agent/contract.js";
 import { ClusterFacts } from "./cluster-facts.js";
 
 /** Bumped on any change a consumer of the fleet report could trip over. */
@@ -37,14 +43,7 @@ export type NodeFinding = z.infer<typeof NodeFinding>;
 export const NodeParity = z.object({
   state: z.string(),
   snapshotAgeSeconds: z.number().nullable(),
-  counts: z
-    .object({
-      same: z.number().int(),
-      missingAfter: z.number().int(),
-      endpointsDiffer: z.number().int(),
-      newAfter: z.number().int(),
-    })
-    .nullable(),
+  counts: ParityCounts.nullable(),
   /** Lost addresses, named "ns/name" when the API's Services hold that ClusterIP or NodePort. */
   lost: z.array(z.string()),
 });

@@ -4,24 +4,13 @@
 // the parity probe needs them.
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import { ToolRunner } from "../../dist/agent/io/run.js";
+import { driverContext } from "./driver-context.mjs";
 import { ipsetsProbe } from "../../dist/agent/probes/ipsets.js";
 import { kubeIpvs0Probe } from "../../dist/agent/probes/kube-ipvs0.js";
 import { parityProbe } from "../../dist/agent/probes/parity.js";
 
 const [mode, path, out] = process.argv.slice(2);
-const ctx = {
-  hostRoot: "/",
-  procRoot: "/proc",
-  sysRoot: "/sys",
-  tools: new ToolRunner(),
-  kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-  kubeProxyHealthUrl: "http://127.0.0.1:10256",
-  nodeIPs: [],
-  callTimeoutMs: 30000,
-  parity: { path, maxAgeS: 86400, node: "node1" },
-  prior: {},
-};
+const ctx = driverContext({ parity: { path, maxAgeS: 86400, node: "node1" } });
 const prior = {
   "kube-proxy-mode": { ok: true, facts: { mode } },
   "kube-ipvs0": await kubeIpvs0Probe.run(ctx),
