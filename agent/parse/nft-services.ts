@@ -22,6 +22,8 @@ export interface NftServed {
   endpoints: Map<string, Set<string>>;
   /** Endpoint chains whose name was cut (kube-proxy's hashAndTruncate): their address is unknown. */
   truncatedEndpointChains: number;
+  /** Families ("ip", "ip6") in which kube-proxy's table holds a chain. */
+  families: Set<string>;
 }
 
 type Obj = Record<string, unknown>;
@@ -109,7 +111,13 @@ function commentName(c: string | null): string | null {
 }
 
 export function emptyServed(): NftServed {
-  return { ips: new Map(), nodePorts: new Map(), endpoints: new Map(), truncatedEndpointChains: 0 };
+  return {
+    ips: new Map(),
+    nodePorts: new Map(),
+    endpoints: new Map(),
+    truncatedEndpointChains: 0,
+    families: new Set(),
+  };
 }
 
 /**
@@ -153,6 +161,7 @@ export function addNftChains(into: NftServed, text: string, table: string): Pars
   for (const it of r.value) {
     const c = it.chain;
     if (!isObj(c) || c.table !== table || typeof c.name !== "string") continue;
+    if (c.family === "ip" || c.family === "ip6") into.families.add(c.family);
     const ep = endpointOfChain(c.name);
     if (ep === null) continue;
     if (ep === "truncated") {

@@ -13,9 +13,9 @@ const rec = new URL("../../fixtures/netfilter/recorded/nftables-v1.34/", import.
 const NFT = (fail: boolean) => `#!/bin/sh
 ${fail ? 'echo "Error: cache initialization failed: Operation not permitted" >&2; exit 1' : ""}
 case "$*" in
-  "-j list maps ip") /bin/cat '${rec}nft-list-maps-ip.json' ;;
+  "-j list map ip kube-proxy "*) /bin/cat '${rec}nft-list-maps-ip.json' ;;
   "-j list chains ip") /bin/cat '${rec}nft-list-chains.json' ;;
-  "-j list maps ip6"|"-j list chains ip6") echo '{"nftables": [{"metainfo": {"json_schema_version": 1}}]}' ;;
+  "-j list chains ip6") echo '{"nftables": [{"metainfo": {"json_schema_version": 1}}]}' ;;
   *) echo "unexpected nft $*" >&2; exit 99 ;;
 esac
 `;
