@@ -30,6 +30,10 @@ export function scanInput(cfg: AgentConfig) {
     nodeIPs: cfg.nodeIPs,
     ruleOptions: ruleOptions(cfg),
     callTimeoutMs: cfg.callTimeoutMs,
+    parity:
+      cfg.paritySnapshot === null
+        ? null
+        : { path: cfg.paritySnapshot, maxAgeS: cfg.parityMaxAgeS, node: cfg.node },
     probeTimeoutMs: cfg.probeTimeoutMs,
   };
 }

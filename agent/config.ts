@@ -45,6 +45,13 @@ export const AgentConfig = z.object({
   }),
   callTimeoutMs: positiveMs,
   probeTimeoutMs: positiveMs,
+  // The parity snapshot (issue #17): the one file the agent writes, off unless a path is given.
+  paritySnapshot: z.string().startsWith("/").max(4096).nullable(),
+  parityMaxAgeS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(90 * 86400),
   // scan, verify, cleanup
   output: z.enum(["text", "json", "yaml"]),
   failOn: z.enum(SEVERITIES).nullable(),
@@ -149,6 +156,18 @@ const SCAN: FlagSpec[] = [
   },
   { flags: "--color <when>", field: "color", help: "auto|always|never (default auto; NO_COLOR is honoured)" },
 ];
+const PARITY: FlagSpec[] = [
+  {
+    flags: "--parity-snapshot <file>",
+    field: "paritySnapshot",
+    help: "keep IPVS's Services in FILE while in ipvs mode and compare them with nftables after the switch (off unless given; the DaemonSet passes /var/lib/proxyscope/ipvs-snapshot.json)",
+  },
+  {
+    flags: "--parity-max-age-s <n>",
+    field: "parityMaxAgeS",
+    help: "a snapshot older than this is stale, never compared (default 86400)",
+  },
+];
 const SERVE: FlagSpec[] = [
   { flags: "--listen <host>", field: "listenHost", help: "address to listen on (default 0.0.0.0)" },
   { flags: "--port <n>", field: "listenPort", help: "port to listen on, 0 to 65535 (default 9977)" },
@@ -192,10 +211,10 @@ const CLEANUP: FlagSpec[] = [
 
 /** Which flags each command takes; `serve` also answers /verify, so it takes verify's. */
 export const AGENT_FLAGS: Record<AgentCommand, readonly FlagSpec[]> = {
-  scan: [...OUTPUT, ...SCAN, ...NODE],
-  verify: [...OUTPUT, ...VERIFY, ...NODE],
+  scan: [...OUTPUT, ...SCAN, ...PARITY, ...NODE],
+  verify: [...OUTPUT, ...VERIFY, ...PARITY, ...NODE],
   cleanup: [...CLEANUP, ...OUTPUT, ...NODE],
-  serve: [...SERVE, ...VERIFY, ...NODE],
+  serve: [...SERVE, ...VERIFY, ...PARITY, ...NODE],
 };
 const ALL_FLAGS = [
   ...new Map(
@@ -227,6 +246,8 @@ export function configFrom(
     nodePortRange: v.nodePortRange ?? DEFAULT_RULE_OPTIONS.nodePortRange.join("-"),
     callTimeoutMs: v.callTimeoutMs ?? 10_000,
     probeTimeoutMs: v.probeTimeoutMs ?? 30_000,
+    paritySnapshot: v.paritySnapshot ?? null,
+    parityMaxAgeS: v.parityMaxAgeS ?? 86_400,
     output: v.output ?? (v.json === true ? "json" : "text"),
     failOn: v.failOn ?? null,
     color: v.color ?? "auto",

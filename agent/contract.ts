@@ -11,6 +11,8 @@ export {
   Verdict,
 } from "./report/schema.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
+// The parity counts of facts.parity (#17), which the fleet report carries per node.
+export { ParityCounts } from "./facts/parity.js";
 // Finding ids the fleet plan acts on, derived from the rules' declarations.
 export { AFTER_CONFIG_IDS, MEASURE_IDS } from "./rules/catalogue.js";
 // The derived view a report carries (rebuilt from the facts for agents that predate it).

@@ -3,7 +3,7 @@ import type { ProbeError } from "./facts/probe-error.js";
 import type { ProbeRun } from "./facts/sources.js";
 import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
-import type { Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
+import type { ParityOptions, Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
 import type { NodeReport } from "./report/schema.js";
 import type { RuleOptions } from "./view/options.js";
 
@@ -16,6 +16,8 @@ export interface ScanInput {
   kubeProxyHealthUrl: string;
   nodeIPs: string[];
   callTimeoutMs: number;
+  /** Where the IPVS snapshot for the parity check lives (--parity-snapshot); null or absent: off. */
+  parity?: ParityOptions | null;
   /** Hard deadline for a whole probe, however many calls it makes. */
   probeTimeoutMs: number;
 }
@@ -40,6 +42,7 @@ export async function runProbes(
     kubeProxyHealthUrl: input.kubeProxyHealthUrl,
     nodeIPs: input.nodeIPs,
     callTimeoutMs: input.callTimeoutMs,
+    parity: input.parity ?? null,
   };
   let pending = [...probes];
   while (pending.length > 0) {

@@ -49,6 +49,23 @@ export function observationFromReport(
     ipvsVirtualServers: r.facts.ipvs?.available ? r.facts.ipvs.virtualServerCount : null,
     kubeIpvs0Addresses: r.facts.kubeIpvs0 ? r.facts.kubeIpvs0.addresses.length : null,
     blackHoledAddresses: view.blackHoledAddresses,
+    parity: parityOf(r),
+  };
+}
+
+function parityOf(r: NodeReport): NodeObservation["parity"] {
+  const p = r.facts.parity;
+  if (p === null) return null;
+  return {
+    state: p.state,
+    snapshotAgeSeconds: "ageSeconds" in p ? p.ageSeconds : null,
+    counts: p.state === "compared" ? p.counts : null,
+    lost:
+      p.state === "compared"
+        ? p.services
+            .filter((s) => s.status === "missing-after")
+            .flatMap((s) => s.addresses.map((a) => `${a}/${s.protocol}`))
+        : [],
   };
 }
 

@@ -10,6 +10,7 @@ import {
 import { API_NOT_ASKED } from "./fail-on.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
 import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./checks/config-source.js";
+import { canaryParityNote, fleetParity, nameNodeParity } from "./parity.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
@@ -119,7 +120,9 @@ function tally<K extends string>(keys: readonly K[], values: readonly string[]):
 }
 
 export function rollup(input: RollupInput): FleetReport {
-  const nodes = joinNodes(input);
+  const nodes = joinNodes(input).map((n) =>
+    n.parity == null ? n : { ...n, parity: nameNodeParity(n.parity, input.cluster) },
+  );
   const answered = nodes.filter((n) => n.outcome === "ok");
   const cluster = input.cluster;
   const observed = observedPhases(nodes);
@@ -162,6 +165,7 @@ export function rollup(input: RollupInput): FleetReport {
         nodes.map((n) => n.outcome),
       ),
       bySeverity: tally(SEVERITIES, severities),
+      parity: fleetParity(nodes),
     },
     cluster: {
       version: cluster?.version ?? null,
@@ -314,27 +318,44 @@ export function plan(
         a.pool.localeCompare(b.pool),
     );
   const canaries = poolList.flatMap((p) => p.readyNodes.slice(0, 1));
+  // #17: a switched node that lost Services stops the next pool; one not compared is not proof.
+  const parity = canaryParityNote(nodes);
+  const parityText = [
+    parity.blocked.length > 0
+      ? `Services lost in the switch on ${parity.blocked.join(", ")}: fix them before the next pool`
+      : "",
+    parity.unproven.length > 0
+      ? `parity not shown on switched node(s) ${parity.unproven.join(", ")} (run the agent with --parity-snapshot before the switch)`
+      : "",
+    "before each next pool, check parity on the switched nodes (proxyscope-agent verify, or /parity)",
+  ]
+    .filter(Boolean)
+    .join("; ");
   steps.push({
     step: 4,
     id: "canary-then-pools",
     title: "One canary node for a working day, then pool by pool",
-    status: !migrationOpen
-      ? pre.length === 0 && answered.some((n) => n.phase === "nftables")
-        ? "done"
-        : "n/a"
-      : canaries.length > 0
-        ? "todo"
-        : "blocked",
+    status:
+      parity.blocked.length > 0
+        ? "blocked"
+        : !migrationOpen
+          ? pre.length === 0 && answered.some((n) => n.phase === "nftables")
+            ? "done"
+            : "n/a"
+          : canaries.length > 0
+            ? "todo"
+            : "blocked",
     detail:
-      canaries.length > 0
-        ? `Canary candidates (one per pool, best pool first; a working day each before its pool): ${canaries.join(", ")}`
+      (parity.blocked.length > 0 ? `${parityText}. ` : "") +
+      (canaries.length > 0
+        ? `Canary candidates (one per pool, best pool first; a working day each before its pool): ${canaries.join(", ")}${parity.blocked.length > 0 ? "" : `; ${parityText}`}`
         : pre.length > 0
           ? "No node is fit for a canary: every candidate is blocked or has an error; fix those first"
           : answered.length === 0
             ? "No node answered: nothing is known about the nodes yet"
             : migrationOpen
               ? "No answered node runs ipvs or iptables; unanswered nodes decide"
-              : "Every answered node has moved",
+              : "Every answered node has moved"),
     nodes: canaries,
     pools: poolList,
   });

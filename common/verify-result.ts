@@ -15,10 +15,12 @@ export const VerifyCheck = z.object({
     "sync-failures",
     "last-sync",
     "service-connect",
+    "service-parity",
     "scan-complete",
   ]),
   name: z.string(),
-  /** not-run fails the verification like fail does; skipped only with an explicit --skip-connect. */
+  /** not-run fails the verification like fail does; skipped only with an explicit --skip-connect,
+   *  or for parity when nothing can be compared (no --parity-snapshot, none taken, too old: said in detail). */
   status: CheckStatus,
   /** Why it failed or was not run; a short note when it passed. */
   detail: z.string().nullable(),

@@ -1,3 +1,4 @@
+import { ParityFacts } from "../facts/parity.js";
 import type { MetricName } from "./names.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
 import { FINDING_IDS, FINDING_NEEDS } from "../rules/catalogue.js";
@@ -76,6 +77,18 @@ export const NODE_METRICS = {
   proxyscope_nftables_kube_proxy_table_present: {
     help: "1 when kube-proxy's nftables table exists in this family",
     labels: ["family"],
+  },
+  proxyscope_parity_state: {
+    help: "The per-Service parity check (issue #17): 1 for its current state (off, not-applicable, recorded, not-recorded, no-snapshot, corrupt, stale, compared)",
+    labels: ["state"],
+  },
+  proxyscope_parity_services: {
+    help: "Service entries by parity status against the IPVS snapshot (same, missing_after, endpoints_differ, new_after); absent unless compared",
+    labels: ["status"],
+  },
+  proxyscope_parity_snapshot_timestamp_seconds: {
+    help: "When the IPVS snapshot used for parity was taken (seconds since the epoch); absent without one",
+    labels: [],
   },
   proxyscope_node_info: {
     help: "Always 1: what runs on this node (kernel, OS, kube-proxy, host nft, phase), for grouping a fleet; unread when the probe failed, none when it read nothing",
@@ -174,6 +187,22 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
           value: bool(f.nftables!.kubeProxy.some((t) => t.family === family)),
         }))
       : null,
+    proxyscope_parity_state: f.parity
+      ? ParityFacts.options
+          .map((o) => o.shape.state.value)
+          .map((s) => ({ labels: { state: s }, value: bool(s === f.parity!.state) }))
+      : null,
+    proxyscope_parity_services:
+      f.parity?.state === "compared"
+        ? [
+            { labels: { status: "same" }, value: f.parity.counts.same },
+            { labels: { status: "missing_after" }, value: f.parity.counts.missingAfter },
+            { labels: { status: "endpoints_differ" }, value: f.parity.counts.endpointsDiffer },
+            { labels: { status: "new_after" }, value: f.parity.counts.newAfter },
+          ]
+        : null,
+    proxyscope_parity_snapshot_timestamp_seconds:
+      f.parity && "takenAt" in f.parity ? one(f.parity.takenAt) : null,
     proxyscope_node_info: [{ labels: nodeInfo(r), value: 1 }],
     proxyscope_kube_proxy_last_sync_timestamp_seconds: maybe(v.lastSync),
     proxyscope_kube_proxy_sync_failures_total: maybe(v.syncFailures),

@@ -26,6 +26,8 @@ export interface IpvsProcOptions {
   keepRealServersOf?: VirtualServerKey;
   /** Note every virtual server's forwarding methods (cleanup: kube-proxy only masquerades). */
   collectForwards?: boolean;
+  /** Keep every virtual server's real servers (the parity snapshot, issue #17). */
+  collectRealServers?: boolean;
 }
 
 export interface IpvsProcTable {
@@ -41,6 +43,8 @@ export interface IpvsProcTable {
   keptRealServers: RealServer[] | null;
   /** With `collectForwards`: forwarding methods by `vsKey`, e.g. "TCP 10.96.0.1:443" -> ["Masq"]. */
   forwards?: Map<string, string[]>;
+  /** With `collectRealServers`: each virtual server's real servers. */
+  realServers?: Map<VirtualServer, RealServer[]>;
 }
 
 /** The key of `forwards`: "TCP 10.96.0.1:443", "UDP [fd00::a]:53", "FWM 1". */
@@ -76,8 +80,10 @@ export class IpvsProcParser {
   private sawBlank = false;
   private readonly want: VirtualServerKey | null;
   private readonly forwards: Map<VirtualServer, Set<string>> | null;
+  private readonly reals: Map<VirtualServer, RealServer[]> | null;
 
   constructor(opts: IpvsProcOptions = {}) {
+    this.reals = opts.collectRealServers ? new Map() : null;
     this.forwards = opts.collectForwards ? new Map() : null;
     const k = opts.keepRealServersOf;
     if (k === undefined) this.want = null;
@@ -131,6 +137,7 @@ export class IpvsProcParser {
             ),
           }
         : {}),
+      ...(this.reals !== null ? { realServers: this.reals } : {}),
     });
   }
 
@@ -217,10 +224,10 @@ export class IpvsProcParser {
       set.add(m[4]!);
       this.forwards.set(vs, set);
     }
-    if (this.keepingCurrent) {
+    if (this.keepingCurrent || this.reals !== null) {
       const address = family === "inet" ? ipv4FromHex(m[1]!) : ipv6FromFullText(m[2]!);
       if (address === null) return this.fail(line, "bad address");
-      this.kept!.push({
+      const rs: RealServer = {
         family,
         address,
         port: parseInt(m[3]!, 16),
@@ -228,7 +235,13 @@ export class IpvsProcParser {
         weight: Number(m[5]),
         activeConns: active,
         inactiveConns: inactive,
-      });
+      };
+      if (this.reals !== null) {
+        const list = this.reals.get(vs);
+        if (list) list.push(rs);
+        else this.reals.set(vs, [rs]);
+      }
+      if (this.keepingCurrent) this.kept!.push(rs);
     }
   }
 

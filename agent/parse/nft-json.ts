@@ -49,7 +49,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The objects under "nftables", each a one-key wrapper like {"table": {...}}. */
-function items(text: string, command: string): Parsed<Obj[]> {
+export function nftItems(text: string, command: string): Parsed<Obj[]> {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -73,7 +73,7 @@ function family(v: unknown): Family | null {
 }
 
 export function parseNftTables(text: string): Parsed<NftTable[]> {
-  const r = items(text, "nft -j list tables");
+  const r = nftItems(text, "nft -j list tables");
   if (!r.ok) return r;
   const out: NftTable[] = [];
   for (const it of r.value) {
@@ -89,7 +89,7 @@ export function parseNftTables(text: string): Parsed<NftTable[]> {
 }
 
 export function parseNftChains(text: string): Parsed<NftChain[]> {
-  const r = items(text, "nft -j list chains");
+  const r = nftItems(text, "nft -j list chains");
   if (!r.ok) return r;
   const out: NftChain[] = [];
   for (const it of r.value) {
@@ -109,7 +109,7 @@ export function parseNftChains(text: string): Parsed<NftChain[]> {
 
 /** Parses `nft -j list sets <family>` or `nft -j list maps <family>` (or a single set/map). */
 export function parseNftSets(text: string): Parsed<NftSet[]> {
-  const r = items(text, "nft -j list sets/maps");
+  const r = nftItems(text, "nft -j list sets/maps");
   if (!r.ok) return r;
   const out: NftSet[] = [];
   for (const it of r.value) {

@@ -13,6 +13,7 @@ import { kubeProxyModeProbe } from "./kube-proxy-mode.js";
 import { nftVersionProbe } from "./nft-version.js";
 import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
+import { parityProbe } from "./parity.js";
 import { sysctlsProbe } from "./sysctls.js";
 import type { Probe } from "./types.js";
 
@@ -33,6 +34,7 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   "kube-proxy-configz": kubeProxyConfigzProbe,
   "kube-proxy-metrics": kubeProxyMetricsProbe,
   "kube-proxy-health": kubeProxyHealthProbe,
+  parity: parityProbe,
 };
 
 /** Every probe, in the order of facts/sources.ts (node_exporter's collector registry, in miniature). */

@@ -11,6 +11,12 @@ import type { z } from "zod";
 
 export type { ProbeName, ProbeOutcome };
 
+export interface ParityOptions {
+  path: string;
+  maxAgeS: number;
+  node: string;
+}
+
 export interface ProbeContext {
   /** Where the host's filesystem is mounted ("/" on a bare node, "/host" in the DaemonSet). */
   hostRoot: string;
@@ -25,6 +31,8 @@ export interface ProbeContext {
   nodeIPs: string[];
   /** Deadline for one external call or HTTP request inside a probe. */
   callTimeoutMs: number;
+  /** The parity snapshot (issue #17): its file, its age limit and this node's name; absent: off. */
+  parity?: ParityOptions | null;
   /** Outcomes of the probes this one `needs`, already finished. */
   prior: Partial<Record<ProbeName, ProbeOutcome<unknown>>>;
 }

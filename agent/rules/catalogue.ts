@@ -4,6 +4,8 @@ import { ipsetsLeft } from "./after/kube-ipsets-left.js";
 import { kubeIpvs0Left } from "./after/kube-ipvs0.js";
 import { localhostNodePortsRejected } from "./after/localhost-nodeports-rejected.js";
 import { nftablesTableMissing } from "./after/nftables-table-missing.js";
+import { serviceEndpointsDiffer } from "./after/service-endpoints-differ-after-switch.js";
+import { servicesLostInSwitch } from "./after/services-lost-in-switch.js";
 import { strictArpLeft } from "./after/strict-arp-sysctls-left.js";
 import { deprecationStage } from "./any/ipvs-mode-deprecated.js";
 import { cleanupFailing } from "./any/kube-proxy-cleanup-failing.js";
@@ -55,6 +57,8 @@ export const RULES = [
   strictArpLeft,
   nftablesTableMissing,
   localhostNodePortsRejected,
+  servicesLostInSwitch,
+  serviceEndpointsDiffer,
   syncFailing,
   cleanupFailing,
   rulesStale,

@@ -17,5 +17,7 @@ export const REF = {
   verify: "Guide: 祈るのではなく検証する (verify.sh); Kubernetes metrics reference",
   stages: "KEP-5495: 1.35 warning, 1.37 KubeProxyIPVS gate, 1.40 off by default, 1.43 removed",
   etpLocal: "DESIGN.md: externalTrafficPolicy Local with no local endpoint: ipvs forwards, nftables drops",
+  parity:
+    "Issue #17: per-Service parity, IPVS before vs kube-proxy's nftables maps and chains after (pkg/proxy/nftables/proxier.go chain names)",
   kubeProxyFree: "Guide: もう 1 つの答え：kube-proxy を動かさない (Cilium/Calico eBPF)",
 } as const;

@@ -20,6 +20,7 @@ export const PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz"]
 export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
   "/report",
   "/report/previous",
+  "/parity",
   "/ipvs/virtual-server",
   "/verify",
 ]);

@@ -69,6 +69,17 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
       .type("application/json; charset=utf-8")
       .send(r.summaryJson);
   });
+  // Issue #17: the per-Service parity list (the report's facts.parity, which /report also carries).
+  app.get("/parity", (_req, reply) => {
+    const r = state.current;
+    if (r === null) return fail(reply, 503, "no scan has completed yet");
+    const p = r.report.facts.parity;
+    if (p === null) {
+      const probe = r.report.probes.find((x) => x.name === "parity");
+      return fail(reply, 503, `parity not read: ${probe?.error?.message ?? "the probe did not run"}`);
+    }
+    return reply.header("x-report-age-seconds", state.ageSeconds(r).toFixed(3)).send(p);
+  });
   app.get("/report/schema", (_req, reply) =>
     reply.type("application/schema+json; charset=utf-8").send(schemaJson),
   );

@@ -217,6 +217,45 @@ function connect(c: ConnectInput): VerifyCheck {
   }
 }
 
+const ago = (s: number) => (s < 3600 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
+
+// Issue #17: every Service IPVS served is served by nftables. A snapshot that cannot be compared is
+// said so by name, never passed as "nothing lost".
+function parity(r: NodeReport): VerifyCheck {
+  const name = "every Service served before the switch is served now";
+  const p = r.facts.parity;
+  if (p === null) return check("service-parity", name, "fail", notRead(r, "parity"));
+  switch (p.state) {
+    case "off":
+      return check("service-parity", name, "skipped", "not asked (no --parity-snapshot)");
+    case "no-snapshot":
+      return check(
+        "service-parity",
+        name,
+        "skipped",
+        `no snapshot at ${p.path}: none was taken in ipvs mode`,
+      );
+    case "stale":
+      return check(
+        "service-parity",
+        name,
+        "skipped",
+        `snapshot stale: taken ${ago(p.ageSeconds)} ago, over the ${ago(p.maxAgeSeconds)} limit: not compared`,
+      );
+    case "corrupt":
+      return check("service-parity", name, "not-run", `snapshot ${p.path} unreadable: ${p.why}`);
+    case "not-applicable":
+    case "recorded":
+    case "not-recorded":
+      return check("service-parity", name, "not-run", "kube-proxy does not answer nftables");
+    case "compared": {
+      const c = p.counts;
+      const detail = `${c.same} same, ${c.missingAfter} missing after, ${c.endpointsDiffer} with other endpoints, ${c.newAfter} new (snapshot ${ago(p.ageSeconds)} old)`;
+      return check("service-parity", name, c.missingAfter === 0 ? "ok" : "fail", detail);
+    }
+  }
+}
+
 // A node is accepted only on a full reading: a part not read may hold what every other check looks for.
 function scanComplete(r: NodeReport): VerifyCheck {
   const name = "every part of the node read";
@@ -239,6 +278,7 @@ export function verifyChecks(v: VerifyInput): VerifyCheck[] {
     nftTable(r),
     syncFailures(r, view, v.second, v.syncWindowS),
     lastSync(r, v.second, v.staleAfterS ?? DEFAULT_RULE_OPTIONS.staleAfterS),
+    parity(r),
     connect(v.connect),
     scanComplete(r),
   ];

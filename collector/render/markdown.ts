@@ -59,5 +59,36 @@ export function renderMarkdown(r: FleetReport): string {
         md(nodeNote(n)),
       ]),
     );
+  // #17: per-Service parity on the nodes that carry it.
+  const withParity = r.nodes.filter((n) => n.parity != null && n.parity.state !== "off");
+  if (withParity.length > 0) {
+    const fp = s.parity;
+    out.push(
+      "",
+      "## Service parity after the switch",
+      "",
+      fp
+        ? `Fleet: ${fp.same} same, **${fp.missingAfter} lost**, ${fp.endpointsDiffer} with other endpoints` +
+            (fp.nodesWithLost.length > 0 ? `; lost on ${md(fp.nodesWithLost.join(", "))}` : "")
+        : "",
+      "",
+      "| node | parity | snapshot age | same | lost | endpoints differ | lost addresses |",
+      "|---|---|---|---|---|---|---|",
+    );
+    for (const n of withParity) {
+      const p = n.parity!;
+      out.push(
+        row([
+          md(n.node),
+          md(p.state),
+          p.snapshotAgeSeconds === null ? "-" : `${Math.round(p.snapshotAgeSeconds / 60)} min`,
+          p.counts?.same ?? "-",
+          p.counts?.missingAfter ?? "-",
+          p.counts?.endpointsDiffer ?? "-",
+          md(p.lost.slice(0, 10).join(", ") + (p.lost.length > 10 ? ` +${p.lost.length - 10}` : "") || "-"),
+        ]),
+      );
+    }
+  }
   return `${out.join("\n")}\n`;
 }

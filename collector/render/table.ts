@@ -72,6 +72,13 @@ export function renderTable(r: FleetReport, colour: boolean): string {
       .join("  ") || "none";
   out.push(`phases:   ${counts(s.byPhase, (k) => (k === "no-report" ? "bad" : "bold"))}`);
   out.push(`verdicts: ${counts(s.byVerdict, (k) => VERDICT_TONE[k] ?? "dim")}`);
+  if (s.parity && (s.parity.byState.compared ?? 0) > 0)
+    out.push(
+      `parity:   ${s.parity.same} same  ${c(s.parity.missingAfter > 0 ? "bad" : "dim", `${s.parity.missingAfter} lost`)}  ${s.parity.endpointsDiffer} endpoints differ` +
+        (s.parity.nodesWithLost.length > 0
+          ? `  (lost on ${s.parity.nodesWithLost.map(safe).join(", ")})`
+          : ""),
+    );
   out.push("");
 
   if (r.clusterFindings.length > 0) {

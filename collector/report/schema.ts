@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/contract.js";
+import {
+  Finding,
+  ParityCounts,
+  Phase,
+  SCHEMA_VERSION as NODE_SCHEMA_VERSION,
+  Verdict,
+} from "../../agent/contract.js";
 import { ClusterFacts, ConfigSource } from "./cluster-facts.js";
 
 /** Bumped on any change a consumer of the fleet report could trip over. */
@@ -30,6 +36,19 @@ export type NodeOutcome = z.infer<typeof NodeOutcome>;
 export const NodeFinding = Finding.partial().required({ id: true, severity: true });
 export type NodeFinding = z.infer<typeof NodeFinding>;
 
+/**
+ * #17: the node's per-Service parity after its switch, as its agent reported it. Absent from sources
+ * that do not carry it (Prometheus, older agents): unknown, never "nothing lost".
+ */
+export const NodeParity = z.object({
+  state: z.string(),
+  snapshotAgeSeconds: z.number().nullable(),
+  counts: ParityCounts.nullable(),
+  /** Lost addresses, named "ns/name" when the API's Services hold that ClusterIP or NodePort. */
+  lost: z.array(z.string()),
+});
+export type NodeParity = z.infer<typeof NodeParity>;
+
 /** What one source learnt about one node, before the API's view of the node is joined in. */
 export const NodeObservation = z.object({
   node: z.string(),
@@ -54,6 +73,7 @@ export const NodeObservation = z.object({
   ipvsVirtualServers: z.number().nullable(),
   kubeIpvs0Addresses: z.number().nullable(),
   blackHoledAddresses: z.number().nullable(),
+  parity: NodeParity.nullable().optional(),
 });
 export type NodeObservation = z.infer<typeof NodeObservation>;
 
@@ -129,6 +149,16 @@ export const FleetReport = z.object({
     byOutcome: counts,
     /** Findings by severity, nodes and cluster together. */
     bySeverity: counts,
+    /** #17, fleet-wide: nodes by parity state, and the Service entries over every compared node. */
+    parity: z
+      .object({
+        byState: counts,
+        nodesWithLost: z.array(z.string()),
+        missingAfter: z.number().int(),
+        endpointsDiffer: z.number().int(),
+        same: z.number().int(),
+      })
+      .optional(),
   }),
   cluster: z.object({
     version: ClusterFacts.shape.version,

@@ -22,6 +22,8 @@ export const noKernelState: Partial<NodeFacts> = {
   ipsets: { sets: [] },
   iptables: { backends: [] },
   nftables: { tables: [], kubeProxyTableName: "kube-proxy", kubeProxy: [], firewalls: [] },
+  // No --parity-snapshot: nothing recorded, nothing compared (the probe's answer when not asked).
+  parity: { state: "off" },
 };
 
 export function configz(

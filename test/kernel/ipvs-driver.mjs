@@ -2,22 +2,12 @@
 // namespace it is started in, and writes their outcomes as JSON to argv[2].
 import { writeFileSync } from "node:fs";
 import process from "node:process";
-import { ToolRunner } from "../../dist/agent/io/run.js";
+import { driverContext } from "./driver-context.mjs";
 import { ipsetsProbe } from "../../dist/agent/probes/ipsets.js";
 import { ipvsProbe } from "../../dist/agent/probes/ipvs.js";
 import { kubeIpvs0Probe } from "../../dist/agent/probes/kube-ipvs0.js";
 
-const ctx = {
-  hostRoot: "/",
-  procRoot: "/proc",
-  sysRoot: "/sys",
-  tools: new ToolRunner(),
-  kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-  kubeProxyHealthUrl: "http://127.0.0.1:10256",
-  nodeIPs: [],
-  callTimeoutMs: 30000,
-  prior: {},
-};
+const ctx = driverContext();
 const out = {
   ipvs: await ipvsProbe.run(ctx),
   "kube-ipvs0": await kubeIpvs0Probe.run(ctx),

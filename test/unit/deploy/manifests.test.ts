@@ -234,8 +234,15 @@ t.test("the agent DaemonSet", async (t) => {
     }))
     .filter((m: { host?: unknown }) => m.host !== undefined);
   const lock = hostMounts.filter((m: { host: { path: string } }) => m.host.path === "/run/xtables.lock");
+  // #17: the agent's own state directory, the one place it writes: the parity snapshot.
+  const state = hostMounts.filter((m: { host: { path: string } }) => m.host.path === "/var/lib/proxyscope");
+  t.equal(state.length, 1, "one state directory");
+  t.same(state[0]?.host, { path: "/var/lib/proxyscope", type: "DirectoryOrCreate" });
+  t.equal(state[0]?.mountPath, "/var/lib/proxyscope");
+  t.match(c.args.join(" "), /--parity-snapshot \/var\/lib\/proxyscope\/ipvs-snapshot\.json/);
   const probeMounts = hostMounts.filter(
-    (m: { host: { path: string } }) => m.host.path !== "/run/xtables.lock",
+    (m: { host: { path: string } }) =>
+      m.host.path !== "/run/xtables.lock" && m.host.path !== "/var/lib/proxyscope",
   );
   t.same(
     probeMounts.map((m: { host: { path: string } }) => m.host.path).sort(),

@@ -1,0 +1,175 @@
+import t from "tap";
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync, truncateSync } from "node:fs";
+import { join } from "node:path";
+import { ToolRunner } from "../../../agent/io/run.js";
+import { parityProbe } from "../../../agent/probes/parity.js";
+import type { ProbeContext } from "../../../agent/probes/types.js";
+import { SNAPSHOT_FORMAT } from "../../../agent/facts/parity.js";
+import { tree } from "../../helpers/probe-context.js";
+
+// #17's probe against real files and a stand-in nft that prints what the real nft 1.0.6 printed for
+// kube-proxy's 1.34 test ruleset (test/fixtures/netfilter/recorded/nftables-v1.34).
+const rec = new URL("../../fixtures/netfilter/recorded/nftables-v1.34/", import.meta.url).pathname;
+const NFT = (fail: boolean) => `#!/bin/sh
+${fail ? 'echo "Error: cache initialization failed: Operation not permitted" >&2; exit 1' : ""}
+case "$*" in
+  "-j list map ip kube-proxy "*) /bin/cat '${rec}nft-list-maps-ip.json' ;;
+  "-j list chains ip") /bin/cat '${rec}nft-list-chains.json' ;;
+  "-j list chains ip6") echo '{"nftables": [{"metainfo": {"json_schema_version": 1}}]}' ;;
+  *) echo "unexpected nft $*" >&2; exit 99 ;;
+esac
+`;
+
+const IP_VS = `IP Virtual Server version 1.2.1 (size=4096)
+Prot LocalAddress:Port Scheduler Flags
+  -> RemoteAddress:Port Forward Weight ActiveConn InActConn
+TCP  AC1E0029:0050 rr
+  -> 0AB40001:0050      Masq    1      0          0
+TCP  AC1E002A:0050 rr
+  -> 0AB40002:0050      Masq    1      0          0
+TCP  C0A80002:0BB9 rr
+  -> 0AB40002:0050      Masq    1      0          0
+`;
+
+function ctx(
+  t: Parameters<typeof tree>[0],
+  o: { mode: string; path: string; nftFails?: boolean; maxAgeS?: number },
+): ProbeContext {
+  const dir = tree(t, { nft: NFT(o.nftFails ?? false), proc: { net: { ip_vs: IP_VS } } });
+  chmodSync(join(dir, "nft"), 0o755);
+  return {
+    hostRoot: "/",
+    procRoot: join(dir, "proc"),
+    sysRoot: "/sys",
+    tools: new ToolRunner([dir]),
+    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
+    kubeProxyHealthUrl: "http://127.0.0.1:10256",
+    nodeIPs: [],
+    callTimeoutMs: 10_000,
+    parity: { path: o.path, maxAgeS: o.maxAgeS ?? 86_400, node: "n1" },
+    prior: {
+      "kube-proxy-mode": { ok: true, facts: { mode: o.mode } },
+      "kube-ipvs0": {
+        ok: true,
+        facts: {
+          present: true,
+          kind: "dummy",
+          operState: "DOWN",
+          flags: [],
+          addresses: ["172.30.0.41", "172.30.0.42"].map((address) => ({
+            family: "inet",
+            address,
+            prefixLen: 32,
+          })),
+        },
+      },
+      ipsets: { ok: true, facts: { available: true, sets: [], nodePorts: ["TCP:3001"] } },
+    },
+  };
+}
+
+t.test("ipvs mode: kube-proxy's virtual servers written whole, nothing else left beside", async (t) => {
+  const state = tree(t);
+  const path = join(state, "ipvs-snapshot.json");
+  const r = await parityProbe.run(ctx(t, { mode: "ipvs", path }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.equal(r.facts.state, "recorded");
+  const snap = JSON.parse(readFileSync(path, "utf8"));
+  t.equal(snap.format, SNAPSHOT_FORMAT);
+  t.same(
+    snap.virtualServers.map((v: { kind: string; address: string; port: number; reals: string[] }) => [
+      v.kind,
+      v.address,
+      v.port,
+      v.reals,
+    ]),
+    [
+      ["service-ip", "172.30.0.41", 80, ["10.180.0.1:80"]],
+      ["service-ip", "172.30.0.42", 80, ["10.180.0.2:80"]],
+      ["nodeport", "192.168.0.2", 3001, ["10.180.0.2:80"]],
+    ],
+  );
+  t.same(readdirSync(state), ["ipvs-snapshot.json"], "no temp file left");
+});
+
+t.test("ipvs mode without kube-ipvs0 read: not recorded, and says why", async (t) => {
+  const c = ctx(t, { mode: "ipvs", path: join(tree(t), "s.json") });
+  c.prior["kube-ipvs0"] = { ok: false, error: { kind: "exec-failed", message: "ip failed" } };
+  const r = await parityProbe.run(c);
+  t.same(r.ok && r.facts, { state: "not-recorded", path: c.parity!.path, why: "kube-ipvs0 was not read" });
+  t.notOk(existsSync(c.parity!.path));
+});
+
+t.test("after the switch: the 1.34 table serves svc1 and svc2, a third address lost", async (t) => {
+  const state = tree(t);
+  const path = join(state, "s.json");
+  const now = Math.floor(Date.now() / 1000);
+  writeFileSync(
+    path,
+    JSON.stringify({
+      format: SNAPSHOT_FORMAT,
+      node: "n1",
+      takenAt: now - 300,
+      virtualServers: [
+        { kind: "service-ip", protocol: "TCP", address: "172.30.0.41", port: 80, reals: ["10.180.0.1:80"] },
+        { kind: "service-ip", protocol: "TCP", address: "172.30.0.42", port: 80, reals: ["10.180.0.9:80"] },
+        { kind: "service-ip", protocol: "TCP", address: "172.30.0.99", port: 80, reals: ["10.180.0.7:80"] },
+      ],
+    }),
+  );
+  const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+  if (!r.ok || r.facts.state !== "compared") return t.fail(JSON.stringify(r));
+  t.same(r.facts.counts, { same: 1, missingAfter: 1, endpointsDiffer: 1, newAfter: 4 });
+  t.same(
+    r.facts.services
+      .filter((s) => s.status !== "new-after")
+      .map((s) => [s.status, s.service ?? s.addresses[0]]),
+    [
+      ["missing-after", "172.30.0.99:80"],
+      ["endpoints-differ", "ns2/svc2:p80"],
+    ],
+  );
+  t.ok(r.facts.ageSeconds >= 300);
+});
+
+t.test("the snapshot's named states: absent, corrupt, too big, stale", async (t) => {
+  const state = tree(t);
+  const path = join(state, "s.json");
+  const run = async (maxAgeS?: number) => {
+    const r = await parityProbe.run(ctx(t, { mode: "nftables", path, ...(maxAgeS ? { maxAgeS } : {}) }));
+    return r.ok ? r.facts : null;
+  };
+  t.equal((await run())?.state, "no-snapshot");
+  writeFileSync(path, '{"format": "proxyscope-ipvs-snapshot/1", "virtualSer');
+  t.match(await run(), { state: "corrupt", why: /not JSON/ });
+  writeFileSync(path, '{"format": "something-else"}');
+  t.match(await run(), { state: "corrupt", why: /not a snapshot/ });
+  writeFileSync(path, "");
+  truncateSync(path, 65 * 1024 * 1024);
+  t.match(await run(), { state: "corrupt", why: /larger than/ });
+  writeFileSync(
+    path,
+    JSON.stringify({ format: SNAPSHOT_FORMAT, node: "n1", takenAt: 1000, virtualServers: [] }),
+  );
+  t.match(await run(3600), { state: "stale", maxAgeSeconds: 3600 });
+});
+
+t.test("nft fails: the probe fails (unread), never an empty table that loses every Service", async (t) => {
+  const path = join(tree(t), "s.json");
+  writeFileSync(
+    path,
+    JSON.stringify({ format: SNAPSHOT_FORMAT, node: "n1", takenAt: Date.now() / 1000, virtualServers: [] }),
+  );
+  const r = await parityProbe.run(ctx(t, { mode: "nftables", path, nftFails: true }));
+  t.equal(r.ok, false);
+});
+
+t.test("a guessed or other mode neither records nor compares; off without a path", async (t) => {
+  const c = ctx(t, { mode: "iptables", path: join(tree(t), "s.json") });
+  t.same((await parityProbe.run(c)).ok && (await parityProbe.run(c)), {
+    ok: true,
+    facts: { state: "not-applicable", why: "kube-proxy answers iptables" },
+  });
+  t.notOk(existsSync(c.parity!.path));
+  t.same(await parityProbe.run({ ...c, parity: null }), { ok: true, facts: { state: "off" } });
+});
