@@ -20,6 +20,7 @@ export const REF = {
   strictArp: "Guide: strictARP sysctls are set at runtime and do not revert; MetalLB installation",
   verify: "Guide: 祈るのではなく検証する (verify.sh); Kubernetes metrics reference",
   stages: "KEP-5495: 1.35 warning, 1.37 KubeProxyIPVS gate, 1.40 off by default, 1.43 removed",
-  etpLocal: "DESIGN.md: externalTrafficPolicy Local with no local endpoint: ipvs forwards, nftables drops",
+  etpLocal:
+    "DESIGN.md: internal/externalTrafficPolicy Local with no local endpoint: ipvs forwards, nftables drops (pkg/proxy/ipvs/proxier.go syncEndpoint, k/k#97081; pkg/proxy/nftables/proxier.go)",
   kubeProxyFree: "Guide: もう 1 つの答え：kube-proxy を動かさない (Cilium/Calico eBPF)",
 } as const;

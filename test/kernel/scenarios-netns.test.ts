@@ -247,6 +247,25 @@ if (!netnsAvailable()) {
     }),
   );
 
+  // Issue #12 point 11 (a): kube-proxy's gauge says which policy; ITP Local alone was reported as "external".
+  t.test(
+    "ipvs mode, internalTrafficPolicy: Local without a local endpoint: named internal, not external",
+    (t) =>
+      withNetns(async (ns) => {
+        up(ns);
+        ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+        ns.ipsetRestore(src("ipvs-mode.ipset"));
+        ns.iptablesRestore(src("kube-proxy-ipvs-mode.rules"), "nft", "ipv4");
+        const r = await scanWith(ns, { ...scenario("ipvs-v1.31.json"), noLocalEndpoints: { internal: 2 } });
+        t.equal(r.phase, "ipvs");
+        const f = finding(r, "etp-local-without-local-endpoints");
+        t.equal(f?.evidence.internalTrafficPolicyLocal, 2);
+        t.equal(f?.evidence.externalTrafficPolicyLocal, 0);
+        t.match(f?.title, /\(internal\)/);
+        t.notMatch(f?.title, /external traffic/);
+      }),
+  );
+
   t.test("no kube-proxy and no kube-proxy state: nothing to migrate", (t) =>
     withNetns(async (ns) => {
       up(ns);
