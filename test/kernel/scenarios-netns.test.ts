@@ -266,6 +266,33 @@ if (!netnsAvailable()) {
       }),
   );
 
+  // Issue #12 point 11 (b): kube-proxy 1.30 in iptables mode exports no localhost-NodePort counter (it came
+  // in 1.31, the stand-in follows RegisterMetrics). Today that was silence, read by a person as "none".
+  t.test("iptables mode on kube-proxy 1.30: localhost NodePorts said to be not measurable", (t) =>
+    withNetns(async (ns) => {
+      up(ns);
+      ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+      ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
+      const old = { ...scenario("iptables-default-v1.33.json"), version: "v1.30.8", counters: {} };
+      const r = await scanWith(ns, old);
+      t.equal(r.phase, "iptables");
+      t.notOk(
+        "kubeproxy_iptables_localhost_nodeports_accepted_packets_total" in
+          (r.facts.kubeProxyMetrics?.metrics ?? {}),
+        "the stand-in, like kube-proxy 1.30, exports no such counter",
+      );
+      const f = finding(r, "localhost-nodeports-not-measurable");
+      t.equal(f?.severity, "info");
+      t.match(f?.title, /predates the counter/);
+      t.notOk(findingIds(r).includes("localhost-nodeports-in-use"));
+      const measured = await scanWith(ns, { ...old, version: "v1.31.4" });
+      t.notOk(
+        findingIds(measured).includes("localhost-nodeports-not-measurable"),
+        "1.31 has the counter (0)",
+      );
+    }),
+  );
+
   t.test("no kube-proxy and no kube-proxy state: nothing to migrate", (t) =>
     withNetns(async (ns) => {
       up(ns);
