@@ -296,6 +296,11 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
       "v1.33.1",
     ),
   }),
+  "localhost-nodeports-not-measurable": emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode: "iptables" },
+    kubeProxyMetrics: metrics({}, "v1.30.8"),
+  }),
   "kube-proxy-sync-failing": ipvsNode({
     kubeProxyMetrics: metrics(
       {
