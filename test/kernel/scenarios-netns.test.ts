@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NetNs, netnsAvailable, withNetns } from "../helpers/netns.js";
 import { parseScanOutput, findingIds, finding } from "../helpers/scan-report.js";
-import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
+import { AGENT_CLI, scanInNetns, startStandin } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
 // Issue 2's scenarios on the host kernel: real nftables, ipset and iptables state in a network
@@ -187,7 +187,7 @@ if (!netnsAvailable()) {
       ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
       const root = hostRootWithNft(t, "1.1.3-1");
       const at = async (version: string) =>
-        scanWith(ns, { ...scenario("iptables-default-v1.33.json"), version }, ["--host-root", root]);
+        scanInNetns(ns, { ...scenario("iptables-default-v1.33.json"), version }, ["--host-root", root]);
       const listingFixed = await at("v1.35.4");
       t.equal(listingFixed.phase, "iptables");
       t.same(listingFixed.facts.nftVersion, {
@@ -213,7 +213,7 @@ if (!netnsAvailable()) {
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
       ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
       const root = join(REPO_ROOT, "test/fixtures/os-release/bottlerocket");
-      const r = await scanWith(
+      const r = await scanInNetns(
         ns,
         { ...scenario("iptables-default-v1.33.json"), version: "v1.36.0-eksbuild.9" },
         ["--host-root", root],
@@ -256,7 +256,10 @@ if (!netnsAvailable()) {
         ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
         ns.ipsetRestore(src("ipvs-mode.ipset"));
         ns.iptablesRestore(src("kube-proxy-ipvs-mode.rules"), "nft", "ipv4");
-        const r = await scanWith(ns, { ...scenario("ipvs-v1.31.json"), noLocalEndpoints: { internal: 2 } });
+        const r = await scanInNetns(ns, {
+          ...scenario("ipvs-v1.31.json"),
+          noLocalEndpoints: { internal: 2 },
+        });
         t.equal(r.phase, "ipvs");
         const f = finding(r, "etp-local-without-local-endpoints");
         t.equal(f?.evidence.internalTrafficPolicyLocal, 2);
@@ -274,7 +277,7 @@ if (!netnsAvailable()) {
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
       ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
       const old = { ...scenario("iptables-default-v1.33.json"), version: "v1.30.8", counters: {} };
-      const r = await scanWith(ns, old);
+      const r = await scanInNetns(ns, old);
       t.equal(r.phase, "iptables");
       t.notOk(
         "kubeproxy_iptables_localhost_nodeports_accepted_packets_total" in
@@ -285,7 +288,7 @@ if (!netnsAvailable()) {
       t.equal(f?.severity, "info");
       t.match(f?.title, /predates the counter/);
       t.notOk(findingIds(r).includes("localhost-nodeports-in-use"));
-      const measured = await scanWith(ns, { ...old, version: "v1.31.4" });
+      const measured = await scanInNetns(ns, { ...old, version: "v1.31.4" });
       t.notOk(
         findingIds(measured).includes("localhost-nodeports-not-measurable"),
         "1.31 has the counter (0)",
