@@ -26,6 +26,12 @@ export const NftVersionFacts = z.object({
   /** How it was found: the host's package database, or running nft (bare-metal scans only). */
   source: z.enum(["dpkg", "apk", "rpm-header", "exec", "none"]),
   detail: z.string().optional(),
+  /**
+   * false: no package database lists nftables and there is no nft binary under the host root
+   * (Bottlerocket ships none, bottlerocket-os/bottlerocket#4548) — "not installed", never "old" or "newer".
+   * Absent otherwise: a version was found, or nobody could tell (an older agent, an unreadable RPM db).
+   */
+  installed: z.boolean().optional(),
 });
 export type NftVersionFacts = z.infer<typeof NftVersionFacts>;
 

@@ -34,6 +34,11 @@ export const MetricSample = z.object({
   /** Smallest and largest series: for per-family gauges such as the last sync timestamp (v1.33+). */
   min: z.number(),
   max: z.number(),
+  /**
+   * Sums by the value of a label whose values kube-proxy bounds ("traffic_policy": internal | external),
+   * for the families that carry one. Absent: the family has no such label, or an older agent read it.
+   */
+  byLabel: z.record(z.string(), z.record(z.string(), z.number())).optional(),
 });
 
 export const KubeProxyMetricsFacts = z.object({

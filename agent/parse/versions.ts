@@ -9,6 +9,49 @@ export const NFTABLES_MIN_KERNEL = [5, 13] as const;
 /** kube-proxy's nftables mode needs host nft 1.0.1 or newer. */
 export const NFT_MIN_VERSION = [1, 0, 1] as const;
 
+/**
+ * Host nft from which sets carry user data (udata) that older nft binaries segfault on while reading
+ * them: "nftables 1.1.2+ began writing user-data (udata) fields when creating sets" (microsoft/azurelinux
+ * #17760, upstream nftables be737a1986bf); kube-proxy's threads say "1.1.3" (kubernetes/kubernetes#136786,
+ * #137501). The earlier of the two, so a 1.1.2 host is not passed.
+ */
+export const NFT_WRITES_SET_UDATA = [1, 1, 2] as const;
+/**
+ * First patch of each minor with "Fix kube-proxy on systems with nft 1.1.3 (take 2)" (kubernetes/kubernetes
+ * #137501: kube-proxy lists only its own table; cherry-picks #137809 -> 1.33.11, #137808 -> 1.34.7,
+ * #137807 -> 1.35.4; in 1.36.0). Minors before 1.33 never got it. It fixed the listing, not the sync.
+ */
+export const KUBE_PROXY_NFT_LISTING_FIXED_IN: Readonly<Record<number, number>> = {
+  33: 11,
+  34: 7,
+  35: 4,
+  36: 0,
+};
+/**
+ * kube-proxy whose image carries nft 1.0.6.1 built with the patch (kubernetes/kubernetes#140405, merged to
+ * master 2026-07-10, "Fixes #136786"; distroless-iptables v0.9.4, kubernetes/release#4419/#4453). No
+ * cherry-pick to 1.33-1.36 was found, so only v1.37.0 and later.
+ */
+export const KUBE_PROXY_NFT_IMAGE_FIXED = [1, 37, 0] as const;
+
+/**
+ * How far a kube-proxy release is from the crash on sets a newer nft wrote: "none" (neither fix),
+ * "listing" (#137501 only: the sync can still crash, #136786 reopened, #140898), "image" (#140405).
+ */
+export function kubeProxyNftUdataFix(version: readonly number[]): "none" | "listing" | "image" {
+  if (compareVersions(version, KUBE_PROXY_NFT_IMAGE_FIXED) >= 0) return "image";
+  const [major, minor, patch] = version as [number, number, number];
+  if (major !== 1) return "none";
+  const fixed = KUBE_PROXY_NFT_LISTING_FIXED_IN[minor];
+  return fixed !== undefined && patch >= fixed ? "listing" : "none";
+}
+
+/** Whether host nft writes sets an older nft crashes on; null when the version is unknown. */
+export function nftWritesSetUdata(version: string | null | undefined): boolean | null {
+  const parts = versionParts(version);
+  return parts === null ? null : compareVersions(parts, NFT_WRITES_SET_UDATA) >= 0;
+}
+
 /** Parses /proc/sys/kernel/osrelease ("6.8.0-51-generic", "5.4.0", "6.1.176"). */
 export function parseKernelRelease(text: string): Parsed<KernelFacts> {
   const release = text.trim();

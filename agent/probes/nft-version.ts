@@ -9,6 +9,8 @@ import { defineProbe, type ProbeOutcome } from "./types.js";
 const DB_CAP = 64 * 1024 * 1024;
 // rpmdb.sqlite (RHEL 9+, Fedora, Amazon Linux 2023) or Berkeley DB Packages (RHEL 8, AL2).
 const RPM_DBS = ["/var/lib/rpm/rpmdb.sqlite", "/var/lib/rpm/Packages", "/usr/lib/sysimage/rpm/rpmdb.sqlite"];
+// Where distributions install nft (usr-merged or not). None of them present is "not installed".
+const NFT_BINARIES = ["/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft", "/usr/local/sbin/nft"];
 
 type Lookup = { kind: "found"; pkg: InstalledPackage } | { kind: "not-installed" } | { kind: "no-db" };
 
@@ -21,7 +23,7 @@ export const nftVersionProbe = defineProbe("nft-version", {
       { source: "dpkg", path: `${root}/var/lib/dpkg/status`, find: findDpkgPackage },
       { source: "apk", path: `${root}/lib/apk/db/installed`, find: findApkPackage },
     ] as const;
-    const notInstalled: string[] = [];
+    const notInstalled: ("dpkg" | "apk")[] = [];
     for (const db of dbs) {
       const r = await lookup(db.path, db.find);
       if ("error" in r) return r.error;
@@ -41,12 +43,37 @@ export const nftVersionProbe = defineProbe("nft-version", {
       if (ex.ok) {
         const v = parseNftVersionOutput(ex.stdout);
         if (!v.ok) return garbage(v.error, "nft --version");
-        return { ok: true, facts: { version: v.value, source: "exec", detail: ex.stdout.trim() } };
+        return {
+          ok: true,
+          facts: { version: v.value, source: "exec", detail: ex.stdout.trim() },
+        };
       }
       if (ex.error.kind !== "missing-tool") return { ok: false, error: ex.error };
     }
 
+    // No package and no binary is an answer ("not installed"); a binary we could not ask stays unknown,
+    // and so does a host whose RPM database we cannot read.
     const first = notInstalled[0];
+    const rpmDb = await findRpmDb(root);
+    if (rpmDb === null || first !== undefined) {
+      const binary = await findBinary(root);
+      if ("error" in binary) return binary.error;
+      if (binary.path === null) {
+        const where =
+          first === "dpkg" || first === "apk"
+            ? `the host's ${first} database has no nftables package installed`
+            : "there is no dpkg, apk or rpm package database";
+        return {
+          ok: true,
+          facts: {
+            version: null,
+            source: first ?? "none",
+            detail: `not installed: ${where}, and there is no nft binary under ${ctx.hostRoot} (${NFT_BINARIES.join(", ")})`,
+            installed: false,
+          },
+        };
+      }
+    }
     if (first === "dpkg" || first === "apk") {
       return {
         ok: true,
@@ -57,18 +84,15 @@ export const nftVersionProbe = defineProbe("nft-version", {
         },
       };
     }
-    for (const rel of RPM_DBS) {
-      const r = await readTextFile(`${root}${rel}`, 1);
-      if (r.ok || !r.missing) {
-        return {
-          ok: true,
-          facts: {
-            version: null,
-            source: "none",
-            detail: `the host keeps packages in an RPM database (${rel}), which this agent cannot read; run "rpm -q nftables" on the node`,
-          },
-        };
-      }
+    if (rpmDb !== null) {
+      return {
+        ok: true,
+        facts: {
+          version: null,
+          source: "none",
+          detail: `the host keeps packages in an RPM database (${rpmDb}), which this agent cannot read; run "rpm -q nftables" on the node`,
+        },
+      };
     }
     return {
       ok: true,
@@ -80,6 +104,39 @@ export const nftVersionProbe = defineProbe("nft-version", {
     };
   },
 });
+
+async function findRpmDb(root: string): Promise<string | null> {
+  for (const rel of RPM_DBS) {
+    const r = await readTextFile(`${root}${rel}`, 1);
+    if (r.ok || !r.missing) return rel;
+  }
+  return null;
+}
+
+async function findBinary(root: string): Promise<{ path: string | null } | { error: ProbeOutcome<never> }> {
+  for (const rel of NFT_BINARIES) {
+    try {
+      await stat(`${root}${rel}`);
+      return { path: rel };
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      // Only "it is not there" counts as absent; a path we were denied is unread, not missing.
+      if (code !== "ENOENT" && code !== "ENOTDIR") {
+        return {
+          error: {
+            ok: false,
+            error: {
+              kind: code === "EACCES" || code === "EPERM" ? "not-permitted" : "io",
+              message: `cannot tell whether nft is installed: ${code ?? String(e)}`,
+              command: `${root}${rel}`,
+            },
+          },
+        };
+      }
+    }
+  }
+  return { path: null };
+}
 
 // The package database answers the same until it changes, and reading it is not free: Debian's
 // status file is ~1 MB, and splitting it into stanzas held the event loop for tens of ms on every

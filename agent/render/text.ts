@@ -39,9 +39,11 @@ function capabilityLines(r: NodeReport): string[] {
   const v = f.nftVersion;
   const nft = !v
     ? "host nft: unknown (probe failed)"
-    : v.version === null
-      ? `host nft: unknown (${safe(v.detail ?? v.source)})`
-      : `host nft ${safe(v.version)} (from ${v.source}): ${view.hostNftNewEnough === false ? `TOO OLD (needs ${NFT_MIN_VERSION.join(".")})` : "ok"}`;
+    : v.installed === false
+      ? "host nft: not installed (nothing on the host itself writes nftables sets)"
+      : v.version === null
+        ? `host nft: unknown (${safe(v.detail ?? v.source)})`
+        : `host nft ${safe(v.version)} (from ${v.source}): ${view.hostNftNewEnough === false ? `TOO OLD (needs ${NFT_MIN_VERSION.join(".")})` : "ok"}`;
   const m = f.kernelModules;
   let modules: string;
   if (!m) modules = "modules: unknown (probe failed)";

@@ -25,6 +25,7 @@ import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
 import { kernelTooOld } from "./before/kernel-too-old-for-nftables.js";
 import { localhostNodePorts } from "./before/localhost-nodeports-in-use.js";
+import { localhostNodePortsNotMeasurable } from "./before/localhost-nodeports-not-measurable.js";
 import { nftTooNewForKubeProxy } from "./before/nft-host-newer-than-kube-proxy-supports.js";
 import { nftTooOld } from "./before/nft-too-old.js";
 import { nftModulesMissing } from "./before/nftables-modules-missing.js";
@@ -44,6 +45,7 @@ export const RULES = [
   foreignIpvsUsers,
   nodePortsOnSecondaryAddresses,
   localhostNodePorts,
+  localhostNodePortsNotMeasurable,
   conntrackWorkaround,
   hostFirewall,
   foreignChainReferences,

@@ -1,9 +1,10 @@
-import t from "tap";
-import { readFileSync } from "node:fs";
+import t, { type Test } from "tap";
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NetNs, netnsAvailable, withNetns } from "../helpers/netns.js";
 import { parseScanOutput, findingIds, finding } from "../helpers/scan-report.js";
-import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
+import { AGENT_CLI, scanInNetns, startStandin } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
 // Issue 2's scenarios on the host kernel: real nftables, ipset and iptables state in a network
@@ -176,6 +177,125 @@ if (!netnsAvailable()) {
     }),
   );
 
+  // Issue #12 point 9. The crash's trigger is a set in the host netns written by nft 1.1.2+; the agent reads
+  // the host's nft from its package database: the recorded Debian 12 host tree with the nftables stanza's
+  // Version raised to 1.1.3-1 (a host with a newer nft). #137501 (1.35.4) fixed kube-proxy's listing only.
+  t.test("host nft 1.1.3, kube-proxy 1.35.4 in iptables mode: a canary warning, not a pass", (t) =>
+    withNetns(async (ns) => {
+      up(ns);
+      ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+      ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
+      const root = hostRootWithNft(t, "1.1.3-1");
+      const at = async (version: string) =>
+        scanInNetns(ns, { ...scenario("iptables-default-v1.33.json"), version }, ["--host-root", root]);
+      const listingFixed = await at("v1.35.4");
+      t.equal(listingFixed.phase, "iptables");
+      t.same(listingFixed.facts.nftVersion, {
+        version: "1.1.3",
+        source: "dpkg",
+        detail: "nftables 1.1.3-1",
+      });
+      const f = finding(listingFixed, "nft-host-newer-than-kube-proxy-supports");
+      t.equal(f?.severity, "warning", "today's rule passed 1.35.4 (#137501) as fixed");
+      t.equal(f?.blocksMigration, false);
+      t.match(f?.evidence.fixedIn, /^v1\.37\.0 /);
+      const unfixed = await at("v1.35.3");
+      t.equal(finding(unfixed, "nft-host-newer-than-kube-proxy-supports")?.severity, "error");
+      t.equal(unfixed.verdict, "blocked");
+      const imageFixed = await at("v1.37.0");
+      t.notOk(findingIds(imageFixed).includes("nft-host-newer-than-kube-proxy-supports"));
+    }),
+  );
+
+  t.test("Bottlerocket (no host nft at all): 'not installed', neither too old nor newer", (t) =>
+    withNetns(async (ns) => {
+      up(ns);
+      ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+      ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
+      const root = join(REPO_ROOT, "test/fixtures/os-release/bottlerocket");
+      const r = await scanInNetns(
+        ns,
+        { ...scenario("iptables-default-v1.33.json"), version: "v1.36.0-eksbuild.9" },
+        ["--host-root", root],
+      );
+      t.equal(r.facts.osRelease?.id, "bottlerocket");
+      t.equal(r.facts.nftVersion?.installed, false);
+      t.equal(r.facts.nftVersion?.version, null);
+      t.notOk(findingIds(r).includes("nft-host-newer-than-kube-proxy-supports"));
+      t.notOk(findingIds(r).includes("nft-too-old"));
+      const standin = await startStandin(
+        { ...scenario("iptables-default-v1.33.json"), version: "v1.36.0-eksbuild.9" },
+        ns.name,
+      );
+      try {
+        const text = ns.runNode(AGENT_CLI, [
+          "scan",
+          "--node",
+          "bottlerocket",
+          "--host-root",
+          root,
+          "--kube-proxy-metrics-url",
+          standin.metricsUrl,
+          "--kube-proxy-health-url",
+          standin.healthUrl,
+        ]);
+        t.match(text.stdout, /host nft: not installed/);
+        t.notMatch(text.stdout, /host nft: unknown|TOO OLD \(needs/);
+      } finally {
+        await standin.stop();
+      }
+    }),
+  );
+
+  // Issue #12 point 11 (a): kube-proxy's gauge says which policy; ITP Local alone was reported as "external".
+  t.test(
+    "ipvs mode, internalTrafficPolicy: Local without a local endpoint: named internal, not external",
+    (t) =>
+      withNetns(async (ns) => {
+        up(ns);
+        ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+        ns.ipsetRestore(src("ipvs-mode.ipset"));
+        ns.iptablesRestore(src("kube-proxy-ipvs-mode.rules"), "nft", "ipv4");
+        const r = await scanInNetns(ns, {
+          ...scenario("ipvs-v1.31.json"),
+          noLocalEndpoints: { internal: 2 },
+        });
+        t.equal(r.phase, "ipvs");
+        const f = finding(r, "etp-local-without-local-endpoints");
+        t.equal(f?.evidence.internalTrafficPolicyLocal, 2);
+        t.equal(f?.evidence.externalTrafficPolicyLocal, 0);
+        t.match(f?.title, /\(internal\)/);
+        t.notMatch(f?.title, /external traffic/);
+      }),
+  );
+
+  // Issue #12 point 11 (b): kube-proxy 1.30 in iptables mode exports no localhost-NodePort counter (it came
+  // in 1.31, the stand-in follows RegisterMetrics). Today that was silence, read by a person as "none".
+  t.test("iptables mode on kube-proxy 1.30: localhost NodePorts said to be not measurable", (t) =>
+    withNetns(async (ns) => {
+      up(ns);
+      ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
+      ns.iptablesRestore(src("kube-proxy-iptables-mode.rules"), "nft", "ipv4");
+      const old = { ...scenario("iptables-default-v1.33.json"), version: "v1.30.8", counters: {} };
+      const r = await scanInNetns(ns, old);
+      t.equal(r.phase, "iptables");
+      t.notOk(
+        "kubeproxy_iptables_localhost_nodeports_accepted_packets_total" in
+          (r.facts.kubeProxyMetrics?.metrics ?? {}),
+        "the stand-in, like kube-proxy 1.30, exports no such counter",
+      );
+      const f = finding(r, "localhost-nodeports-not-measurable");
+      t.equal(f?.severity, "info");
+      t.match(f?.title, /predates the counter/);
+      t.notOk(findingIds(r).includes("localhost-nodeports-in-use"));
+      const measured = await scanInNetns(ns, { ...old, version: "v1.31.4" });
+      t.notOk(
+        findingIds(measured).includes("localhost-nodeports-not-measurable"),
+        "1.31 has the counter (0)",
+      );
+    }),
+  );
+
   t.test("no kube-proxy and no kube-proxy state: nothing to migrate", (t) =>
     withNetns(async (ns) => {
       up(ns);
@@ -192,6 +312,20 @@ if (!netnsAvailable()) {
       );
     }),
   );
+}
+
+/** The recorded Debian 12 host tree (test/fixtures/host) with its nftables package at another version. */
+function hostRootWithNft(t: Test, debVersion: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-hostroot-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(join(REPO_ROOT, "test/fixtures/host"), dir, { recursive: true });
+  const status = join(dir, "var/lib/dpkg/status");
+  const stanzas = readFileSync(status, "utf8").split("\n\n");
+  const i = stanzas.findIndex((x) => x.startsWith("Package: nftables\n"));
+  if (i < 0) throw new Error("the recorded dpkg status has no nftables stanza");
+  stanzas[i] = stanzas[i]!.replace(/^Version: .*$/m, `Version: ${debVersion}`);
+  writeFileSync(status, stanzas.join("\n\n"));
+  return dir;
 }
 
 function up(ns: NetNs): void {

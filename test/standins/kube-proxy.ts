@@ -52,6 +52,11 @@ export interface Scenario {
   nodeIPs?: string[];
   /** Per metric name: one number (IPv4, or the unlabeled series) or a number per family. null: not exported. */
   counters?: Record<string, number | null | Partial<Record<Family, number>>>;
+  /**
+   * Services with a Local traffic policy and no local endpoint, per policy (the gauge's traffic_policy label;
+   * the ipvs/nftables proxiers set "internal" and "external" on every sync). On the first IP family only.
+   */
+  noLocalEndpoints?: { internal?: number; external?: number };
   lastSync?: TimeSpec | null;
   lastQueued?: TimeSpec | null;
   /** The proxier's health (no sync overdue). */
@@ -321,10 +326,10 @@ function metricsText(live: Live, nowMs: number): string {
       series:
         syncs === 0
           ? []
-          : famLabels.flatMap((fl) =>
-              ["internal", "external"].map((p) => ({
+          : famLabels.flatMap((fl, i) =>
+              (["internal", "external"] as const).map((p) => ({
                 labels: [...fl, ["traffic_policy", p]] as [string, string][],
-                value: 0,
+                value: i === 0 ? (sc.noLocalEndpoints?.[p] ?? 0) : 0,
               })),
             ),
     },

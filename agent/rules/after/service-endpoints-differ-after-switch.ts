@@ -9,7 +9,9 @@ const MANY = 0.1;
 export const serviceEndpointsDiffer = rule({
   findings: { "service-endpoints-differ-after-switch": { severity: ["info", "warning"], stage: "after" } },
   needs: ["parity", "nftables"],
-  evaluate({ facts }) {
+  evaluate({ facts, view }) {
+    // The snapshot is compared only against a mode kube-proxy itself says it runs, never a guessed one.
+    if (view.runningMode !== "nftables") return [];
     const p = facts.parity;
     if (p === null || p.state !== "compared" || p.counts.endpointsDiffer === 0) return [];
     const differ = p.services.filter((s) => s.status === "endpoints-differ");

@@ -7,7 +7,9 @@ import { listed, rule } from "../rule.js";
 export const servicesLostInSwitch = rule({
   findings: { "services-lost-in-switch": { severity: "error", stage: "after" } },
   needs: ["parity", "nftables"],
-  evaluate({ facts }) {
+  evaluate({ facts, view }) {
+    // The snapshot is compared only against a mode kube-proxy itself says it runs, never a guessed one.
+    if (view.runningMode !== "nftables") return [];
     const p = facts.parity;
     if (p === null || p.state !== "compared" || p.counts.missingAfter === 0) return [];
     const lost = p.services.filter((s) => s.status === "missing-after");

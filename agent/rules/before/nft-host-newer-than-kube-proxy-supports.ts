@@ -1,47 +1,67 @@
-import { compareVersions, versionParts } from "../../parse/versions.js";
+import {
+  KUBE_PROXY_NFT_IMAGE_FIXED,
+  kubeProxyNftUdataFix,
+  NFT_WRITES_SET_UDATA,
+  nftWritesSetUdata,
+  versionParts,
+} from "../../parse/versions.js";
 import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
-// First patch release of each minor carrying "Fix kube-proxy on systems with nft 1.1.3" (kubernetes/kubernetes
-// #137501, cherry-picked as #137809 to 1.33.11, #137808 to 1.34.7, #137807 to 1.35.4; in 1.36.0). Minors
-// before 1.33 never got it.
-const NFT_113_FIXED_IN: Record<number, number> = { 33: 11, 34: 7, 35: 4 };
-
-export function kubeProxyHasNft113Fix(version: number[]): boolean {
-  const [major, minor, patch] = version as [number, number, number];
-  if (major !== 1) return major > 1;
-  if (minor >= 36) return true;
-  const fixed = NFT_113_FIXED_IN[minor];
-  return fixed !== undefined && patch >= fixed;
-}
+// What is known (test/profiles/profiles.md, "#12 points 9 and 11"): a set anywhere in the host netns written
+// by nft 1.1.2+ carries user data the older nft inside kube-proxy's image segfaults on (microsoft/azurelinux
+// #17760; kubernetes/kubernetes#136786). #137501 (1.33.11 / 1.34.7 / 1.35.4 / 1.36.0) made kube-proxy list
+// only its own table, which stopped the listing crash but not the sync's (#136786 reopened 2026-05-18;
+// #140898 on v1.36.0-eksbuild.9). #140405 rebuilt the image with nft 1.0.6.1, from v1.37.0 only. The host's
+// nft is what writes such sets on most nodes; a host with no nft (Bottlerocket) is not this finding.
+const THREADS =
+  "kubernetes/kubernetes#136786 (reopened), #137501, #140405 (nft 1.0.6.1 in the image, v1.37.0), #140898";
 
 export const nftTooNewForKubeProxy = rule({
   findings: {
-    // Before the switch it blocks it; on a node already in nftables mode the syncs crash.
-    "nft-host-newer-than-kube-proxy-supports": { severity: ["error", "critical"], stage: ["before", "any"] },
+    // Before the switch it blocks it (no fix) or asks for a canary (listing fix only); on a node already in
+    // nftables mode the syncs crash whenever such a set exists.
+    "nft-host-newer-than-kube-proxy-supports": {
+      severity: ["warning", "error", "critical"],
+      stage: ["before", "any"],
+    },
   },
   needs: ["nftVersion", "kubeProxyMetrics"],
   evaluate({ facts, view: { phase } }) {
-    const host = versionParts(facts.nftVersion?.version);
+    const v = facts.nftVersion;
     const kp = versionParts(facts.kubeProxyMetrics?.gitVersion);
-    if (!host || !kp || phase === "none") return [];
-    if (compareVersions(host, [1, 1, 3]) < 0 || kubeProxyHasNft113Fix(kp)) return [];
+    if (!v || v.installed === false || nftWritesSetUdata(v.version) !== true || !kp || phase === "none")
+      return [];
+    const fix = kubeProxyNftUdataFix(kp);
+    if (fix === "image") return [];
     const after = phase === "nftables";
+    const unfixed = fix === "none";
+    const severity = unfixed ? (after ? "critical" : "error") : "warning";
+    const image = KUBE_PROXY_NFT_IMAGE_FIXED.join(".");
     return [
       {
         id: "nft-host-newer-than-kube-proxy-supports",
-        severity: after ? "critical" : "error",
+        severity,
         stage: after ? "any" : "before",
-        blocksMigration: !after,
-        title: `Host nft ${facts.nftVersion?.version} with kube-proxy ${facts.kubeProxyMetrics?.gitVersion}: nftables-mode syncs crash on this combination`,
+        blocksMigration: unfixed && !after,
+        title: unfixed
+          ? `Host nft ${v.version} with kube-proxy ${facts.kubeProxyMetrics?.gitVersion}: nftables-mode syncs crash on the sets this nft writes`
+          : `Host nft ${v.version} with kube-proxy ${facts.kubeProxyMetrics?.gitVersion}: the listing fix is in, but syncs can still crash until kube-proxy v${image}`,
         evidence: {
-          nftVersion: facts.nftVersion?.version ?? null,
+          nftVersion: v.version,
+          nftSource: v.source,
           kubeProxyVersion: facts.kubeProxyMetrics?.gitVersion ?? null,
-          fixedIn: "v1.33.11, v1.34.7, v1.35.4, v1.36.0",
+          trigger: `a set anywhere on this node written by nft ${NFT_WRITES_SET_UDATA.join(".")} or newer (the host's nft, or a container's in the host network namespace): kube-proxy's image nft segfaults reading its user data`,
+          kubeProxyFix: unfixed
+            ? "none: predates #137501 (1.33.11, 1.34.7, 1.35.4, 1.36.0; never in 1.32 or older)"
+            : "#137501 only: kube-proxy lists its own table, but its sync (nft -f) still crashes (#136786 reopened, #140898)",
+          fixedIn: `v${image} (#140405: nft 1.0.6.1 in kube-proxy's image)`,
+          threads: THREADS,
         },
-        remedy:
-          "Upgrade kube-proxy to a release with the fix (kubernetes/kubernetes#137501) before switching this node to nftables mode",
-        reference: REF.nft,
+        remedy: unfixed
+          ? `Upgrade kube-proxy to v${image} or newer (or at least a release with #137501) before switching this node to nftables mode, or keep nft older than ${NFT_WRITES_SET_UDATA.join(".")} on the host`
+          : `Prefer kube-proxy v${image} or newer; on this release switch one canary node first and watch kubeproxy_sync_proxy_rules_nftables_sync_failures_total (rising means the crash: go back to the old mode)`,
+        reference: REF.nftUdata,
       },
     ];
   },

@@ -22,10 +22,13 @@ export const nftTooOld = rule({
           source: v.source,
           required: REQUIRED,
           os: facts.osRelease?.prettyName ?? null,
+          // The guide passes Ubuntu 20.04 on the 5.15 HWE kernel on its kernel alone; upstream's minimum is the host's nft.
+          departsFromGuide:
+            "the guide calls Ubuntu 20.04 on the 5.15 HWE kernel fine; its nft 0.9.3 is below upstream's minimum (do not run nftables mode with host nft < 1.0.0; with a system nft <= 0.9.8 'the system nft will become completely unusable', kube-proxy's getNFTablesInterface)",
         },
         remedy:
-          "Upgrade the host's nftables package to 1.0.1 or newer (Ubuntu 20.04 ships 0.9.3 even on the 5.15 HWE kernel: rebuild on 22.04/24.04), or stay in iptables mode",
-        reference: REF.nft,
+          "Upgrade the host's nftables package to 1.0.1 or newer (Ubuntu 20.04 ships 0.9.3 even on the 5.15 HWE kernel, which the guide calls fine but upstream does not: rebuild on 22.04/24.04), or stay in iptables mode",
+        reference: REF.nftMinimum,
       },
     ];
   },

@@ -160,3 +160,25 @@ t.test("NaN/Inf sums are left out rather than reported as numbers", async (t) =>
     t.ok(Schema.safeParse(r.value).success);
   }
 });
+
+// #12 point 11: the no-local-endpoints gauge is read per traffic_policy, so ITP Local is not called ETP.
+t.test("no_local_endpoints is split by traffic_policy (internal, external)", async (t) => {
+  const g = "kubeproxy_sync_proxy_rules_no_local_endpoints_total";
+  t.same(facts("ipvs-v1.31").metrics[g]?.byLabel, { traffic_policy: { internal: 0, external: 0 } });
+  const text = recorded("ipvs-v1.31").replace(
+    `${g}{traffic_policy="internal"} 0`,
+    `${g}{traffic_policy="internal"} 3`,
+  );
+  const r = parseKubeProxyMetrics(text);
+  t.ok(r.ok);
+  if (!r.ok) return;
+  t.same(r.value.metrics[g]?.byLabel, { traffic_policy: { internal: 3, external: 0 } });
+  t.equal(r.value.metrics[g]?.value, 3);
+  t.ok(Schema.safeParse(r.value).success);
+  // Per IP family from v1.33: summed over families, still split by policy.
+  t.same(facts("nftables-draining-v1.33").metrics[g]?.byLabel?.traffic_policy, { internal: 0, external: 0 });
+  t.equal(
+    facts("ipvs-v1.31").metrics["kubeproxy_sync_proxy_rules_last_timestamp_seconds"]?.byLabel,
+    undefined,
+  );
+});

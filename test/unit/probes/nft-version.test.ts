@@ -38,6 +38,13 @@ t.test("nft-version: host dpkg database wins, no exec under a mounted host root"
 
   const noDb = await nftVersionProbe.run(probeContext({ hostRoot: tree(t), tools }));
   t.same(noDb.ok && [noDb.facts.version, noDb.facts.source], [null, "none"]);
+  // Bottlerocket: no package database and no nft binary (bottlerocket-os/bottlerocket#4548).
+  t.equal(noDb.ok && noDb.facts.installed, false, "no database and no binary: not installed");
+  t.match(noDb.ok && noDb.facts.detail, /^not installed: .*no nft binary under /);
+  // A binary nobody can ask (a container cannot run the host's nft) is unknown, not absent.
+  const binOnly = tree(t, { usr: { sbin: { nft: "ELF" } } });
+  const b = await nftVersionProbe.run(probeContext({ hostRoot: binOnly, tools }));
+  t.same(b.ok && [b.facts.version, b.facts.installed], [null, undefined]);
 
   const noNft = tree(t, {
     var: {
@@ -49,9 +56,21 @@ t.test("nft-version: host dpkg database wins, no exec under a mounted host root"
     facts: {
       version: null,
       source: "dpkg",
-      detail: "the host's dpkg database has no nftables package installed",
+      detail:
+        "not installed: the host's dpkg database has no nftables package installed, and there is no nft binary under " +
+        `${noNft} (/usr/sbin/nft, /sbin/nft, /usr/bin/nft, /bin/nft, /usr/local/sbin/nft)`,
+      installed: false,
     },
   });
+  // dpkg has no package but an nft binary is there (built from source): unknown, not "not installed".
+  const selfBuilt = tree(t, {
+    usr: { local: { sbin: { nft: "ELF" } } },
+    var: {
+      lib: { dpkg: { status: "Package: iproute2\nStatus: install ok installed\nVersion: 6.1.0-3\n\n" } },
+    },
+  });
+  const sb = await nftVersionProbe.run(probeContext({ hostRoot: selfBuilt, tools }));
+  t.same(sb.ok && [sb.facts.version, sb.facts.installed], [null, undefined]);
 
   const garbage = tree(t, { var: { lib: { dpkg: { status: "this is not\na status file\n" } } } });
   const g = await nftVersionProbe.run(probeContext({ hostRoot: garbage, tools }));

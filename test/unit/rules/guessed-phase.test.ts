@@ -273,6 +273,42 @@ function cleanupNode(failures: number): NodeFacts {
     ),
   });
 }
+/** A node after the switch whose parity snapshot was compared (#17): what IPVS served before, per Service. */
+function parityNode(counts: {
+  same: number;
+  missingAfter: number;
+  endpointsDiffer: number;
+  newAfter: number;
+}) {
+  const status = counts.missingAfter > 0 ? "missing-after" : "endpoints-differ";
+  return emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode: "nftables" },
+    nftables: nftables(nftTable("ip", 3)),
+    kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 5 }, "v1.35.4"),
+    parity: {
+      state: "compared",
+      path: "/var/lib/proxyscope/ipvs-snapshot.json",
+      takenAt: NOW - 600,
+      ageSeconds: 600,
+      maxAgeSeconds: 86_400,
+      counts,
+      services: [
+        {
+          service: null,
+          protocol: "TCP",
+          addresses: ["10.96.0.20:80"],
+          status,
+          endpointsBefore: 2,
+          endpointsAfter: status === "missing-after" ? 0 : 2,
+          gone: ["10.244.1.5:8080"],
+          added: status === "missing-after" ? [] : ["10.244.1.9:8080"],
+        },
+      ],
+      truncated: false,
+    },
+  });
+}
 /** The previous scan a witness needs (a cumulative counter is current only when it rose since). */
 const PREVIOUS: Record<string, NodeFacts> = { "kube-proxy-cleanup-failing": cleanupNode(2) };
 
@@ -296,6 +332,11 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
       "v1.33.1",
     ),
   }),
+  "localhost-nodeports-not-measurable": emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode: "iptables" },
+    kubeProxyMetrics: metrics({}, "v1.30.8"),
+  }),
   "kube-proxy-sync-failing": ipvsNode({
     kubeProxyMetrics: metrics(
       {
@@ -318,6 +359,13 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
   "kube-proxy-cleanup-failed-earlier": cleanupNode(2),
   "kube-proxy-rules-stale": ipvsNode({
     kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 3600 }, "v1.33.1"),
+  }),
+  "services-lost-in-switch": parityNode({ same: 3, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 }),
+  "service-endpoints-differ-after-switch": parityNode({
+    same: 3,
+    missingAfter: 0,
+    endpointsDiffer: 1,
+    newAfter: 0,
   }),
 };
 
