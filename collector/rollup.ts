@@ -13,6 +13,7 @@ import { kubeProxyUnread } from "./checks/proxy-config.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
+import { withPages } from "./checks/references.js";
 import { targetVersionFindings, type TargetVersion } from "./checks/target-version.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
 import type { ApiNode, ClusterFacts } from "./report/cluster-facts.js";
@@ -126,10 +127,12 @@ export function rollup(input: RollupInput): FleetReport {
   const clusterFindings = [
     ...(cluster ? clusterChecks(cluster, observed) : []),
     ...(input.targetVersion
-      ? targetVersionFindings(
-          input.targetVersion,
-          nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
-          cluster,
+      ? withPages(
+          targetVersionFindings(
+            input.targetVersion,
+            nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
+            cluster,
+          ),
         )
       : []),
   ];

@@ -3,6 +3,7 @@ import type { ClusterFacts } from "../report/cluster-facts.js";
 import { kernelsTooOld } from "./kernels.js";
 import * as cfg from "./proxy-config.js";
 import { serviceFindings } from "./services.js";
+import { withPages } from "./references.js";
 import { timelineFinding } from "./timeline.js";
 
 export { configuredMode, effectiveGates, type ObservedPhase } from "./proxy-config.js";
@@ -23,5 +24,5 @@ export function clusterChecks(facts: ClusterFacts, observed: readonly cfg.Observ
     ...serviceFindings(facts),
     ...timelineFinding(facts.version, ipvsInUse, "KubeProxyIPVS" in cfg.effectiveGates(facts)),
   ];
-  return findings.sort((a, b) => SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity));
+  return withPages(findings).sort((a, b) => SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity));
 }

@@ -1,6 +1,6 @@
 import type { Finding, Phase } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 export interface ObservedPhase {
   node: string;
@@ -28,7 +28,7 @@ export function effectiveGates(facts: ClusterFacts): Record<string, boolean> {
   };
 }
 
-export function noKubeProxy(facts: ClusterFacts): Finding[] {
+export function noKubeProxy(facts: ClusterFacts): CheckFinding[] {
   if (facts.kubeProxyDaemonSet || facts.kubeProxyConfigMap || kubeProxyUnread(facts)) return [];
   return [
     {
@@ -40,12 +40,11 @@ export function noKubeProxy(facts: ClusterFacts): Finding[] {
       evidence: { daemonSet: null, configMap: null },
       remedy:
         "If a CNI (Cilium, Calico eBPF) replaces kube-proxy, none of this deprecation applies; the node reports say which nodes still run a proxy",
-      reference: CREF.noKubeProxy,
     },
   ];
 }
 
-export function modeNotPinned(facts: ClusterFacts): Finding[] {
+export function modeNotPinned(facts: ClusterFacts): CheckFinding[] {
   if (!facts.kubeProxyDaemonSet && !facts.kubeProxyConfigMap) return [];
   if (configuredMode(facts) !== null || kubeProxyUnread(facts)) return [];
   const cfg = facts.kubeProxyConfigMap?.config;
@@ -63,12 +62,11 @@ export function modeNotPinned(facts: ClusterFacts): Finding[] {
       },
       remedy:
         'Set `mode: "nftables"` (or the mode you mean to stay on) in the kube-proxy ConfigMap\'s config.conf, today',
-      reference: CREF.pin,
     },
   ];
 }
 
-export function ipvsConfigured(facts: ClusterFacts): Finding[] {
+export function ipvsConfigured(facts: ClusterFacts): CheckFinding[] {
   const mode = configuredMode(facts);
   if (mode !== "ipvs") return [];
   const cfg = facts.kubeProxyConfigMap?.config;
@@ -86,13 +84,12 @@ export function ipvsConfigured(facts: ClusterFacts): Finding[] {
       },
       remedy:
         "Plan the move to nftables mode (or iptables on nodes whose kernel is older than 5.13): pin, check kernels, measure, canary, then pools",
-      reference: CREF.stages,
     },
   ];
 }
 
 /** The ipvs block or strictARP still in the config once the mode is not ipvs: dead config that misleads. */
-export function ipvsBlockLeft(facts: ClusterFacts): Finding[] {
+export function ipvsBlockLeft(facts: ClusterFacts): CheckFinding[] {
   const mode = configuredMode(facts);
   const ipvs = facts.kubeProxyConfigMap?.config?.ipvs;
   if (mode === "ipvs" || !ipvs || ipvs.keys.length === 0) return [];
@@ -106,14 +103,13 @@ export function ipvsBlockLeft(facts: ClusterFacts): Finding[] {
       evidence: { keys: ipvs.keys, scheduler: ipvs.scheduler, strictARP: ipvs.strictARP },
       remedy:
         "Delete the whole ipvs: block (scheduler, strictARP, ...) from config.conf, and from kubeadm's cluster configuration if kubeadm manages it",
-      reference: CREF.ipvsBlock,
     },
   ];
 }
 
-export function featureGates(facts: ClusterFacts): Finding[] {
+export function featureGates(facts: ClusterFacts): CheckFinding[] {
   const gates = effectiveGates(facts);
-  const out: Finding[] = [];
+  const out: CheckFinding[] = [];
   if ("KubeProxyIPVS" in gates)
     out.push({
       id: "cluster-gate-kube-proxy-ipvs",
@@ -123,7 +119,6 @@ export function featureGates(facts: ClusterFacts): Finding[] {
       title: `KubeProxyIPVS is set to ${gates.KubeProxyIPVS}: ${gates.KubeProxyIPVS ? "an override that buys three releases and stops working in 1.43" : "ipvs mode is switched off"}`,
       evidence: { KubeProxyIPVS: gates.KubeProxyIPVS ?? null },
       remedy: "Treat the gate as a deadline, not a plan: migrate, then remove it from featureGates",
-      reference: CREF.gates,
     });
   if (gates.KubeProxyNFTablesLocalhostNodePorts === true) {
     const npa = facts.kubeProxyConfigMap?.config?.nodePortAddresses ?? [];
@@ -137,15 +132,14 @@ export function featureGates(facts: ClusterFacts): Finding[] {
           "KubeProxyNFTablesLocalhostNodePorts is on but nodePortAddresses does not include localhost: both halves are needed",
         evidence: { nodePortAddresses: npa },
         remedy: 'Set nodePortAddresses: ["primary", "localhost"] alongside the gate (1.37+)',
-        reference: CREF.gates,
       });
   }
   return out;
 }
 
 /** ConfigMap vs DaemonSet flags vs what nodes really run (a config changed but pods not restarted). */
-export function configDisagreement(facts: ClusterFacts, observed: readonly ObservedPhase[]): Finding[] {
-  const out: Finding[] = [];
+export function configDisagreement(facts: ClusterFacts, observed: readonly ObservedPhase[]): CheckFinding[] {
+  const out: CheckFinding[] = [];
   const ds = facts.kubeProxyDaemonSet;
   const cm = facts.kubeProxyConfigMap;
   const cmMode = cm?.config?.mode?.trim() || null;
@@ -158,7 +152,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: `The DaemonSet says --proxy-mode=${ds.proxyModeFlag} but the ConfigMap says mode: ${cmMode}`,
       evidence: { proxyModeFlag: ds.proxyModeFlag, configMapMode: cmMode, configFlag: ds.configFlag },
       remedy: "Keep one source of truth: drop --proxy-mode from the DaemonSet and pin mode: in the ConfigMap",
-      reference: CREF.daemonSetArgs,
     });
   if (ds && cm && ds.configFlag === null)
     out.push({
@@ -169,7 +162,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: "The kube-proxy DaemonSet passes no --config: the ConfigMap is not what kube-proxy reads",
       evidence: { argv: ds.argv, configMap: cm.name },
       remedy: "Edit the flags of the DaemonSet (or your installer's values), not the ConfigMap",
-      reference: CREF.daemonSetArgs,
     });
   if (ds && cm && ds.configMapVolumes.length > 0 && !ds.configMapVolumes.includes(cm.name))
     out.push({
@@ -180,7 +172,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: `The DaemonSet mounts ${ds.configMapVolumes.join(", ")}, not the ConfigMap ${cm.name} we read`,
       evidence: { mounted: ds.configMapVolumes, read: cm.name },
       remedy: "Find which ConfigMap feeds --config and change that one",
-      reference: CREF.daemonSetArgs,
     });
   // The default when nothing pins the mode is iptables (through 1.37, per the guide).
   const expected = configuredMode(facts) ?? "iptables";
@@ -199,7 +190,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
         evidence: { configured: expected, nodes: off.map((o) => `${o.node}=${o.phase}`) },
         remedy:
           "If this is not a canary in progress, restart kube-proxy on those nodes one at a time (kubectl -n kube-system delete pod --field-selector spec.nodeName=NODE -l k8s-app=kube-proxy)",
-        reference: CREF.daemonSetArgs,
       });
   }
   if (cm && cm.config === null)
@@ -211,12 +201,11 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: `The kube-proxy ConfigMap could not be read as a KubeProxyConfiguration: ${cm.parseError ?? "no config key"}`,
       evidence: { configMap: cm.name, key: cm.key, error: cm.parseError },
       remedy: "Check the ConfigMap by hand: kubectl -n kube-system get configmap kube-proxy -o yaml",
-      reference: CREF.pin,
     });
   return out;
 }
 
-export function kubeadmCaveat(facts: ClusterFacts): Finding[] {
+export function kubeadmCaveat(facts: ClusterFacts): CheckFinding[] {
   if (!facts.kubeadm || !facts.kubeProxyConfigMap) return [];
   return [
     {
@@ -229,13 +218,12 @@ export function kubeadmCaveat(facts: ClusterFacts): Finding[] {
       evidence: { kubeadmConfig: "kube-system/kubeadm-config" },
       remedy:
         "Make every kube-proxy change in kubeadm's configuration too (the KubeProxyConfiguration passed to kubeadm), not only in the ConfigMap",
-      reference: CREF.kubeadm,
     },
   ];
 }
 
 /** A rolling update that restarts many kube-proxy pods at once is a fleet-wide change of data plane. */
-export function rolloutNotCanarySafe(facts: ClusterFacts): Finding[] {
+export function rolloutNotCanarySafe(facts: ClusterFacts): CheckFinding[] {
   const ds = facts.kubeProxyDaemonSet;
   if (!ds || ds.updateStrategy !== "RollingUpdate") return [];
   const mu = ds.maxUnavailable ?? 1;
@@ -250,7 +238,6 @@ export function rolloutNotCanarySafe(facts: ClusterFacts): Finding[] {
       evidence: { updateStrategy: ds.updateStrategy, maxUnavailable: mu },
       remedy:
         'Before the switch: kubectl -n kube-system patch ds kube-proxy -p \'{"spec":{"updateStrategy":{"rollingUpdate":{"maxUnavailable":1}}}}\' (or OnDelete), then restart one node\'s pod by hand',
-      reference: CREF.canary,
     },
   ];
 }

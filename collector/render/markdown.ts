@@ -1,6 +1,10 @@
+import { findingPageUrl } from "../../common/finding-page.js";
 import type { FleetReport } from "../report/schema.js";
 import { md } from "../../common/escape.js";
 import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+
+// The id links to its page; ids are [a-z0-9-], and the address is built from the id alone.
+const page = (id: string) => `[${md(id)}](${findingPageUrl(id)})`;
 
 const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
 
@@ -36,7 +40,7 @@ export function renderMarkdown(r: FleetReport): string {
 
   if (r.clusterFindings.length > 0) {
     out.push("", "## Cluster findings", "", "| severity | finding | fix | id |", "|---|---|---|---|");
-    for (const f of r.clusterFindings) out.push(row([f.severity, md(f.title), md(f.remedy), md(f.id)]));
+    for (const f of r.clusterFindings) out.push(row([f.severity, md(f.title), md(f.remedy), page(f.id)]));
   }
 
   out.push(
@@ -59,5 +63,12 @@ export function renderMarkdown(r: FleetReport): string {
         md(nodeNote(n)),
       ]),
     );
+  const withFindings = r.nodes.filter((n) => n.findings.length > 0);
+  if (withFindings.length > 0) {
+    out.push("", "## Node findings", "", "| node | severity | finding | fix | id |", "|---|---|---|---|---|");
+    for (const n of withFindings)
+      for (const f of n.findings)
+        out.push(row([md(n.node), f.severity, md(f.title ?? f.id), md(f.remedy ?? "-"), page(f.id)]));
+  }
   return `${out.join("\n")}\n`;
 }

@@ -1,5 +1,4 @@
 import { deletion } from "../guess.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 /** nftables state on a node back in ipvs/iptables mode: a rollback whose cleanup did not run. */
@@ -26,7 +25,6 @@ export const rollbackLeftovers = rule({
           "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
           `kube-proxy answers ${phase} on /proxyMode (or is gone from this node for good)`,
         ),
-        reference: REF.leftovers,
       },
     ];
   },

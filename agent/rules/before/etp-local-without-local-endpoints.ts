@@ -1,5 +1,4 @@
 import { gauge } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const GAUGE = "kubeproxy_sync_proxy_rules_no_local_endpoints_total";
@@ -21,7 +20,6 @@ export const etpLocalWithoutEndpoints = rule({
         evidence: { [GAUGE]: n },
         remedy:
           "Check those Services' externalTrafficPolicy: Local and where their pods run before switching this node",
-        reference: REF.etpLocal,
       },
     ];
   },

@@ -1,5 +1,4 @@
 import { compareVersions, versionParts } from "../../parse/versions.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 // First patch release of each minor carrying "Fix kube-proxy on systems with nft 1.1.3" (kubernetes/kubernetes
@@ -41,7 +40,6 @@ export const nftTooNewForKubeProxy = rule({
         },
         remedy:
           "Upgrade kube-proxy to a release with the fix (kubernetes/kubernetes#137501) before switching this node to nftables mode",
-        reference: REF.nft,
       },
     ];
   },
