@@ -17,7 +17,9 @@ const checksDir = new URL("collector/checks/", root);
 const clusterIds = new Set(
   readdirSync(checksDir)
     .filter((f) => f.endsWith(".ts"))
-    .flatMap((f) => [...readFileSync(new URL(f, checksDir), "utf8").matchAll(/\bid: "(cluster-[a-z0-9-]+)"/g)])
+    .flatMap((f) => [
+      ...readFileSync(new URL(f, checksDir), "utf8").matchAll(/\bid: "(cluster-[a-z0-9-]+)"/g),
+    ])
     .map((m) => m[1]!),
 );
 const ids = new Set<string>([...FINDING_IDS, ...clusterIds]);
