@@ -156,6 +156,11 @@ export const FleetReport = z.object({
   clusterFindings: z.array(Finding),
   plan: z.array(PlanStep),
   nodes: z.array(FleetNode),
+  /**
+   * The migration's burn-down: nodes by phase over time, from Prometheus history (`--source prometheus`
+   * only; absent from the other sources, which see only now). Oldest first.
+   */
+  history: z.array(z.object({ at: z.string().datetime(), byPhase: counts })).optional(),
 });
 export type FleetReport = z.infer<typeof FleetReport>;
 

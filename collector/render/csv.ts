@@ -1,0 +1,60 @@
+import type { FleetNode, FleetReport } from "../report/schema.js";
+import { nodeNote, phaseOf, verdictOf } from "./labels.js";
+
+// One row per node, the columns of the HTML report's pool tables: `-o csv` prints exactly what the page's
+// "CSV" button downloads (the page embeds this text), so a spreadsheet and the review agree.
+
+export const CSV_COLUMNS = [
+  "pool",
+  "node",
+  "phase",
+  "verdict",
+  "outcome",
+  "kubelet",
+  "kernel",
+  "os_image",
+  "internal_ip",
+  "worst_severity",
+  "blocks_migration",
+  "findings",
+  "note",
+] as const;
+
+const RANK = { critical: 0, error: 1, warning: 2, info: 3 } as const;
+
+export function worstSeverity(n: FleetNode): string {
+  return [...n.findings].sort((a, b) => RANK[a.severity] - RANK[b.severity])[0]?.severity ?? "";
+}
+
+/**
+ * RFC 4180 quoting, and a cell a node or the API supplies never starts a spreadsheet formula: one that
+ * begins with = + - @ or a control character gets a leading apostrophe (OWASP's CSV-injection advice).
+ */
+export function csvCell(v: string | number | boolean | null | undefined): string {
+  let s = String(v ?? "");
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvRow(n: FleetNode): string[] {
+  return [
+    n.pool,
+    n.node,
+    phaseOf(n),
+    verdictOf(n),
+    n.outcome,
+    n.kubeletVersion ?? "",
+    n.kernelVersion ?? n.kernelRelease ?? "",
+    n.osImage ?? "",
+    n.internalIP ?? "",
+    worstSeverity(n),
+    n.findings.some((f) => f.blocksMigration === true) ? "yes" : "no",
+    n.findings.map((f) => f.id).join(" "),
+    nodeNote(n),
+  ];
+}
+
+export function renderCsv(r: FleetReport): string {
+  const lines = [CSV_COLUMNS.join(","), ...r.nodes.map((n) => csvRow(n).map(csvCell).join(","))];
+  return `${lines.join("\r\n")}\r\n`;
+}
