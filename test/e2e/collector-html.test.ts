@@ -140,7 +140,10 @@ t.test("the page is self-contained and strict", async (t) => {
   t.equal(out.code, 0, out.stderr);
   const html = out.stdout;
   t.match(html, /<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;/);
-  t.notMatch(html, /\bsrc=/, "nothing fetched from anywhere: no src attribute at all");
+  // Attribute values blanked first (the renderer always double-quotes them): a node named `<img src=x>`
+  // is text inside a value, not an element.
+  const tags = html.replace(/"[^"]*"/g, '""');
+  t.notMatch(tags, /<[a-z]+\b[^>]*\ssrc=/i, "nothing fetched from anywhere: no element has a src");
   t.notMatch(html, /<link\b/, "no <link> element");
   // The only addresses are links to the findings' pages: navigations a reader chooses, never fetches.
   const hrefs = [...html.matchAll(/<(\w+)[^>]*\bhref="([^"]*)"/g)];
