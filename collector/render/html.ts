@@ -99,6 +99,8 @@ function headline(r: FleetReport): string {
 /** The burn-down from Prometheus history: one stacked column per sample, nodes by phase. */
 function burnDown(r: FleetReport): string {
   const hist = r.history ?? [];
+  if (r.historyError)
+    return `<section class="span12" id="burn-down"><h2>Burn-down (from Prometheus)</h2><div class="meta">Prometheus history could not be read: ${h(r.historyError)}</div></section>`;
   if (hist.length === 0) return "";
   const phases = ["ipvs", "iptables", "nftables", "none", "unknown"];
   const max = Math.max(1, ...hist.map((p) => Object.values(p.byPhase).reduce((a, b) => a + b, 0)));

@@ -161,6 +161,8 @@ export const FleetReport = z.object({
    * only; absent from the other sources, which see only now). Oldest first.
    */
   history: z.array(z.object({ at: z.string().datetime(), byPhase: counts })).optional(),
+  /** Why the history could not be read (the report itself stands without it). */
+  historyError: z.string().optional(),
 });
 export type FleetReport = z.infer<typeof FleetReport>;
 
