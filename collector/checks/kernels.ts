@@ -1,4 +1,3 @@
-import type { Finding } from "../../agent/contract.js";
 import type { ApiNode } from "../report/cluster-facts.js";
 import { nftablesCapable } from "../parse/kube-proxy-config.js";
 import type { CheckFinding } from "./references.js";

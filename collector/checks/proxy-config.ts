@@ -1,4 +1,4 @@
-import type { Finding, Phase } from "../../agent/contract.js";
+import type { Phase } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import type { CheckFinding } from "./references.js";
 

@@ -1,4 +1,3 @@
-import type { Finding } from "../../agent/contract.js";
 import type { ApiService, ClusterFacts } from "../report/cluster-facts.js";
 import type { FleetReport } from "../report/schema.js";
 import type { CheckFinding } from "./references.js";

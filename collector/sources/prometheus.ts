@@ -41,21 +41,27 @@ export async function instantQuery(opts: PrometheusOptions, promql: string): Pro
 }
 
 /** Pure: an instant query's answer body, judged: the vector's samples, or why there are none. */
-export function parseQueryAnswer(body: string, promql: string): PromResult<Sample[]> {
+/** Pure: an answer body as JSON, or Prometheus's own error named in a bounded excerpt (it answers 200 with status "error" too). */
+function answerDoc(body: string): PromResult<unknown> {
   let doc: unknown;
   try {
     doc = JSON.parse(body);
   } catch {
     return { ok: false, error: "answered something that is not JSON" };
   }
-  // Prometheus's own error, named in a bounded excerpt (it answers 200 with status "error" too).
   const e = doc as { status?: unknown; errorType?: unknown; error?: unknown } | null;
   if (typeof e === "object" && e !== null && e.status === "error")
     return {
       ok: false,
       error: `Prometheus error ${JSON.stringify(String(e.errorType ?? "")).slice(0, 60)}: ${JSON.stringify(String(e.error ?? "")).slice(0, 300)}`,
     };
-  const parsed = QueryResponse.safeParse(doc);
+  return { ok: true, value: doc };
+}
+
+export function parseQueryAnswer(body: string, promql: string): PromResult<Sample[]> {
+  const d = answerDoc(body);
+  if (!d.ok) return d;
+  const parsed = QueryResponse.safeParse(d.value);
   if (!parsed.success)
     return { ok: false, error: `unexpected answer to ${promql}: ${parsed.error.issues[0]?.message}` };
   return { ok: true, value: parsed.data.data.result };
@@ -202,16 +208,9 @@ export function burnDownQuery(nodeLabel: string): string {
 
 /** Pure: a range query's answer (nodes by phase over time) as points, oldest first. */
 export function burnDownFromMatrix(body: string, promql: string): PromResult<BurnDownPoint[]> {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body);
-  } catch {
-    return { ok: false, error: "answered something that is not JSON" };
-  }
-  const e = doc as { status?: unknown; error?: unknown } | null;
-  if (typeof e === "object" && e !== null && e.status === "error")
-    return { ok: false, error: `Prometheus error: ${JSON.stringify(String(e.error ?? "")).slice(0, 300)}` };
-  const parsed = RangeResponse.safeParse(doc);
+  const d = answerDoc(body);
+  if (!d.ok) return d;
+  const parsed = RangeResponse.safeParse(d.value);
   if (!parsed.success)
     return { ok: false, error: `unexpected answer to ${promql}: ${parsed.error.issues[0]?.message}` };
   const at = new Map<number, Record<string, number>>();

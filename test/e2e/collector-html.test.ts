@@ -9,8 +9,8 @@ import t from "tap";
 import { freePort } from "../helpers/prometheus.js";
 import { agentPod, collector, node, realScan, startAgent, startApiServer } from "./collector-fleet.js";
 import { spawnOwned } from "../helpers/children.js";
+import { CHROMIUM, chromiumFlags } from "../helpers/chromium.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
   t.plan(0, "Debian chromium is not installed (apt-get install chromium)");
   process.exit(0);
@@ -112,20 +112,7 @@ const page = join(dir, "report.html");
 writeFileSync(page, out.stdout);
 
 function chromium(extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const args = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    `--user-data-dir=${mkdtempSync(join(tmpdir(), "proxyscope-chromium-"))}`,
-    "--window-size=1400,1000",
-    ...extra,
-    `file://${page}`,
-  ];
+  const args = [...chromiumFlags(), "--window-size=1400,1000", ...extra, `file://${page}`];
   return new Promise((resolve) => {
     const c = spawnOwned(CHROMIUM, args, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

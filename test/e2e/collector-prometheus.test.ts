@@ -44,7 +44,7 @@ const api = await startApiServer({
 });
 t.teardown(() => api.stop());
 
-const viaProm = await collector([
+const viaPromArgs = (output: string) => [
   "report",
   "--source",
   "prometheus",
@@ -53,8 +53,9 @@ const viaProm = await collector([
   "--kubeconfig",
   api.kubeconfig,
   "--output",
-  "json",
-]);
+  output,
+];
+const viaProm = await collector(viaPromArgs("json"));
 const viaAgents = await collector([
   "report",
   "--kubeconfig",
@@ -127,17 +128,7 @@ t.test("the burn-down: nodes by phase over time, from a range query", async (t) 
     for (const pt of fine.value)
       t.ok(Object.values(pt.byPhase).reduce((a, b) => a + b, 0) <= fleet.length, `${pt.at}: no node twice`);
   }
-  const page = await collector([
-    "report",
-    "--source",
-    "prometheus",
-    "--prometheus-url",
-    prom.url,
-    "--kubeconfig",
-    api.kubeconfig,
-    "--output",
-    "html",
-  ]);
+  const page = await collector(viaPromArgs("html"));
   t.match(page.stdout, /<section class="span12" id="burn-down"><h2>Burn-down \(from Prometheus\)<\/h2>/);
   t.match(page.stdout, /nodes in ipvs mode: \d+ → 2/);
 });

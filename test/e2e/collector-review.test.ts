@@ -11,10 +11,10 @@ import t from "tap";
 import { renderCsv } from "../../collector/render/csv.js";
 import { renderHtml } from "../../collector/render/html.js";
 import { spawnOwned, stopOwned } from "../helpers/children.js";
+import { CHROMIUM, chromiumFlags } from "../helpers/chromium.js";
 import { reviewFleet } from "../helpers/review-fleet.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
   t.plan(0, "Debian chromium is not installed (apt-get install chromium)");
   process.exit(0);
@@ -30,15 +30,7 @@ const downloads = join(dir, "downloads");
 const child = spawnOwned(
   CHROMIUM,
   [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    `--user-data-dir=${mkdtempSync(join(tmpdir(), "proxyscope-chromium-"))}`,
+    ...chromiumFlags(),
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
     "--window-size=1400,1900",
