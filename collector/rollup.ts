@@ -39,12 +39,17 @@ export interface RollupInput {
   targetVersion?: TargetVersion | null;
 }
 
-/** Labels that name a rollout pool, most specific first (GKE, EKS, AKS, Karpenter, generic). */
+/**
+ * Labels that name a rollout pool, most specific first: GKE's node pool, EKS managed node groups, AKS agent
+ * pools, kOps instance groups (kOps sets kops.k8s.io/instancegroup on every node of an InstanceGroup since
+ * kubernetes/kops#3783, pkg/nodelabels), Karpenter, generic; the instance type last, as a fallback.
+ */
 export const POOL_LABELS = [
   "cloud.google.com/gke-nodepool",
   "eks.amazonaws.com/nodegroup",
   "kubernetes.azure.com/agentpool",
   "agentpool",
+  "kops.k8s.io/instancegroup",
   "karpenter.sh/nodepool",
   "node.kubernetes.io/pool",
   "nodepool",

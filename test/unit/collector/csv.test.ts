@@ -59,3 +59,27 @@ t.test("the burn-down from a range query's matrix", async (t) => {
   const vector = JSON.stringify({ status: "success", data: { resultType: "vector", result: [] } });
   t.match(burnDownFromMatrix(vector, "q"), { ok: false, error: /unexpected answer/ });
 });
+
+t.test("the pool a node belongs to, from the well-known node labels", async (t) => {
+  const { poolOf } = await import("../../../collector/rollup.js");
+  const pool = (labels: Record<string, string>) =>
+    poolOf(labels, "Ubuntu 24.04.1 LTS", "6.8.0-1015-aws").split(" · ")[0];
+  t.equal(pool({ "eks.amazonaws.com/nodegroup": "web" }), "web", "EKS managed node group");
+  t.equal(pool({ "cloud.google.com/gke-nodepool": "default-pool" }), "default-pool", "GKE node pool");
+  t.equal(pool({ "kubernetes.azure.com/agentpool": "nodepool1" }), "nodepool1", "AKS agent pool");
+  t.equal(
+    pool({ "kops.k8s.io/instancegroup": "nodes-eu-west-1a" }),
+    "nodes-eu-west-1a",
+    "kOps instance group",
+  );
+  t.equal(
+    pool({ "node.kubernetes.io/instance-type": "m6i.xlarge" }),
+    "m6i.xlarge",
+    "the instance type as a fallback",
+  );
+  t.equal(
+    pool({ "kops.k8s.io/instancegroup": "nodes", "node.kubernetes.io/instance-type": "m6i.xlarge" }),
+    "nodes",
+    "a named pool over the instance type",
+  );
+});
