@@ -5,6 +5,11 @@
 /** The repository's address (package.json `repository`), where the pages are read on the web. */
 export const REPOSITORY_URL = "https://github.com/proxyscope/proxyscope";
 
+/** Ids are lowercase words joined by "-"; anything else (a Prometheus label, say) gets no link. */
+export function isFindingId(id: string): boolean {
+  return /^[a-z0-9]+(-[a-z0-9]+)*$/.test(id);
+}
+
 /** The page's path in a checkout: what a reader with the repository opens. */
 export function findingPagePath(id: string): string {
   return `docs/findings/${encodeURIComponent(id)}.md`;

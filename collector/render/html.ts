@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FleetNode, FleetReport, PlanStatus } from "../report/schema.js";
 import type { NodeFinding } from "../report/schema.js";
 import { html as h, jsonForScript } from "../../common/escape.js";
-import { findingPagePath, findingPageUrl } from "../../common/finding-page.js";
+import { findingPagePath, findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import { renderCsv, worstSeverity } from "./csv.js";
 import { CSS, SCRIPT } from "./html-assets.js";
 import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
@@ -137,6 +137,7 @@ function evidence(f: NodeFinding): string {
 }
 
 function page(id: string): string {
+  if (!isFindingId(id)) return "";
   return `<a class="page" href="${h(findingPageUrl(id))}" rel="noreferrer">${h(findingPagePath(id))}</a>`;
 }
 

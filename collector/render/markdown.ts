@@ -1,10 +1,10 @@
-import { findingPageUrl } from "../../common/finding-page.js";
+import { findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import type { FleetReport } from "../report/schema.js";
 import { md } from "../../common/escape.js";
 import { nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
-// The id links to its page; ids are [a-z0-9-], and the address is built from the id alone.
-const page = (id: string) => `[${md(id)}](${findingPageUrl(id)})`;
+// A well-formed id links to its page, the address built from the id alone; any other text stays text.
+const page = (id: string) => (isFindingId(id) ? `[${id}](${findingPageUrl(id)})` : md(id));
 
 const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
 
