@@ -11,7 +11,7 @@ import {
   type AgentAccess,
   type Kube,
 } from "./sources/kubernetes.js";
-import { gatherFromPrometheus } from "./sources/prometheus.js";
+import { gatherBurnDown, gatherFromPrometheus, type BurnDownPoint } from "./sources/prometheus.js";
 import { readTargetsFile, targetsFromFlags } from "./sources/static.js";
 import { VERSION as COLLECTOR_VERSION } from "../common/version.js";
 
@@ -61,6 +61,7 @@ export async function gather(
     ...(onProgress ? { onProgress } : {}),
   };
   let observations: NodeObservation[];
+  let history: { history: BurnDownPoint[] } | { historyError: string } | Record<string, never> = {};
   switch (cfg.source) {
     case "agents": {
       const pods = await listAgentPods(kube!.kc, cfg);
@@ -83,29 +84,43 @@ export async function gather(
     }
     case "prometheus": {
       if (!cfg.prometheusUrl) return { ok: false, error: "--source prometheus needs --prometheus-url" };
-      const p = await gatherFromPrometheus({
-        url: cfg.prometheusUrl,
-        nodeLabel: cfg.prometheusNodeLabel,
-        timeoutMs: cfg.timeoutMs,
-        maxBytes: 64 * 1024 * 1024,
-        staleAfterS: STALE_AFTER_S,
-        now: () => Date.now() / 1000,
-      });
+      const p = await gatherFromPrometheus(promOpts(cfg));
       if (!p.ok) return p;
       observations = p.value;
+      // The burn-down: a history that cannot be read is named on the page, and the report stands.
+      const h = await gatherBurnDown(promOpts(cfg), BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S);
+      history = h.ok ? { history: h.value } : { historyError: h.error };
       break;
     }
   }
   return {
     ok: true,
-    report: rollup({
-      source: cfg.source,
-      collectorVersion: COLLECTOR_VERSION,
-      generatedAt: started,
-      cluster,
-      observations,
-      missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
-      targetVersion: cfg.targetVersion,
-    }),
+    report: {
+      ...rollup({
+        source: cfg.source,
+        collectorVersion: COLLECTOR_VERSION,
+        generatedAt: started,
+        cluster,
+        observations,
+        missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
+        targetVersion: cfg.targetVersion,
+      }),
+      ...history,
+    },
+  };
+}
+
+/** Four weeks every six hours: a review's horizon, within Prometheus's default 15 days it shows what it holds. */
+export const BURN_DOWN_RANGE_S = 28 * 86400;
+export const BURN_DOWN_STEP_S = 6 * 3600;
+
+function promOpts(cfg: GatherConfig) {
+  return {
+    url: cfg.prometheusUrl!,
+    nodeLabel: cfg.prometheusNodeLabel,
+    timeoutMs: cfg.timeoutMs,
+    maxBytes: 64 * 1024 * 1024,
+    staleAfterS: STALE_AFTER_S,
+    now: () => Date.now() / 1000,
   };
 }

@@ -14,6 +14,7 @@ import { canaryParityNote, fleetParity, nameNodeParity } from "./parity.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
+import { withPages } from "./checks/references.js";
 import { targetVersionFindings, type TargetVersion } from "./checks/target-version.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
 import type { ApiNode, ClusterFacts } from "./report/cluster-facts.js";
@@ -39,12 +40,17 @@ export interface RollupInput {
   targetVersion?: TargetVersion | null;
 }
 
-/** Labels that name a rollout pool, most specific first (GKE, EKS, AKS, Karpenter, generic). */
+/**
+ * Labels that name a rollout pool, most specific first: GKE's node pool, EKS managed node groups, AKS agent
+ * pools, kOps instance groups (kOps sets kops.k8s.io/instancegroup on every node of an InstanceGroup since
+ * kubernetes/kops#3783, pkg/nodelabels), Karpenter, generic; the instance type last, as a fallback.
+ */
 export const POOL_LABELS = [
   "cloud.google.com/gke-nodepool",
   "eks.amazonaws.com/nodegroup",
   "kubernetes.azure.com/agentpool",
   "agentpool",
+  "kops.k8s.io/instancegroup",
   "karpenter.sh/nodepool",
   "node.kubernetes.io/pool",
   "nodepool",
@@ -129,10 +135,12 @@ export function rollup(input: RollupInput): FleetReport {
   const clusterFindings = [
     ...(cluster ? clusterChecks(cluster, observed) : []),
     ...(input.targetVersion
-      ? targetVersionFindings(
-          input.targetVersion,
-          nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
-          cluster,
+      ? withPages(
+          targetVersionFindings(
+            input.targetVersion,
+            nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
+            cluster,
+          ),
         )
       : []),
   ];

@@ -3,12 +3,13 @@ import type { Finding, NodeFacts, Verdict } from "../report/schema.js";
 import { buildView, type NodeView } from "../view/build.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "../view/options.js";
 import { RULES, type FindingId } from "./catalogue.js";
-import type { PreviousScan, Rule, RuleFinding } from "./rule.js";
+import { findingPageUrl } from "../../common/finding-page.js";
+import type { JudgedFinding, PreviousScan, Rule } from "./rule.js";
 import { decideVerdict } from "./verdict.js";
 
 export interface Judgement {
   view: NodeView;
-  findings: RuleFinding<FindingId>[];
+  findings: JudgedFinding<FindingId>[];
   verdict: Verdict;
 }
 
@@ -24,7 +25,10 @@ export function judgeView(
   previous: PreviousScan | null = null,
 ): Judgement {
   const input = { facts, view, failedProbes, now, previous };
-  const findings = (RULES as readonly Rule<FindingId>[]).flatMap((r) => r.evaluate(input, opts));
+  // Each finding's reference is its page, derived from the id so no rule can point elsewhere.
+  const findings = (RULES as readonly Rule<FindingId>[])
+    .flatMap((r) => r.evaluate(input, opts))
+    .map((f): JudgedFinding<FindingId> => ({ ...f, reference: findingPageUrl(f.id) }));
   findings.sort(
     (a, b) => SEVERITY_ORDER[a.severity] - SEVERITY_ORDER[b.severity] || a.id.localeCompare(b.id),
   );

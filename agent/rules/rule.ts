@@ -41,7 +41,11 @@ export interface RuleInput {
 
 export type PreviousScan = Pick<NodeFacts, "kubeProxyMetrics" | "proxyMode">;
 
-export type RuleFinding<Id extends string> = Omit<Finding, "id"> & { id: Id };
+/** What a rule says; its `reference` (the link to the finding's page) is added from the id by judge(). */
+export type RuleFinding<Id extends string> = Omit<Finding, "id" | "reference"> & { id: Id };
+
+/** A finding as the report carries it. */
+export type JudgedFinding<Id extends string> = Omit<Finding, "id"> & { id: Id };
 
 /** One check of the migration guide: the findings it can raise, the facts it reads, and how it judges. */
 export interface Rule<Id extends string = string> {

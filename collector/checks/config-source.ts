@@ -1,7 +1,6 @@
-import type { Finding } from "../../agent/contract.js";
 import type { ClusterFacts, ConfigSource } from "../report/cluster-facts.js";
 import { detectDistribution, modeRemedy, type ConfigPlace } from "./distribution.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 export interface ObservedPhase {
   node: string;
@@ -207,7 +206,7 @@ export function sourceRemedy(src: ConfigSource, mode = "nftables"): string {
   return modeRemedy(src.distribution as Parameters<typeof modeRemedy>[0], mode, place);
 }
 
-export function configSourceFinding(facts: ClusterFacts, observed: readonly ObservedPhase[]): Finding[] {
+export function configSourceFinding(facts: ClusterFacts, observed: readonly ObservedPhase[]): CheckFinding[] {
   const src = configSource(facts, observed);
   if (src.kind === "none") return [];
   return [
@@ -231,7 +230,6 @@ export function configSourceFinding(facts: ClusterFacts, observed: readonly Obse
         nodesAnswered: src.nodesAnswered,
       },
       remedy: `To pin or change the mode here: ${sourceRemedy(src)}`,
-      reference: CREF.configSource,
     },
   ];
 }

@@ -4,6 +4,7 @@ import { kernelsTooOld } from "./kernels.js";
 import { configSourceFinding } from "./config-source.js";
 import * as cfg from "./proxy-config.js";
 import { serviceFindings } from "./services.js";
+import { withPages } from "./references.js";
 import { timelineFinding } from "./timeline.js";
 
 export { configSource } from "./config-source.js";
@@ -26,5 +27,5 @@ export function clusterChecks(facts: ClusterFacts, observed: readonly cfg.Observ
     ...serviceFindings(facts),
     ...timelineFinding(facts.version, ipvsInUse, "KubeProxyIPVS" in cfg.effectiveGates(facts)),
   ];
-  return findings.sort((a, b) => SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity));
+  return withPages(findings).sort((a, b) => SEVERITIES.indexOf(b.severity) - SEVERITIES.indexOf(a.severity));
 }

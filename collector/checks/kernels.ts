@@ -1,10 +1,9 @@
-import type { Finding } from "../../agent/contract.js";
 import type { ApiNode } from "../report/cluster-facts.js";
 import { nftablesCapable } from "../parse/kube-proxy-config.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 /** From the Node objects alone, so it holds even for nodes whose agent never answered. */
-export function kernelsTooOld(nodes: readonly ApiNode[]): Finding[] {
+export function kernelsTooOld(nodes: readonly ApiNode[]): CheckFinding[] {
   const old = nodes.filter((n) => nftablesCapable(n.kernelVersion) === false);
   if (old.length === 0) return [];
   return [
@@ -17,7 +16,6 @@ export function kernelsTooOld(nodes: readonly ApiNode[]): Finding[] {
       evidence: { nodes: old.map((n) => `${n.name} ${n.kernelVersion} (${n.osImage ?? "unknown OS"})`) },
       remedy:
         "Rebuild those node images on a 5.13+ kernel (RHEL 9, Debian 12, Ubuntu 22.04+, AL2023), or move them to iptables mode — not the KubeProxyIPVS gate",
-      reference: CREF.kernels,
     },
   ];
 }

@@ -1,7 +1,6 @@
-import type { Finding } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./config-source.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 export { kubeProxyUnread, type ObservedPhase };
 
@@ -21,7 +20,7 @@ export function effectiveGates(facts: ClusterFacts): Record<string, boolean> {
   };
 }
 
-export function noKubeProxy(facts: ClusterFacts, observed: readonly ObservedPhase[] = []): Finding[] {
+export function noKubeProxy(facts: ClusterFacts, observed: readonly ObservedPhase[] = []): CheckFinding[] {
   if (configSource(facts, observed).kind !== "none") return [];
   return [
     {
@@ -34,13 +33,12 @@ export function noKubeProxy(facts: ClusterFacts, observed: readonly ObservedPhas
       evidence: { daemonSet: null, configMap: null },
       remedy:
         "If a CNI (Cilium, Calico eBPF) replaces kube-proxy, none of this deprecation applies; the node reports say which nodes still run a proxy",
-      reference: CREF.noKubeProxy,
     },
   ];
 }
 
 /** Only a source that was read and names no mode is "not pinned": unread or elsewhere is not empty. */
-export function modeNotPinned(facts: ClusterFacts, observed: readonly ObservedPhase[] = []): Finding[] {
+export function modeNotPinned(facts: ClusterFacts, observed: readonly ObservedPhase[] = []): CheckFinding[] {
   const src = configSource(facts, observed);
   if (src.pin !== "not-pinned") return [];
   const cfg = facts.kubeProxyConfigMap?.config;
@@ -59,12 +57,11 @@ export function modeNotPinned(facts: ClusterFacts, observed: readonly ObservedPh
         distribution: src.distribution,
       },
       remedy: `Pin it today (nftables, or the mode you mean to stay on): ${sourceRemedy(src)}`,
-      reference: CREF.pin,
     },
   ];
 }
 
-export function ipvsConfigured(facts: ClusterFacts): Finding[] {
+export function ipvsConfigured(facts: ClusterFacts): CheckFinding[] {
   const mode = configuredMode(facts);
   if (mode !== "ipvs") return [];
   const cfg = facts.kubeProxyConfigMap?.config;
@@ -82,13 +79,12 @@ export function ipvsConfigured(facts: ClusterFacts): Finding[] {
       },
       remedy:
         "Plan the move to nftables mode (or iptables on nodes whose kernel is older than 5.13): pin, check kernels, measure, canary, then pools",
-      reference: CREF.stages,
     },
   ];
 }
 
 /** The ipvs block or strictARP still in the config once the mode is not ipvs: dead config that misleads. */
-export function ipvsBlockLeft(facts: ClusterFacts): Finding[] {
+export function ipvsBlockLeft(facts: ClusterFacts): CheckFinding[] {
   const mode = configuredMode(facts);
   // Only the ConfigMap kube-proxy reads: another one's ipvs block is not kube-proxy's config.
   if (configSource(facts).kind === "file") return [];
@@ -103,14 +99,13 @@ export function ipvsBlockLeft(facts: ClusterFacts): Finding[] {
       title: `The ipvs block is still in kube-proxy's config (${ipvs.keys.join(", ")}) although the mode is ${mode ?? "not pinned"}`,
       evidence: { keys: ipvs.keys, scheduler: ipvs.scheduler, strictARP: ipvs.strictARP },
       remedy: `Delete the whole ipvs: block (scheduler, strictARP, ...) from ConfigMap ${facts.kubeProxyConfigMap?.name ?? "kube-proxy"} (key ${facts.kubeProxyConfigMap?.key ?? "config.conf"}), and from kubeadm's cluster configuration if kubeadm manages it`,
-      reference: CREF.ipvsBlock,
     },
   ];
 }
 
-export function featureGates(facts: ClusterFacts): Finding[] {
+export function featureGates(facts: ClusterFacts): CheckFinding[] {
   const gates = effectiveGates(facts);
-  const out: Finding[] = [];
+  const out: CheckFinding[] = [];
   if ("KubeProxyIPVS" in gates)
     out.push({
       id: "cluster-gate-kube-proxy-ipvs",
@@ -120,7 +115,6 @@ export function featureGates(facts: ClusterFacts): Finding[] {
       title: `KubeProxyIPVS is set to ${gates.KubeProxyIPVS}: ${gates.KubeProxyIPVS ? "an override that buys three releases and stops working in 1.43" : "ipvs mode is switched off"}`,
       evidence: { KubeProxyIPVS: gates.KubeProxyIPVS ?? null },
       remedy: "Treat the gate as a deadline, not a plan: migrate, then remove it from featureGates",
-      reference: CREF.gates,
     });
   if (gates.KubeProxyNFTablesLocalhostNodePorts === true) {
     const npa = facts.kubeProxyConfigMap?.config?.nodePortAddresses ?? [];
@@ -134,15 +128,14 @@ export function featureGates(facts: ClusterFacts): Finding[] {
           "KubeProxyNFTablesLocalhostNodePorts is on but nodePortAddresses does not include localhost: both halves are needed",
         evidence: { nodePortAddresses: npa },
         remedy: 'Set nodePortAddresses: ["primary", "localhost"] alongside the gate (1.37+)',
-        reference: CREF.gates,
       });
   }
   return out;
 }
 
 /** ConfigMap vs DaemonSet flags vs what nodes really run (a config changed but pods not restarted). */
-export function configDisagreement(facts: ClusterFacts, observed: readonly ObservedPhase[]): Finding[] {
-  const out: Finding[] = [];
+export function configDisagreement(facts: ClusterFacts, observed: readonly ObservedPhase[]): CheckFinding[] {
+  const out: CheckFinding[] = [];
   const ds = facts.kubeProxyDaemonSet;
   const cm = facts.kubeProxyConfigMap;
   const cmMode = cm?.config?.mode?.trim() || null;
@@ -155,7 +148,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: `The DaemonSet says --proxy-mode=${ds.proxyModeFlag} but the ConfigMap says mode: ${cmMode}`,
       evidence: { proxyModeFlag: ds.proxyModeFlag, configMapMode: cmMode, configFlag: ds.configFlag },
       remedy: "Keep one source of truth: drop --proxy-mode from the DaemonSet and pin mode: in the ConfigMap",
-      reference: CREF.daemonSetArgs,
     });
   if (ds && cm && ds.configFlag === null)
     out.push({
@@ -166,7 +158,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: "The kube-proxy DaemonSet passes no --config: the ConfigMap is not what kube-proxy reads",
       evidence: { argv: ds.argv, configMap: cm.name },
       remedy: "Edit the flags of the DaemonSet (or your installer's values), not the ConfigMap",
-      reference: CREF.daemonSetArgs,
     });
   if (ds && cm && ds.configMapVolumes.length > 0 && !ds.configMapVolumes.includes(cm.name))
     out.push({
@@ -177,7 +168,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: `The DaemonSet mounts ${ds.configMapVolumes.join(", ")}, not the ConfigMap ${cm.name} we read`,
       evidence: { mounted: ds.configMapVolumes, read: cm.name },
       remedy: "Find which ConfigMap feeds --config and change that one",
-      reference: CREF.daemonSetArgs,
     });
   // The default when a source read names no mode is iptables (through 1.37, per the guide); an unread
   // or invisible source expects nothing.
@@ -197,7 +187,6 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
         evidence: { configured: expected, nodes: off.map((o) => `${o.node}=${o.phase}`) },
         remedy:
           "If this is not a canary in progress, restart kube-proxy on those nodes one at a time (kubectl -n kube-system delete pod --field-selector spec.nodeName=NODE -l k8s-app=kube-proxy)",
-        reference: CREF.daemonSetArgs,
       });
   }
   if (cm && cm.config === null)
@@ -209,12 +198,11 @@ export function configDisagreement(facts: ClusterFacts, observed: readonly Obser
       title: `The kube-proxy ConfigMap could not be read as a KubeProxyConfiguration: ${cm.parseError ?? "no config key"}`,
       evidence: { configMap: cm.name, key: cm.key, error: cm.parseError },
       remedy: `Check the ConfigMap by hand: kubectl -n kube-system get configmap ${cm.name} -o yaml`,
-      reference: CREF.pin,
     });
   return out;
 }
 
-export function kubeadmCaveat(facts: ClusterFacts): Finding[] {
+export function kubeadmCaveat(facts: ClusterFacts): CheckFinding[] {
   if (!facts.kubeadm || !facts.kubeProxyConfigMap) return [];
   return [
     {
@@ -227,13 +215,12 @@ export function kubeadmCaveat(facts: ClusterFacts): Finding[] {
       evidence: { kubeadmConfig: "kube-system/kubeadm-config" },
       remedy:
         "Make every kube-proxy change in kubeadm's configuration too (the KubeProxyConfiguration passed to kubeadm), not only in the ConfigMap",
-      reference: CREF.kubeadm,
     },
   ];
 }
 
 /** A rolling update that restarts many kube-proxy pods at once is a fleet-wide change of data plane. */
-export function rolloutNotCanarySafe(facts: ClusterFacts): Finding[] {
+export function rolloutNotCanarySafe(facts: ClusterFacts): CheckFinding[] {
   const ds = facts.kubeProxyDaemonSet;
   if (!ds || ds.updateStrategy !== "RollingUpdate") return [];
   const mu = ds.maxUnavailable ?? 1;
@@ -248,7 +235,6 @@ export function rolloutNotCanarySafe(facts: ClusterFacts): Finding[] {
       evidence: { updateStrategy: ds.updateStrategy, maxUnavailable: mu },
       remedy:
         'Before the switch: kubectl -n kube-system patch ds kube-proxy -p \'{"spec":{"updateStrategy":{"rollingUpdate":{"maxUnavailable":1}}}}\' (or OnDelete), then restart one node\'s pod by hand',
-      reference: CREF.canary,
     },
   ];
 }

@@ -1,7 +1,6 @@
-import type { Finding } from "../../agent/contract.js";
 import type { ApiService, ClusterFacts } from "../report/cluster-facts.js";
 import type { FleetReport } from "../report/schema.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 const ref = (s: ApiService) => `${s.namespace}/${s.name}`;
 // A finding's evidence stays readable at any fleet size; the full list is in the report's cluster.services.
@@ -24,8 +23,8 @@ export function serviceInventory(facts: ClusterFacts): FleetReport["cluster"]["s
   };
 }
 
-export function serviceFindings(facts: ClusterFacts, inv = serviceInventory(facts)): Finding[] {
-  const out: Finding[] = [];
+export function serviceFindings(facts: ClusterFacts, inv = serviceInventory(facts)): CheckFinding[] {
+  const out: CheckFinding[] = [];
   if (inv.sessionAffinityClientIP.length > 0)
     out.push({
       id: "cluster-services-session-affinity",
@@ -38,7 +37,6 @@ export function serviceFindings(facts: ClusterFacts, inv = serviceInventory(fact
         count: inv.sessionAffinityClientIP.length,
       },
       remedy: "Nothing to change; include one of these Services in the canary's connection checks",
-      reference: CREF.sessionAffinity,
     });
   if (inv.nodePorts.length > 0) {
     const npa = facts.kubeProxyConfigMap?.config?.nodePortAddresses ?? null;
@@ -58,7 +56,6 @@ export function serviceFindings(facts: ClusterFacts, inv = serviceInventory(fact
       },
       remedy:
         "Before the switch, find out whether anything reaches these NodePorts on a secondary address, a VIP or 127.0.0.1 (the node reports' nodeport-addresses-shrink and localhost counters say); if so set nodePortAddresses explicitly",
-      reference: CREF.nodePorts,
     });
   }
   if (inv.externalTrafficPolicyLocal.length > 0)
@@ -74,7 +71,6 @@ export function serviceFindings(facts: ClusterFacts, inv = serviceInventory(fact
       },
       remedy:
         "Check that load balancers health-check these Services' healthCheckNodePort, so traffic only lands on nodes with endpoints",
-      reference: CREF.etpLocal,
     });
   return out;
 }

@@ -1,7 +1,7 @@
 import type { Finding } from "../../agent/contract.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import { configuredMode, effectiveGates } from "./proxy-config.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 /** `--target-version 1.40`: the release the cluster is going to, as Kubernetes 1.<minor>. */
 export interface TargetVersion {
@@ -49,7 +49,7 @@ export function targetVersionFindings(
   target: TargetVersion,
   nodes: readonly TargetNode[],
   cluster: ClusterFacts | null,
-): Finding[] {
+): CheckFinding[] {
   const gates = cluster ? effectiveGates(cluster) : {};
   const gate = gates["KubeProxyIPVS"];
   const ipvs = nodes.filter((n) => n.phase === "ipvs");
@@ -100,7 +100,6 @@ export function targetVersionFindings(
         : atRisk.length > 0
           ? "Plan the move off ipvs mode before the next stage of KEP-5495"
           : "Nothing to do for ipvs mode at this version",
-      reference: CREF.stages,
     },
   ];
 }

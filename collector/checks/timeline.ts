@@ -1,7 +1,7 @@
 import type { Finding } from "../../agent/contract.js";
 import type { ClusterVersion } from "../report/cluster-facts.js";
 import type { DeprecationStage } from "../report/schema.js";
-import { CREF } from "./references.js";
+import type { CheckFinding } from "./references.js";
 
 /** KEP-5495's stages by minor release (Kubernetes 1.x). */
 export function deprecationStage(v: ClusterVersion | null): DeprecationStage {
@@ -32,7 +32,7 @@ export function timelineFinding(
   v: ClusterVersion | null,
   ipvsInUse: boolean,
   ipvsGateSet: boolean,
-): Finding[] {
+): CheckFinding[] {
   const stage = deprecationStage(v);
   if (stage === "unknown") return [];
   const severity: Finding["severity"] = !ipvsInUse
@@ -44,7 +44,7 @@ export function timelineFinding(
         : stage === "before-deprecation"
           ? "info"
           : "warning";
-  const out: Finding[] = [
+  const out: CheckFinding[] = [
     {
       id: "cluster-deprecation-stage",
       severity,
@@ -55,7 +55,6 @@ export function timelineFinding(
       remedy: ipvsInUse
         ? "Move off ipvs mode before 1.40 (off by default) and 1.43 (removed): follow the plan below"
         : "Nothing runs ipvs mode; keep the mode pinned so an upgrade cannot change it",
-      reference: CREF.stages,
     },
   ];
   if (ipvsGateSet && (stage === "gate-removed" || stage === "removed"))
@@ -67,7 +66,6 @@ export function timelineFinding(
       title: `KubeProxyIPVS is set, but on ${v?.gitVersion} ${stage === "removed" ? "the ipvs code is gone" : "the gate no longer exists"}`,
       evidence: { version: v?.gitVersion ?? null, stage },
       remedy: "Remove KubeProxyIPVS from featureGates and run nftables or iptables mode",
-      reference: CREF.stages,
     });
   return out;
 }

@@ -1,60 +1,60 @@
-import type { FleetReport } from "../report/schema.js";
+import type { FleetNode, FleetReport } from "../report/schema.js";
+import { nodeNote, phaseOf, verdictOf } from "./labels.js";
 
-// One row per node, for a spreadsheet or the migration review's tracker: RFC 4180 quoting (a field with a
-// comma, quote or line break is quoted, quotes doubled), CRLF line ends.
-const COLUMNS = [
-  "node",
+// One row per node, the columns of the HTML report's pool tables: `-o csv` prints exactly what the page's
+// "CSV" button downloads (the page embeds this text), so a spreadsheet and the review agree.
+
+export const CSV_COLUMNS = [
   "pool",
-  "outcome",
+  "node",
   "phase",
   "verdict",
-  "findings",
-  "highest_severity",
+  "outcome",
+  "kubelet",
   "kernel",
   "os_image",
-  "kubelet_version",
   "internal_ip",
-  "listed_by_api",
-  "black_holed_addresses",
-  "reason",
+  "worst_severity",
+  "blocks_migration",
+  "findings",
+  "note",
 ] as const;
 
-const SEVERITY_ORDER = ["info", "warning", "error", "critical"];
+const RANK = { critical: 0, error: 1, warning: 2, info: 3 } as const;
+
+export function worstSeverity(n: FleetNode): string {
+  return [...n.findings].sort((a, b) => RANK[a.severity] - RANK[b.severity])[0]?.severity ?? "";
+}
 
 /**
- * A cell as text. A node name or label starting with = + - @ (or a tab/CR) is prefixed with ' so a
- * spreadsheet shows it instead of evaluating it (OWASP "CSV injection"): names come from the API.
+ * RFC 4180 quoting, and a cell a node or the API supplies never starts a spreadsheet formula: one that
+ * begins with = + - @ or a control character gets a leading apostrophe (OWASP's CSV-injection advice).
  */
-function cell(v: string | number | boolean | null): string {
-  let s = v === null ? "" : String(v);
+export function csvCell(v: string | number | boolean | null | undefined): string {
+  let s = String(v ?? "");
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+export function csvRow(n: FleetNode): string[] {
+  return [
+    n.pool,
+    n.node,
+    phaseOf(n),
+    verdictOf(n),
+    n.outcome,
+    n.kubeletVersion ?? "",
+    n.kernelVersion ?? n.kernelRelease ?? "",
+    n.osImage ?? "",
+    n.internalIP ?? "",
+    worstSeverity(n),
+    n.findings.some((f) => f.blocksMigration === true) ? "yes" : "no",
+    n.findings.map((f) => f.id).join(" "),
+    nodeNote(n),
+  ];
+}
+
 export function renderCsv(r: FleetReport): string {
-  const rows = r.nodes.map((n) => {
-    const top = n.findings.reduce<string | null>(
-      (m, f) =>
-        m === null || SEVERITY_ORDER.indexOf(f.severity) > SEVERITY_ORDER.indexOf(m) ? f.severity : m,
-      null,
-    );
-    const values: Record<(typeof COLUMNS)[number], string | number | boolean | null> = {
-      node: n.node,
-      pool: n.pool,
-      outcome: n.outcome,
-      phase: n.phase,
-      verdict: n.verdict,
-      findings: n.findings.map((f) => f.id).join(" "),
-      highest_severity: top,
-      kernel: n.kernelRelease ?? n.kernelVersion,
-      os_image: n.osImage,
-      kubelet_version: n.kubeletVersion,
-      internal_ip: n.internalIP,
-      listed_by_api: n.listedByApi,
-      black_holed_addresses: n.blackHoledAddresses,
-      reason: n.reason,
-    };
-    return COLUMNS.map((c) => cell(values[c])).join(",");
-  });
-  return `${[COLUMNS.join(","), ...rows].join("\r\n")}\r\n`;
+  const lines = [CSV_COLUMNS.join(","), ...r.nodes.map((n) => csvRow(n).map(csvCell).join(","))];
+  return `${lines.join("\r\n")}\r\n`;
 }

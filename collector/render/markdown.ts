@@ -1,6 +1,10 @@
+import { findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import type { FleetReport } from "../report/schema.js";
 import { md } from "../../common/escape.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
+
+// A well-formed id links to its page, the address built from the id alone; any other text stays text.
+const page = (id: string) => (isFindingId(id) ? `[${id}](${findingPageUrl(id)})` : md(id));
 
 const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
 
@@ -36,7 +40,7 @@ export function renderMarkdown(r: FleetReport): string {
 
   if (r.clusterFindings.length > 0) {
     out.push("", "## Cluster findings", "", "| severity | finding | fix | id |", "|---|---|---|---|");
-    for (const f of r.clusterFindings) out.push(row([f.severity, md(f.title), md(f.remedy), md(f.id)]));
+    for (const f of r.clusterFindings) out.push(row([f.severity, md(f.title), md(f.remedy), page(f.id)]));
   }
 
   out.push(
@@ -89,6 +93,13 @@ export function renderMarkdown(r: FleetReport): string {
         ]),
       );
     }
+  }
+  const withFindings = r.nodes.filter((n) => n.findings.length > 0);
+  if (withFindings.length > 0) {
+    out.push("", "## Node findings", "", "| node | severity | finding | fix | id |", "|---|---|---|---|---|");
+    for (const n of withFindings)
+      for (const f of n.findings)
+        out.push(row([md(n.node), f.severity, md(f.title ?? f.id), md(f.remedy ?? "-"), page(f.id)]));
   }
   return `${out.join("\n")}\n`;
 }

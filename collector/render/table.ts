@@ -1,3 +1,4 @@
+import { findingPageUrl } from "../../common/finding-page.js";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { terminalSafe as safe } from "../../common/escape.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
@@ -88,6 +89,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
         `  ${c(f.severity, f.severity.toUpperCase().padEnd(8))} ${safe(f.title)}  ${c("dim", `[${f.id}]`)}`,
       );
       out.push(`           ${c("dim", `fix: ${safe(f.remedy)}`)}`);
+      out.push(`           ${c("dim", `ref: ${findingPageUrl(f.id)}`)}`);
     }
     out.push("");
   }

@@ -191,6 +191,13 @@ export const FleetReport = z.object({
   clusterFindings: z.array(Finding),
   plan: z.array(PlanStep),
   nodes: z.array(FleetNode),
+  /**
+   * The migration's burn-down: nodes by phase over time, from Prometheus history (`--source prometheus`
+   * only; absent from the other sources, which see only now). Oldest first.
+   */
+  history: z.array(z.object({ at: z.string().datetime(), byPhase: counts })).optional(),
+  /** Why the history could not be read (the report itself stands without it). */
+  historyError: z.string().optional(),
 });
 export type FleetReport = z.infer<typeof FleetReport>;
 

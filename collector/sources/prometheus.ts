@@ -41,21 +41,27 @@ export async function instantQuery(opts: PrometheusOptions, promql: string): Pro
 }
 
 /** Pure: an instant query's answer body, judged: the vector's samples, or why there are none. */
-export function parseQueryAnswer(body: string, promql: string): PromResult<Sample[]> {
+/** Pure: an answer body as JSON, or Prometheus's own error named in a bounded excerpt (it answers 200 with status "error" too). */
+function answerDoc(body: string): PromResult<unknown> {
   let doc: unknown;
   try {
     doc = JSON.parse(body);
   } catch {
     return { ok: false, error: "answered something that is not JSON" };
   }
-  // Prometheus's own error, named in a bounded excerpt (it answers 200 with status "error" too).
   const e = doc as { status?: unknown; errorType?: unknown; error?: unknown } | null;
   if (typeof e === "object" && e !== null && e.status === "error")
     return {
       ok: false,
       error: `Prometheus error ${JSON.stringify(String(e.errorType ?? "")).slice(0, 60)}: ${JSON.stringify(String(e.error ?? "")).slice(0, 300)}`,
     };
-  const parsed = QueryResponse.safeParse(doc);
+  return { ok: true, value: doc };
+}
+
+export function parseQueryAnswer(body: string, promql: string): PromResult<Sample[]> {
+  const d = answerDoc(body);
+  if (!d.ok) return d;
+  const parsed = QueryResponse.safeParse(d.value);
   if (!parsed.success)
     return { ok: false, error: `unexpected answer to ${promql}: ${parsed.error.issues[0]?.message}` };
   return { ok: true, value: parsed.data.data.result };
@@ -180,4 +186,75 @@ export async function gatherFromPrometheus(opts: PrometheusOptions): Promise<Pro
     ok: true,
     value: observationsFromSeries(results, opts.nodeLabel, opts.url, opts.now(), opts.staleAfterS),
   };
+}
+
+const RangeResponse = z.object({
+  status: z.literal("success"),
+  data: z.object({
+    resultType: z.literal("matrix"),
+    result: z.array(
+      z.object({
+        metric: z.record(z.string(), z.string()),
+        values: z.array(z.tuple([z.number(), z.string()])),
+      }),
+    ),
+  }),
+});
+
+export type BurnDownPoint = { at: string; byPhase: Record<string, number> };
+
+/** Nodes by phase, one series per phase; a node counts once whatever its duplicate targets. */
+export function burnDownQuery(nodeLabel: string): string {
+  return `count by (phase) (max by (${nodeLabel}, phase) (${METRIC.nodePhase}) == 1)`;
+}
+
+/** Pure: a range query's answer (nodes by phase over time) as points, oldest first. */
+export function burnDownFromMatrix(body: string, promql: string): PromResult<BurnDownPoint[]> {
+  const d = answerDoc(body);
+  if (!d.ok) return d;
+  const parsed = RangeResponse.safeParse(d.value);
+  if (!parsed.success)
+    return { ok: false, error: `unexpected answer to ${promql}: ${parsed.error.issues[0]?.message}` };
+  const at = new Map<number, Record<string, number>>();
+  for (const series of parsed.data.data.result) {
+    const phase = Phase.safeParse(series.metric.phase);
+    if (!phase.success) continue;
+    for (const [t, v] of series.values) {
+      const n = Number(v);
+      if (!Number.isFinite(n) || !Number.isFinite(t)) continue;
+      at.set(t, { ...(at.get(t) ?? {}), [phase.data]: n });
+    }
+  }
+  return {
+    ok: true,
+    value: [...at.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([t, byPhase]) => ({ at: new Date(t * 1000).toISOString(), byPhase })),
+  };
+}
+
+/**
+ * The migration's burn-down from Prometheus history: nodes by phase every `stepS` over the last
+ * `rangeS` (Prometheus answers only what its retention still holds).
+ */
+export async function gatherBurnDown(
+  opts: PrometheusOptions,
+  rangeS: number,
+  stepS: number,
+): Promise<PromResult<BurnDownPoint[]>> {
+  const promql = burnDownQuery(opts.nodeLabel);
+  const end = Math.floor(opts.now());
+  const q = new URLSearchParams({
+    query: promql,
+    start: String(end - rangeS),
+    end: String(end),
+    step: String(stepS),
+  });
+  const url = `${opts.url.replace(/\/+$/, "")}/api/v1/query_range?${q}`;
+  const res = await httpGet(url, opts);
+  if (!res.ok) return { ok: false, error: res.error.message };
+  if (res.status !== 200)
+    return { ok: false, error: `${url} answered HTTP ${res.status}: ${res.body.slice(0, 200)}` };
+  const parsed = burnDownFromMatrix(res.body, promql);
+  return parsed.ok ? parsed : { ok: false, error: `${url}: ${parsed.error}` };
 }

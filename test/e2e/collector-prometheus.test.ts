@@ -4,6 +4,7 @@ import t from "tap";
 import { EXIT } from "../../common/exit-codes.js";
 import { existsSync } from "node:fs";
 import { FleetReport } from "../../collector/report/schema.js";
+import { gatherBurnDown } from "../../collector/sources/prometheus.js";
 import { freePort, PROMETHEUS, startPrometheus } from "../helpers/prometheus.js";
 import { agentPod, collector, node, startApiServer, startRealAgent } from "./collector-fleet.js";
 
@@ -43,7 +44,7 @@ const api = await startApiServer({
 });
 t.teardown(() => api.stop());
 
-const viaProm = await collector([
+const viaPromArgs = (output: string) => [
   "report",
   "--source",
   "prometheus",
@@ -52,8 +53,9 @@ const viaProm = await collector([
   "--kubeconfig",
   api.kubeconfig,
   "--output",
-  "json",
-]);
+  output,
+];
+const viaProm = await collector(viaPromArgs("json"));
 const viaAgents = await collector([
   "report",
   "--kubeconfig",
@@ -93,6 +95,42 @@ t.test("a node the API lists but Prometheus has no series for is no-data, never 
   t.equal(p.nodes.length, 4);
   const a = FleetReport.parse(JSON.parse(viaAgents.stdout));
   t.equal(a.nodes.find((x) => x.node === "prom-silent")?.outcome, "no-agent");
+});
+
+t.test("the burn-down: nodes by phase over time, from a range query", async (t) => {
+  const p = FleetReport.parse(JSON.parse(viaProm.stdout));
+  t.equal(p.historyError, undefined, "the range query answered");
+  const hist = p.history ?? [];
+  t.ok(hist.length >= 1, `points (${hist.length})`);
+  // Prometheus's own count of the fleet's phase series at the last step agrees with the report's now.
+  t.same(hist.at(-1)?.byPhase, { ipvs: 2, nftables: 1 }, "the last point: two nodes on ipvs, one off");
+  t.same(
+    hist.map((x) => x.at),
+    [...hist.map((x) => x.at)].sort(),
+    "oldest first",
+  );
+  // The same query over the last two minutes every second: one point per step that had scrapes.
+  const fine = await gatherBurnDown(
+    {
+      url: prom.url,
+      nodeLabel: "node",
+      timeoutMs: 30_000,
+      maxBytes: 1 << 20,
+      staleAfterS: 600,
+      now: () => Date.now() / 1000,
+    },
+    120,
+    1,
+  );
+  t.ok(fine.ok, fine.ok ? "" : fine.error);
+  if (fine.ok) {
+    t.ok(fine.value.length >= 2, `several points (${fine.value.length})`);
+    for (const pt of fine.value)
+      t.ok(Object.values(pt.byPhase).reduce((a, b) => a + b, 0) <= fleet.length, `${pt.at}: no node twice`);
+  }
+  const page = await collector(viaPromArgs("html"));
+  t.match(page.stdout, /<section class="span12" id="burn-down"><h2>Burn-down \(from Prometheus\)<\/h2>/);
+  t.match(page.stdout, /nodes in ipvs mode: \d+ → 2/);
 });
 
 t.test("Prometheus unreachable: no report, its own exit code", async (t) => {

@@ -1,5 +1,4 @@
 import { deletion } from "../guess.js";
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const ipvsChainsLeft = rule({
@@ -27,7 +26,6 @@ export const ipvsChainsLeft = rule({
           view,
           "kube-proxy --cleanup with kube-proxy stopped on this node, or proxyscope-agent cleanup; KUBE-FIREWALL (filter), KUBE-KUBELET-CANARY and KUBE-IPTABLES-HINT are kubelet's: keep them",
         ),
-        reference: REF.leftovers,
       },
     ];
   },

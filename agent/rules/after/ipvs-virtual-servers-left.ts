@@ -1,6 +1,5 @@
 import { LEFT_BEHIND } from "../../view/build.js";
 import { deletion } from "../guess.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const ipvsLeft = rule({
@@ -23,7 +22,6 @@ export const ipvsLeft = rule({
           schedulers: Object.keys(facts.ipvs?.schedulers ?? {}),
         },
         remedy: deletion(view, "ipvsadm --clear   (after checking none belong to keepalived or kube-vip)"),
-        reference: REF.leftovers,
       },
     ];
   },

@@ -1,6 +1,5 @@
 import { LEFT_BEHIND } from "../../view/build.js";
 import { deletion } from "../guess.js";
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const ipsetsLeft = rule({
@@ -34,7 +33,6 @@ export const ipsetsLeft = rule({
             opts.maxListed,
           )}   (after the iptables chains that reference them are gone; only these names: other KUBE-* sets, such as kube-router's KUBE-SRC-*/KUBE-DST-*, are not kube-proxy's)`,
         ),
-        reference: REF.leftovers,
       },
     ];
   },

@@ -1,6 +1,5 @@
 import { LEFT_BEHIND } from "../../view/build.js";
 import { deletion } from "../guess.js";
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const kubeIpvs0Left = rule({
@@ -34,7 +33,6 @@ export const kubeIpvs0Left = rule({
             view,
             "ip link delete kube-ipvs0   (only ipvs mode recreates it; run once kube-proxy answers nftables on this node)",
           ),
-          reference: REF.blackHole,
         },
       ];
     }
@@ -48,7 +46,6 @@ export const kubeIpvs0Left = rule({
         title: `kube-ipvs0 is still present (${addresses.length} addresses)`,
         evidence: { addresses: listed(addresses, opts.maxListed), operState: k.operState },
         remedy: deletion(view, "ip link delete kube-ipvs0"),
-        reference: REF.leftovers,
       },
     ];
   },

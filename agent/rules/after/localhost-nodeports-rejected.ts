@@ -1,5 +1,4 @@
 import { readCounter } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const COUNTER = "kubeproxy_nftables_localhost_nodeport_rejected_packets_total";
@@ -21,7 +20,6 @@ export const localhostNodePortsRejected = rule({
         evidence: { [COUNTER]: r.value },
         remedy:
           'Kubernetes 1.37+: featureGates: {KubeProxyNFTablesLocalhostNodePorts: true} with nodePortAddresses: ["primary", "localhost"], or repoint those clients',
-        reference: REF.localhostNodePorts,
       },
     ];
   },

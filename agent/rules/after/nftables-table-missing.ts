@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 // nftables mode programs both families on every node: kube-proxy assumes IPv4 and IPv6 support for it
@@ -34,7 +33,6 @@ export const nftablesTableMissing = rule({
           severity === "critical"
             ? "Read kube-proxy's log on this node (kubectl -n kube-system logs <kube-proxy pod>): its syncs are not reaching the kernel"
             : 'Read kube-proxy\'s log for its IPv6 syncs: on a kernel with IPv6 turned off they fail (kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family="IPv6"} rises); on a dual-stack cluster IPv6 Services do not work on this node',
-        reference: REF.verify,
       },
     ];
   },

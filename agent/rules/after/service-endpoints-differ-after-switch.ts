@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 // Endpoints change on their own (rollouts, scaling) between the snapshot and now, so a difference is
@@ -41,7 +40,6 @@ export const serviceEndpointsDiffer = rule({
         },
         remedy:
           "Compare each with its current EndpointSlices (kubectl -n <ns> get endpointslices -l kubernetes.io/service-name=<svc> -o wide): endpoints the API still lists but nftables lacks are a real loss (read kube-proxy's log); endpoints the API no longer lists are churn since the snapshot. The collector does this comparison fleet-wide",
-        reference: REF.parity,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 // Issue #17: a Service IP or NodePort IPVS served before the switch that no kube-proxy nftables map
@@ -32,7 +31,6 @@ export const servicesLostInSwitch = rule({
         },
         remedy:
           "For each address: kubectl get svc -A -o wide | grep <address> (or the NodePort), then read kube-proxy's log on this node for that Service (a sync that failed for one family, a Service it could not program); `nft list map ip kube-proxy service-ips` shows what it serves. The agent's /parity lists every entry",
-        reference: REF.parity,
       },
     ];
   },

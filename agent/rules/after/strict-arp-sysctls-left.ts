@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const strictArpLeft = rule({
@@ -26,7 +25,6 @@ export const strictArpLeft = rule({
         evidence: { "net.ipv4.conf.all.arp_ignore": ignore, "net.ipv4.conf.all.arp_announce": announce },
         remedy:
           "sysctl -w net.ipv4.conf.all.arp_ignore=0; sysctl -w net.ipv4.conf.all.arp_announce=0   (and remove ipvs.strictARP from the kube-proxy config)",
-        reference: REF.strictArp,
       },
     ];
   },

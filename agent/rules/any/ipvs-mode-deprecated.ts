@@ -1,6 +1,5 @@
 import type { Severity } from "../../report/schema.js";
 import { versionParts } from "../../parse/versions.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const deprecationStage = rule({
@@ -49,7 +48,6 @@ export const deprecationStage = rule({
           KubeProxyIPVS: gate ?? null,
         },
         remedy: "Plan the move to nftables mode (or iptables mode where the kernel is older than 5.13)",
-        reference: REF.stages,
       },
     ];
   },

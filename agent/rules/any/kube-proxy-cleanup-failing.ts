@@ -1,5 +1,4 @@
 import { CLEANUP_FAILURE_COUNTER, counterTrend, counterValue, readCounter } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const cleanupFailing = rule({
@@ -30,7 +29,6 @@ export const cleanupFailing = rule({
           evidence,
           remedy:
             "Usually leftovers of the previous mode or something else writing into kube-proxy's tables: check the log and run proxyscope-agent cleanup (dry run first)",
-          reference: REF.verify,
         },
       ];
     }
@@ -47,7 +45,6 @@ export const cleanupFailing = rule({
         evidence,
         remedy:
           "Nothing to do now; if it recurs, read kube-proxy's log (leftovers of the previous mode, or something else writing into kube-proxy's tables)",
-        reference: REF.verify,
       },
     ];
   },

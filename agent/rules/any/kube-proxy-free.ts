@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const kubeProxyFree = rule({
@@ -17,7 +16,6 @@ export const kubeProxyFree = rule({
         evidence: {},
         remedy:
           "None. If a CNI (Cilium, Calico eBPF) implements Services here, the ipvs deprecation does not reach this node",
-        reference: REF.kubeProxyFree,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const kubeProxyUnhealthy = rule({
@@ -21,7 +20,6 @@ export const kubeProxyUnhealthy = rule({
             "kube-proxy's health check answers 503 with healthy: true: the node is being deleted or drained",
           evidence: { status: h.status, healthy: true, nodeEligible: h.nodeEligible },
           remedy: "Nothing to fix in kube-proxy; load balancers are being told to stop sending to this node",
-          reference: REF.verify,
         },
       ];
     }
@@ -35,7 +33,6 @@ export const kubeProxyUnhealthy = rule({
         evidence: { status: h.status, healthy: h.healthy, lastUpdated: h.lastUpdated },
         remedy:
           "Read kube-proxy's log on this node; load balancers with health checks on :10256 stop sending traffic here",
-        reference: REF.verify,
       },
     ];
   },

@@ -1,5 +1,4 @@
 import { HOW_TO_CONFIRM } from "../guess.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const kubeProxyNotAnswering = rule({
@@ -28,7 +27,6 @@ export const kubeProxyNotAnswering = rule({
           configuredMode: facts.configz?.mode ?? null,
         },
         remedy: `Confirm first what runs on this node: ${HOW_TO_CONFIRM}. Then check proxyscope's --kube-proxy-metrics-url (kube-proxy's metricsBindAddress); until kube-proxy answers, no finding here is a reason to delete state`,
-        reference: REF.verify,
       },
     ];
   },

@@ -1,5 +1,4 @@
 import { LAST_QUEUED, LAST_SYNC, timestamp } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const rulesStale = rule({
@@ -30,7 +29,6 @@ export const rulesStale = rule({
         },
         remedy:
           "Restart kube-proxy on this node and read its log; the node's Service rules are drifting from the API server",
-        reference: REF.verify,
       },
     ];
   },

@@ -5,7 +5,6 @@ import {
   readCounter,
   SYNC_FAILURE_COUNTERS,
 } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const syncFailing = rule({
@@ -49,7 +48,6 @@ export const syncFailing = rule({
           evidence,
           remedy:
             "Read kube-proxy's log on this node for the failing sync; the node's Service rules are drifting from the API server",
-          reference: REF.verify,
         },
       ];
     }
@@ -66,7 +64,6 @@ export const syncFailing = rule({
         evidence,
         remedy:
           "Nothing to do now; if it recurs (rate(...[5m]) > 0, or this finding turns into kube-proxy-sync-failing) read kube-proxy's log",
-        reference: REF.verify,
       },
     ];
   },

@@ -1,6 +1,5 @@
 import type { NodeFacts } from "../../report/schema.js";
 import { deletion } from "../guess.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 /**
@@ -57,7 +56,6 @@ export const rollbackLeftovers = rule({
               "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
               `kube-proxy answers ${phase} on /proxyMode (or is gone from this node for good)`,
             ),
-        reference: REF.leftovers,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 /**
@@ -24,7 +23,6 @@ export const scanIncomplete = rule({
         evidence: { failedProbes: relevant.map(([name, e]) => `${name}: ${e.kind}: ${e.message}`) },
         remedy:
           "Fix what each probe names (a missing tool, a missing capability such as NET_ADMIN/NET_RAW, a timeout) and scan again",
-        reference: REF.verify,
       },
     ];
   },

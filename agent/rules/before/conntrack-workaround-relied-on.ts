@@ -1,6 +1,5 @@
 import { compareVersions } from "../../parse/versions.js";
 import { describeCounter, readCounter } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { BEFORE_SWITCH, rule, type RuleFinding } from "../rule.js";
 
 const COUNTER = "kubeproxy_iptables_ct_state_invalid_dropped_packets_total";
@@ -45,7 +44,6 @@ export const conntrackWorkaround = rule({
         },
         remedy:
           "Carry the workaround into nftables mode: conntrack.tcpBeLiberal: true (--conntrack-tcp-be-liberal)",
-        reference: REF.conntrack,
       });
     }
     return out;

@@ -1,5 +1,4 @@
 import { gauge } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const GAUGE = "kubeproxy_sync_proxy_rules_no_local_endpoints_total";
@@ -40,7 +39,6 @@ export const etpLocalWithoutEndpoints = rule({
         },
         remedy:
           'List the Services with internalTrafficPolicy: Local or externalTrafficPolicy: Local (kubectl get svc -A -o json | jq \'.items[] | select(.spec.internalTrafficPolicy=="Local" or .spec.externalTrafficPolicy=="Local") | .metadata.namespace+"/"+.metadata.name\') and make sure each has a ready pod on this node, or its clients do not rely on the fallback, before switching this node',
-        reference: REF.etpLocal,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const foreignIpvsUsers = rule({
@@ -21,7 +20,6 @@ export const foreignIpvsUsers = rule({
         evidence: { count: foreign.length, virtualServers: listed(names, opts.maxListed) },
         remedy:
           "Move these VIPs off IPVS (or off this node) before switching: kube-proxy in nftables mode clears the whole IPVS table each time it starts",
-        reference: REF.foreignIpvs,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { listed, rule } from "../rule.js";
 
 export const foreignChainReferences = rule({
@@ -37,7 +36,6 @@ export const foreignChainReferences = rule({
         },
         remedy:
           "Rewrite them against your own chains and sets or an nftables table hooked at the same priority; kube-proxy's chains and ipsets are not API (nftables mode deletes them)",
-        reference: REF.chainsNotApi,
       },
     ];
   },

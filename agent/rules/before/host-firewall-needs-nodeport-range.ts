@@ -1,5 +1,4 @@
 import { DOCKER_FORWARD_DROP_WHY, dockerSetForwardDrop } from "../../view/not-counted.js";
-import { REF } from "../references.js";
 import { BEFORE_SWITCH, listed, rule } from "../rule.js";
 
 export const hostFirewall = rule({
@@ -49,7 +48,6 @@ export const hostFirewall = rule({
         },
         remedy:
           "Open the NodePort range (default 30000-32767/tcp,udp) and health-check ports in the host firewall before switching",
-        reference: REF.firewall,
       },
     ];
   },

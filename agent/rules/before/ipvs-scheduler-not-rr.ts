@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const ipvsScheduler = rule({
@@ -19,7 +18,6 @@ export const ipvsScheduler = rule({
         evidence: { configured: configured || null, schedulersInTable: seen, perService: false },
         remedy:
           "Nothing is lost that worked: lc counted only this node's connections and every real server has weight 1. For stickiness use Service sessionAffinity: ClientIP; for locality internalTrafficPolicy: Local",
-        reference: REF.scheduler,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const DEFAULT_TIMEOUTS = { tcp: 900, tcpFin: 120, udp: 300 };
@@ -34,7 +33,6 @@ export const ipvsTimeouts = rule({
         },
         remedy:
           "Tune the equivalent conntrack timeouts (conntrack.tcpEstablishedTimeout, tcpCloseWaitTimeout, udpTimeout) if clients depended on them",
-        reference: REF.scheduler,
       },
     ];
   },

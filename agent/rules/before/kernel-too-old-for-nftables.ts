@@ -1,6 +1,5 @@
 import { NFTABLES_MIN_KERNEL } from "../../parse/versions.js";
 import { kernelAdvice } from "../kernel-advice.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const REQUIRED = NFTABLES_MIN_KERNEL.join(".");
@@ -21,7 +20,6 @@ export const kernelTooOld = rule({
         title: `Kernel ${k.release} is older than ${REQUIRED}: kube-proxy will not start in nftables mode`,
         evidence: { kernel: k.release, required: REQUIRED, os: facts.osRelease?.prettyName ?? null },
         remedy: kernelAdvice(facts.osRelease),
-        reference: REF.kernel,
       },
     ];
   },

@@ -1,5 +1,4 @@
 import { readCounter } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const COUNTER = "kubeproxy_iptables_localhost_nodeports_accepted_packets_total";
@@ -23,7 +22,6 @@ export const localhostNodePorts = rule({
         evidence: { [COUNTER]: r.value },
         remedy:
           'On Kubernetes 1.37+: featureGates: {KubeProxyNFTablesLocalhostNodePorts: true} and nodePortAddresses: ["primary", "localhost"]; otherwise point those clients at the node\'s address',
-        reference: REF.localhostNodePorts,
       },
     ];
   },

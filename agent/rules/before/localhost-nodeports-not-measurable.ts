@@ -1,5 +1,4 @@
 import { readCounter } from "../../view/counters.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 const COUNTER = "kubeproxy_iptables_localhost_nodeports_accepted_packets_total";
@@ -32,7 +31,6 @@ export const localhostNodePortsNotMeasurable = rule({
         evidence: { [COUNTER]: "not exported", kubeProxyVersion: version, why },
         remedy:
           "Check by hand before the switch, over a busy period: conntrack -L -d 127.0.0.1 on the node, looking for connections to a NodePort port answered by a pod address (or upgrade kube-proxy to 1.31+ and read the counter). nftables mode does not serve localhost NodePorts unless nodePortAddresses includes localhost (1.37 alpha gate KubeProxyNFTablesLocalhostNodePorts)",
-        reference: REF.localhostNodePorts,
       },
     ];
   },

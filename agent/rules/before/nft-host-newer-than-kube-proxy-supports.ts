@@ -5,7 +5,6 @@ import {
   nftWritesSetUdata,
   versionParts,
 } from "../../parse/versions.js";
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 // What is known (test/profiles/profiles.md, "#12 points 9 and 11"): a set anywhere in the host netns written
@@ -61,7 +60,6 @@ export const nftTooNewForKubeProxy = rule({
         remedy: unfixed
           ? `Upgrade kube-proxy to v${image} or newer (or at least a release with #137501) before switching this node to nftables mode, or keep nft older than ${NFT_WRITES_SET_UDATA.join(".")} on the host`
           : `Prefer kube-proxy v${image} or newer; on this release switch one canary node first and watch kubeproxy_sync_proxy_rules_nftables_sync_failures_total (rising means the crash: go back to the old mode)`,
-        reference: REF.nftUdata,
       },
     ];
   },

@@ -1,5 +1,4 @@
 import { NFT_MIN_VERSION } from "../../parse/versions.js";
-import { REF } from "../references.js";
 import { BEFORE_SWITCH, rule } from "../rule.js";
 
 const REQUIRED = NFT_MIN_VERSION.join(".");
@@ -28,7 +27,6 @@ export const nftTooOld = rule({
         },
         remedy:
           "Upgrade the host's nftables package to 1.0.1 or newer (Ubuntu 20.04 ships 0.9.3 even on the 5.15 HWE kernel, which the guide calls fine but upstream does not: rebuild on 22.04/24.04), or stay in iptables mode",
-        reference: REF.nftMinimum,
       },
     ];
   },

@@ -1,4 +1,3 @@
-import { REF } from "../references.js";
 import { rule } from "../rule.js";
 
 export const nftModulesMissing = rule({
@@ -19,7 +18,6 @@ export const nftModulesMissing = rule({
         evidence: { missing: absent, kernel: facts.kernel?.release ?? null },
         remedy:
           "Install the kernel's netfilter modules (e.g. linux-modules-extra on Ubuntu cloud images) or rebuild the node image",
-        reference: REF.modules,
       },
     ];
   },

@@ -1,5 +1,4 @@
 import { busyAddresses, classifyNodePortAddresses, primaryAddresses } from "../../view/not-counted.js";
-import { REF } from "../references.js";
 import { BEFORE_SWITCH, listed, rule } from "../rule.js";
 
 export const nodePortsOnSecondaryAddresses = rule({
@@ -59,7 +58,6 @@ export const nodePortsOnSecondaryAddresses = rule({
         },
         remedy:
           'Inventory who reaches NodePorts on these addresses; if they must keep working set nodePortAddresses explicitly (e.g. ["0.0.0.0/0"] restores the old reach) before switching',
-        reference: REF.nodePortAddresses,
       },
     ];
   },
