@@ -139,7 +139,13 @@ t.test("no web config: public part open, detail for loopback clients only", asyn
   t.teardown(() => a.close());
   for (const r of ["/healthz", "/readyz", ...PUBLIC])
     t.equal((await a.inject({ url: r, remoteAddress: REMOTE })).statusCode, 200, `${r} from ${REMOTE}`);
-  t.same([...DETAIL_ROUTES].sort(), ["/ipvs/virtual-server", "/report", "/report/previous", "/verify"]);
+  t.same([...DETAIL_ROUTES].sort(), [
+    "/ipvs/virtual-server",
+    "/parity",
+    "/report",
+    "/report/previous",
+    "/verify",
+  ]);
   for (const r of DETAIL_ROUTES) {
     const res = await a.inject({ url: detailUrl(r), remoteAddress: REMOTE });
     t.equal(res.statusCode, 403, `${r} refused from ${REMOTE}`);

@@ -1,7 +1,7 @@
 import t from "tap";
 import { ids, ipvsNode, judge, nftNode, NOW } from "../../../helpers/rules.js";
 import { metrics } from "../../../helpers/facts.js";
-import { REF } from "../../../../agent/rules/references.js";
+import { findingPageUrl } from "../../../../common/finding-page.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 
 const ID = "nft-host-newer-than-kube-proxy-supports";
@@ -40,7 +40,10 @@ t.test(
       t.equal(after(dpkg("1.1.3"), kp)?.severity, "warning");
     }
     t.match(before(dpkg("1.1.3"), "v1.36.0")?.evidence.threads, /#136786.*#140405.*#140898/);
-    t.equal(before(dpkg("1.1.3"), "v1.36.0")?.reference, REF.nftUdata);
+    t.equal(
+      before(dpkg("1.1.3"), "v1.36.0")?.reference,
+      findingPageUrl("nft-host-newer-than-kube-proxy-supports"),
+    );
   },
 );
 
