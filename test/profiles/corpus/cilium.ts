@@ -22,6 +22,8 @@ export const profile: Profile = {
         phaseSource: "proxyMode",
         verdict: "ready",
         findings: ["ipvs-mode-deprecated"],
+        waitsFor:
+          "#12 point 6 (branch owners): nodeport-addresses-shrink must not count cilium_host's router address",
       },
       why: "cilium_host's router address is Cilium's, not a NodePort destination; CILIUM_* chains are Cilium's",
     },

@@ -37,6 +37,8 @@ export const profile: Profile = {
         phaseSource: "proxyMode",
         verdict: "ready",
         findings: ["ipvs-mode-deprecated"],
+        waitsFor:
+          "#12 points 4 and 6 (branch owners): kube-router's jumps are not foreign rules; cni0/flannel.1 are no NodePort destinations",
       },
       why: "FORWARD -> KUBE-ROUTER-FORWARD is kube-router's own jump, not a foreign rule in kube-proxy's chains; Flannel's links are no NodePort destinations",
     },

@@ -32,6 +32,8 @@ export const profile: Profile = {
         phaseSource: "proxyMode",
         verdict: "ready",
         findings: ["ipvs-mode-deprecated"],
+        waitsFor:
+          "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
       },
       why: "the virtual server on :40080 is kube-proxy's own NodePort, not a foreign IPVS user",
     },

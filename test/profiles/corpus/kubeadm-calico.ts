@@ -31,6 +31,8 @@ export const profile: Profile = {
         phaseSource: "proxyMode",
         verdict: "ready",
         findings: ["ipvs-mode-deprecated"],
+        waitsFor:
+          "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
       },
       why: "nothing stands in the way: Calico's cali-* chains and ipsets and its vxlan.calico tunnel address are Calico's own (no NodePort client uses the tunnel address), the scheduler is rr",
     },

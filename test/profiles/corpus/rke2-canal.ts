@@ -33,6 +33,7 @@ export const profile: Profile = {
         phaseSource: "proxyMode",
         verdict: "ready",
         findings: ["ipvs-mode-deprecated"],
+        waitsFor: "#12 point 6 (branch owners): nodeport-addresses-shrink must not count flannel.1's address",
       },
       why: "Canal's chains and flannel.1 are the CNI's; nothing in the way",
     },
