@@ -64,8 +64,17 @@ if (reason !== null) {
     script: GUEST,
     env: { OUT: out.path },
     // vxlan for flannel.1 / vxlan.calico / cilium_vxlan; CONNMARK and state for aws-vpc-cni; CT (NOTRACK)
-    // for NodeLocal DNSCache.
-    modules: [...DEFAULT_MODULES, "vxlan", "xt_connmark", "xt_state", "xt_CT"],
+    // for NodeLocal DNSCache; NFLOG and limit for kube-router's pod firewall log-drop rule.
+    modules: [
+      ...DEFAULT_MODULES,
+      "vxlan",
+      "xt_connmark",
+      "xt_state",
+      "xt_CT",
+      "xt_NFLOG",
+      "nfnetlink_log",
+      "xt_limit",
+    ],
     timeoutMs: 1_200_000,
     memMb: 768,
   });

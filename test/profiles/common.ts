@@ -99,10 +99,11 @@ export function kubeProxy(
   return { mode, version, lastSync: { agoSeconds: 3 }, healthy: true, config, ...rest };
 }
 
-/** Flannel's links on a node holding lease 10.244.1.0/24 (flannel.rules). */
+/** Flannel's links on a node holding lease 10.42.0.0/24 of network 10.42.0.0/16 (flannel.rules: k3s's
+ *  defaults; a kubeadm cluster would use its own pod CIDR, which changes no verdict). */
 export const FLANNEL_LINKS: Link[] = [
-  { name: "flannel.1", kind: "vxlan", addresses: ["10.244.1.0/32"] },
-  { name: "cni0", kind: "bridge", addresses: ["10.244.1.1/24"] },
+  { name: "flannel.1", kind: "vxlan", addresses: ["10.42.0.0/32"] },
+  { name: "cni0", kind: "bridge", addresses: ["10.42.0.1/24"] },
 ];
 
 /** Docker's default bridge (docker.rules). */
