@@ -76,7 +76,7 @@ export function linkCommands(s: NodeState): string[][] {
     cmds.push(linkArgv(l, s.kernel, i + 1));
     for (const a of l.addresses ?? [])
       cmds.push(["addr", "add", a, "dev", l.name, ...(a.includes(":") ? ["nodad"] : [])]);
-    cmds.push(["link", "set", l.name, "up"]);
+    if (l.up !== false) cmds.push(["link", "set", l.name, "up"]);
   });
   return cmds;
 }
@@ -180,6 +180,9 @@ export function checkNode(t: Test, node: ProfileNode, r: NodeReport): void {
     [...e.findings].sort(),
     `exactly these findings${pending}; got: ${r.findings.map((f) => `${f.id} [${f.severity}] ${f.title}`).join(" | ")}`,
   );
+  for (const [id, want] of Object.entries(e.evidence ?? {}))
+    for (const [k, v] of Object.entries(want))
+      t.same(r.findings.find((f) => f.id === id)?.evidence[k], v, `${id}: evidence ${k}`);
   t.same(deletionViolations(r), [], "no deletion is the thing to do unless kube-proxy answered /proxyMode");
   t.same(
     r.probes

@@ -10,11 +10,14 @@ import type { Link, NodeState, VirtualServer } from "./profile.js";
  *  ipvs-mode.ipset fixture holds (ns1/svc1, 172.30.0.41:80 with NodePort 30080). */
 export const CLUSTER_IPS = ["10.96.0.1", "10.96.0.10", "172.30.0.41"];
 
-/** kube-ipvs0 as kube-proxy leaves it: a dummy link holding every ClusterIP as a /32. */
+/** kube-ipvs0 as kube-proxy leaves it: a dummy link holding every ClusterIP as a /32, never brought up
+ *  (pkg/proxy/ipvs/util/netlink_linux.go EnsureDummyDevice only adds it; a link up would also get an
+ *  fe80:: address kube-proxy never put there). */
 export const kubeIpvs0 = (addresses = CLUSTER_IPS): Link => ({
   name: "kube-ipvs0",
   kind: "dummy",
   addresses: addresses.map((a) => `${a}/32`),
+  up: false,
 });
 
 /** kube-proxy's virtual servers for those Services (Masq, weight 1, rr), and the NodePort on nodeIp. */

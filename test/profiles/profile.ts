@@ -20,6 +20,8 @@ export interface Link {
   addresses?: string[];
   /** For kind "veth": the peer's name (default `<name>-p`). Cilium's cilium_host/cilium_net are a pair. */
   peer?: string;
+  /** Brought up (default true). */
+  up?: boolean;
 }
 
 export interface RealServer {
@@ -68,6 +70,8 @@ export interface Expected {
   /** The exact finding ids, sorted. */
   findings: string[];
   phaseSource: "proxyMode" | "kernel-state" | "none";
+  /** Evidence a finding must carry, by finding id then key (compared with t.same). */
+  evidence?: Record<string, Record<string, unknown>>;
   /**
    * Set while main does not give this verdict yet: which fix of issue #12 it waits for. The expectation
    * stays what a careful SRE expects; the test still asserts it (and fails until the fix lands).

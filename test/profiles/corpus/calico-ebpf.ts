@@ -29,6 +29,7 @@ export const profile: Profile = {
         phaseSource: "kernel-state",
         verdict: "unhealthy",
         findings: ["kube-ipvs0-black-hole", "kube-proxy-not-answering"],
+        evidence: { "kube-ipvs0-black-hole": { blackHoled: ["10.96.0.1", "10.96.0.10", "172.30.0.41"] } },
       },
       why: "Calico's BPF programs never see traffic to a ClusterIP the kernel holds as local: every one on kube-ipvs0 is cut from this node, critical. kube-proxy does not answer, so `ip link delete kube-ipvs0` comes only after confirming it is gone for good",
     },

@@ -49,6 +49,7 @@ export const profile: Profile = {
           "kube-ipvs0-black-hole",
           "kube-proxy-not-answering",
         ],
+        evidence: { "kube-ipvs0-black-hole": { blackHoled: ["10.96.0.1", "10.96.0.10", "172.30.0.41"] } },
       },
       why: "every ClusterIP kube-ipvs0 still holds is answered locally and dropped, cutting Cilium's Services from this node: critical whatever runs here; nothing answers /proxyMode, so every deletion is given only on the condition that kube-proxy is gone for good",
     },
