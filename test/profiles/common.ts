@@ -1,5 +1,5 @@
 import type { Scenario } from "../standins/kube-proxy.js";
-import type { Link, NodeState, VirtualServer } from "./profile.js";
+import type { Expected, Link, NodeState, VirtualServer } from "./profile.js";
 
 // What every kube-proxy profile shares, composed from the fixtures in test/fixtures/netfilter/sources
 // (each cited in its README): kubelet's chains, kube-proxy's ipvs-mode ipsets, chains, kube-ipvs0 and
@@ -127,3 +127,22 @@ export const CILIUM_LINKS: Link[] = [
   { name: "cilium_host", kind: "veth", peer: "cilium_net", addresses: ["10.0.1.164/32"] },
   { name: "cilium_vxlan", kind: "vxlan" },
 ];
+
+/** An ipvs node with nothing in the way: ready, only the deprecation (info before 1.35, then a warning
+ *  that the verdict does not count). */
+export const ipvsReady = (waitsFor?: string): Expected => ({
+  phase: "ipvs",
+  phaseSource: "proxyMode",
+  verdict: "ready",
+  findings: ["ipvs-mode-deprecated"],
+  ...(waitsFor === undefined ? {} : { waitsFor }),
+});
+
+/** A node kube-proxy answers nftables on, with nothing left and nothing broken. */
+export const nftablesClean = (waitsFor?: string): Expected => ({
+  phase: "nftables",
+  phaseSource: "proxyMode",
+  verdict: "clean",
+  findings: [],
+  ...(waitsFor === undefined ? {} : { waitsFor }),
+});

@@ -1,4 +1,4 @@
-import { ipvsNode, kubeProxy, kubeProxyVirtualServers, nftablesNode } from "../common.js";
+import { ipvsNode, kubeProxy, kubeProxyVirtualServers, nftablesClean, nftablesNode } from "../common.js";
 import type { Link, Profile } from "../profile.js";
 
 // Azure CNI (transparent mode): pods on VNet addresses behind azv<hash> veths, no bridge, no CNI chains.
@@ -38,7 +38,7 @@ export const profile: Profile = {
       name: "aks-nft",
       when: "after the switch: kubeProxyConfig mode NFTABLES",
       state: nftablesNode("10.224.0.4", kubeProxy("nftables", "v1.33.5"), { links: azure }),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "clean",
     },
   ],

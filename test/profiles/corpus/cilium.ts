@@ -1,4 +1,4 @@
-import { CILIUM_LINKS, ipvsNode, kubeProxy, nftablesNode } from "../common.js";
+import { CILIUM_LINKS, ipvsNode, ipvsReady, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
 import type { Profile } from "../profile.js";
 
 const cilium = { links: CILIUM_LINKS, iptables: ["cilium.rules"] };
@@ -17,21 +17,16 @@ export const profile: Profile = {
       name: "cilium-ipvs",
       when: "before the switch: kube-proxy v1.35 ipvs beside Cilium",
       state: ipvsNode("172.18.0.50", kubeProxy("ipvs", "v1.35.4", { ipvs: { scheduler: "rr" } }), cilium),
-      expect: {
-        phase: "ipvs",
-        phaseSource: "proxyMode",
-        verdict: "ready",
-        findings: ["ipvs-mode-deprecated"],
-        waitsFor:
-          "#12 point 6 (branch owners): nodeport-addresses-shrink must not count cilium_host's router address",
-      },
+      expect: ipvsReady(
+        "#12 point 6 (branch owners): nodeport-addresses-shrink must not count cilium_host's router address",
+      ),
       why: "cilium_host's router address is Cilium's, not a NodePort destination; CILIUM_* chains are Cilium's",
     },
     {
       name: "cilium-nft",
       when: "after the switch: kube-proxy v1.35 nftables beside Cilium",
       state: nftablesNode("172.18.0.50", kubeProxy("nftables", "v1.35.4"), cilium),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "clean",
     },
   ],

@@ -1,4 +1,4 @@
-import { ipvsNode, kubeProxy, kubeProxyVirtualServers, nftablesNode } from "../common.js";
+import { ipvsNode, kubeProxy, kubeProxyVirtualServers, nftablesClean, nftablesNode } from "../common.js";
 import type { Link, Profile } from "../profile.js";
 
 // aws-vpc-cni: the primary ENI eth0 and a secondary ENI eth1 holding its own primary address; pods sit
@@ -56,7 +56,7 @@ export const profile: Profile = {
         links: enis,
         iptables: ["aws-vpc-cni.rules"],
       }),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "both tables, only kubelet's and the VPC CNI's chains: clean",
     },
     {

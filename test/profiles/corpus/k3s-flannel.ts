@@ -1,4 +1,4 @@
-import { FLANNEL_LINKS, ipvsNode, kubeProxy, nftablesNode } from "../common.js";
+import { FLANNEL_LINKS, ipvsNode, ipvsReady, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
 import type { Profile } from "../profile.js";
 
 // k3s's embedded kube-proxy: proxy-mode from --kube-proxy-arg, healthz-bind-address 127.0.0.1, metrics
@@ -32,14 +32,9 @@ export const profile: Profile = {
           ...netpol,
         },
       ),
-      expect: {
-        phase: "ipvs",
-        phaseSource: "proxyMode",
-        verdict: "ready",
-        findings: ["ipvs-mode-deprecated"],
-        waitsFor:
-          "#12 points 4 and 6 (branch owners): kube-router's jumps are not foreign rules; cni0/flannel.1 are no NodePort destinations",
-      },
+      expect: ipvsReady(
+        "#12 points 4 and 6 (branch owners): kube-router's jumps are not foreign rules; cni0/flannel.1 are no NodePort destinations",
+      ),
       why: "FORWARD -> KUBE-ROUTER-FORWARD is kube-router's own jump, not a foreign rule in kube-proxy's chains; Flannel's links are no NodePort destinations",
     },
     {
@@ -49,14 +44,9 @@ export const profile: Profile = {
         links: FLANNEL_LINKS,
         ...netpol,
       }),
-      expect: {
-        phase: "nftables",
-        phaseSource: "proxyMode",
-        verdict: "clean",
-        findings: [],
-        waitsFor:
-          "#12 point 4 (branch owners): kube-router's jumps into KUBE-ROUTER-* are not foreign rules in kube-proxy's chains",
-      },
+      expect: nftablesClean(
+        "#12 point 4 (branch owners): kube-router's jumps into KUBE-ROUTER-* are not foreign rules in kube-proxy's chains",
+      ),
       why: "kube-router's KUBE-SRC-/KUBE-DST- ipsets and KUBE-ROUTER-/KUBE-NWPLCY-/KUBE-POD-FW- chains stay and are not leftovers: deleting them would drop the cluster's network policies",
     },
   ],

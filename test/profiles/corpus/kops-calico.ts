@@ -1,4 +1,12 @@
-import { CALICO_LINKS, ipvsNode, kubeProxy, kubeProxyVirtualServers, nftablesNode } from "../common.js";
+import {
+  CALICO_LINKS,
+  ipvsNode,
+  ipvsReady,
+  kubeProxy,
+  kubeProxyVirtualServers,
+  nftablesClean,
+  nftablesNode,
+} from "../common.js";
 import type { Profile } from "../profile.js";
 
 // kOps with spec.kubeAPIServer.serviceNodePortRange 40000-40100: the NodePort lives outside the default
@@ -27,14 +35,9 @@ export const profile: Profile = {
         ipvs: base,
         nodePortRange: "40000-40100",
       }),
-      expect: {
-        phase: "ipvs",
-        phaseSource: "proxyMode",
-        verdict: "ready",
-        findings: ["ipvs-mode-deprecated"],
-        waitsFor:
-          "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
-      },
+      expect: ipvsReady(
+        "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
+      ),
       why: "the virtual server on :40080 is kube-proxy's own NodePort, not a foreign IPVS user",
     },
     {
@@ -46,7 +49,7 @@ export const profile: Profile = {
         iptables: ["calico-iptables.rules"],
         nodePortRange: "40000-40100",
       }),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "clean",
     },
   ],

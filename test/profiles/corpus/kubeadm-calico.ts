@@ -1,4 +1,4 @@
-import { CALICO_LINKS, ipvsNode, kubeProxy, nftablesNode } from "../common.js";
+import { CALICO_LINKS, ipvsNode, ipvsReady, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
 import type { Profile } from "../profile.js";
 
 const ipvs = kubeProxy("ipvs", "v1.34.3", {
@@ -26,14 +26,9 @@ export const profile: Profile = {
         ipsets: ["calico.ipset"],
         iptables: ["calico-iptables.rules"],
       }),
-      expect: {
-        phase: "ipvs",
-        phaseSource: "proxyMode",
-        verdict: "ready",
-        findings: ["ipvs-mode-deprecated"],
-        waitsFor:
-          "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
-      },
+      expect: ipvsReady(
+        "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
+      ),
       why: "nothing stands in the way: Calico's cali-* chains and ipsets and its vxlan.calico tunnel address are Calico's own (no NodePort client uses the tunnel address), the scheduler is rr",
     },
     {
@@ -44,7 +39,7 @@ export const profile: Profile = {
         ipsets: ["calico.ipset"],
         iptables: ["calico-iptables.rules"],
       }),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "both kube-proxy tables exist, only kubelet's and Calico's chains remain: nothing left, nothing broken",
     },
   ],

@@ -1,4 +1,4 @@
-import { FLANNEL_LINKS, ipvsNode, kubeProxy, nftablesNode } from "../common.js";
+import { FLANNEL_LINKS, ipvsNode, ipvsReady, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
 import type { Profile } from "../profile.js";
 
 // Canal = Calico for policy + Flannel for the network: both rule sets, Flannel's links.
@@ -28,20 +28,16 @@ export const profile: Profile = {
         kubeProxy("ipvs", "v1.36.4-rke2r1", { ...rke2, ipvs: { scheduler: "rr" } }),
         canal,
       ),
-      expect: {
-        phase: "ipvs",
-        phaseSource: "proxyMode",
-        verdict: "ready",
-        findings: ["ipvs-mode-deprecated"],
-        waitsFor: "#12 point 6 (branch owners): nodeport-addresses-shrink must not count flannel.1's address",
-      },
+      expect: ipvsReady(
+        "#12 point 6 (branch owners): nodeport-addresses-shrink must not count flannel.1's address",
+      ),
       why: "Canal's chains and flannel.1 are the CNI's; nothing in the way",
     },
     {
       name: "rke2-nft",
       when: "after the switch: kube-proxy-arg proxy-mode=nftables, rke2 restarted",
       state: nftablesNode("192.168.60.31", kubeProxy("nftables", "v1.36.4-rke2r1", rke2), canal),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "clean",
     },
   ],

@@ -1,4 +1,4 @@
-import { CILIUM_LINKS, FLANNEL_LINKS, kubeIpvs0, kubeProxy, nftablesNode } from "../common.js";
+import { CILIUM_LINKS, FLANNEL_LINKS, kubeIpvs0, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
 import type { Profile } from "../profile.js";
 
 export const profile: Profile = {
@@ -20,7 +20,7 @@ export const profile: Profile = {
         links: FLANNEL_LINKS,
         iptables: ["flannel.rules"],
       }),
-      expect: { phase: "nftables", phaseSource: "proxyMode", verdict: "clean", findings: [] },
+      expect: nftablesClean(),
       why: "clean",
     },
     {
