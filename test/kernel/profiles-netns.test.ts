@@ -2,7 +2,7 @@ import t from "tap";
 import { netnsAvailable, withNetns, type NetNs } from "../helpers/netns.js";
 import { buildInNetns, checkNode, loadProfiles, nodesOn, scanFlags } from "../helpers/profiles.js";
 import { parseScanOutput } from "../helpers/scan-report.js";
-import { AGENT_CLI, startStandin } from "../helpers/standin.js";
+import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import type { NodeState } from "../profiles/profile.js";
 
 // The profile corpus (test/profiles/corpus/*.ts), the nodes that live on the host kernel: each built in
@@ -26,25 +26,8 @@ if (!netnsAvailable()) {
 }
 
 async function scan(ns: NetNs, name: string, s: NodeState) {
-  const argv = ["scan", "--json", "--node", name, ...scanFlags(s)];
-  if (s.kubeProxy === null) return parsed(ns.runNode(AGENT_CLI, argv));
-  const standin = await startStandin(s.kubeProxy, ns.name);
-  try {
-    return parsed(
-      ns.runNode(AGENT_CLI, [
-        ...argv,
-        "--kube-proxy-metrics-url",
-        standin.metricsUrl,
-        "--kube-proxy-health-url",
-        standin.healthUrl,
-      ]),
-    );
-  } finally {
-    await standin.stop();
-  }
-}
-
-function parsed(out: { code: number; stdout: string; stderr: string }) {
+  if (s.kubeProxy !== null) return scanInNetns(ns, s.kubeProxy, scanFlags(s), name);
+  const out = ns.runNode(AGENT_CLI, ["scan", "--json", "--node", name, ...scanFlags(s)]);
   if (out.code !== 0) throw new Error(`scan exited ${out.code}: ${out.stderr}`);
   return parseScanOutput(out.stdout);
 }

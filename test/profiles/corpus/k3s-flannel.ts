@@ -32,9 +32,7 @@ export const profile: Profile = {
           ...netpol,
         },
       ),
-      expect: ipvsReady(
-        "#12 points 4 and 6 (branch owners): kube-router's jumps are not foreign rules; cni0/flannel.1 are no NodePort destinations",
-      ),
+      expect: ipvsReady(),
       why: "FORWARD -> KUBE-ROUTER-FORWARD is kube-router's own jump, not a foreign rule in kube-proxy's chains; Flannel's links are no NodePort destinations",
     },
     {
@@ -44,9 +42,7 @@ export const profile: Profile = {
         links: FLANNEL_LINKS,
         ...netpol,
       }),
-      expect: nftablesClean(
-        "#12 point 4 (branch owners): kube-router's jumps into KUBE-ROUTER-* are not foreign rules in kube-proxy's chains",
-      ),
+      expect: nftablesClean(),
       why: "kube-router's KUBE-SRC-/KUBE-DST- ipsets and KUBE-ROUTER-/KUBE-NWPLCY-/KUBE-POD-FW- chains stay and are not leftovers: deleting them would drop the cluster's network policies",
     },
   ],

@@ -35,9 +35,7 @@ export const profile: Profile = {
         ipvs: base,
         nodePortRange: "40000-40100",
       }),
-      expect: ipvsReady(
-        "#12 point 6 (branch owners): nodeport-addresses-shrink must not count vxlan.calico's tunnel address",
-      ),
+      expect: ipvsReady(),
       why: "the virtual server on :40080 is kube-proxy's own NodePort, not a foreign IPVS user",
     },
     {

@@ -31,9 +31,7 @@ export const profile: Profile = {
         links,
         iptables: plugins,
       }),
-      expect: ipvsReady(
-        "#12 point 6 (branch owners): nodeport-addresses-shrink on cni0/docker0/flannel.1/nodelocaldns and host-firewall-needs-nodeport-range on Docker's FORWARD DROP",
-      ),
+      expect: ipvsReady(),
       why: "cni0, flannel.1, docker0 and 169.254.20.10 never receive NodePort traffic, and the FORWARD DROP is Docker's own policy, not a host firewall someone must open: nothing for a person to do",
     },
     {

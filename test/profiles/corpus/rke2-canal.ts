@@ -28,9 +28,7 @@ export const profile: Profile = {
         kubeProxy("ipvs", "v1.36.4-rke2r1", { ...rke2, ipvs: { scheduler: "rr" } }),
         canal,
       ),
-      expect: ipvsReady(
-        "#12 point 6 (branch owners): nodeport-addresses-shrink must not count flannel.1's address",
-      ),
+      expect: ipvsReady(),
       why: "Canal's chains and flannel.1 are the CNI's; nothing in the way",
     },
     {
