@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { NetNs, netnsAvailable, withNetns } from "../helpers/netns.js";
 import { parseScanOutput, findingIds, finding } from "../helpers/scan-report.js";
+import { firstDeletion } from "../helpers/remedies.js";
 import { AGENT_CLI, scanInNetns, startStandin } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
@@ -166,13 +167,11 @@ if (!netnsAvailable()) {
         /^nftables: table ip kube-proxy: \d+ Service map elements$/,
         "what the guess rests on: the table's Service maps (this kernel has no IPVS to weigh)",
       );
-      const deleting =
-        /ipvsadm\s+(--clear|-C)\b|ip link del(ete)?\s+kube-ipvs0|ipset (destroy|-X)\b|nft (delete|flush) (table|ruleset)|iptables\S*\s.*\s-[FX]\b|kube-proxy --cleanup|proxyscope-agent cleanup/;
-      const withDeletion = r.findings.filter((f) => deleting.test(f.remedy));
+      const withDeletion = r.findings.filter((f) => firstDeletion(f.remedy) >= 0);
       t.ok(withDeletion.length > 0, "the leftovers are named, with how to remove them");
       for (const f of withDeletion) {
         t.ok(f.remedy.startsWith("Confirm first what runs on this node"), `${f.id} confirms first`);
-        t.ok(f.remedy.indexOf("Only if ") < f.remedy.search(deleting), `${f.id} deletes only conditionally`);
+        t.ok(f.remedy.indexOf("Only if ") < firstDeletion(f.remedy), `${f.id} deletes only conditionally`);
       }
     }),
   );

@@ -13,30 +13,15 @@ import {
   refused,
   vs,
 } from "../../helpers/facts.js";
+import { firstDeletion } from "../../helpers/remedies.js";
 
 // Issue #12 point 1: when /proxyMode did not answer, the phase is a guess. No finding may then offer a
 // command that deletes kernel state as the thing to do: it first says how to confirm what runs there and
 // gives the deletion only conditionally. This walks the catalogue: every id either fires on one of the
 // guessed-phase nodes below (and its remedy is checked), or is shown to need kube-proxy's own answer.
 
-// Commands that delete state something may still be using (the guide's cleanup section, kube-proxy's own).
-const DELETING = [
-  /ipvsadm\s+(--clear|-C)\b/,
-  /ip link del(ete)?\s+kube-ipvs0/,
-  /ipset (destroy|-X)\b/,
-  /nft (delete|flush) (table|ruleset)/,
-  /iptables\S*\s.*\s-[FX]\b/,
-  /kube-proxy --cleanup/,
-  /proxyscope-agent cleanup/,
-];
-
 const CONFIRM = "Confirm first what runs on this node";
 const CONDITION = "Only if ";
-
-function firstDeletion(remedy: string): number {
-  const at = DELETING.map((re) => remedy.search(re)).filter((i) => i >= 0);
-  return at.length === 0 ? -1 : Math.min(...at);
-}
 
 const silent = new Map<string, ProbeError>([["kube-proxy-mode", refused]]);
 

@@ -1,0 +1,45 @@
+import { ipvsNode, kubeProxy, kubeProxyVirtualServers, nftablesClean, nftablesNode } from "../common.js";
+import type { Link, Profile } from "../profile.js";
+
+// Azure CNI (transparent mode): pods on VNet addresses behind azv<hash> veths, no bridge, no CNI chains.
+const azure: Link[] = [{ name: "azv5b2c7e9d1a4", kind: "veth" }];
+// networkProfile.kubeProxyConfig {mode IPVS, ipvsConfig {scheduler LeastConnection, TCPTimeoutSeconds
+// 900, TCPFINTimeoutSeconds 120, UDPTimeoutSeconds 300}} as kube-proxy's own config.
+const aksIpvs = {
+  ipvs: { scheduler: "lc", tcpTimeout: "15m0s", tcpFinTimeout: "2m0s", udpTimeout: "5m0s" },
+};
+
+export const profile: Profile = {
+  id: "aks-azure-cni",
+  distribution: "AKS (Azure Linux / Ubuntu)",
+  plugins: ["Azure CNI"],
+  title: "AKS with kubeProxyConfig mode IPVS, LeastConnection and timeouts, moving to NFTABLES",
+  sources: [
+    "test/profiles/profiles.md P3 (kubeProxyConfig {mode, ipvsConfig {scheduler LeastConnection|RoundRobin, TCPTimeoutSeconds, TCPFINTimeoutSeconds, UDPTimeoutSeconds}}; MicrosoftDocs/azure-docs articles/aks/configure-kube-proxy.md @194ff3f7)",
+    "AKS's kube-proxy version string and DaemonSet shape: NOT ESTABLISHED (upstream format used)",
+  ],
+  nodes: [
+    {
+      name: "aks-ipvs",
+      when: "before the switch: IPVS with LeastConnection and TCP/FIN/UDP timeouts set",
+      state: ipvsNode("10.224.0.4", kubeProxy("ipvs", "v1.33.5", aksIpvs), {
+        links: azure,
+        ipvs: kubeProxyVirtualServers("10.224.0.4", 30080, "lc"),
+      }),
+      expect: {
+        phase: "ipvs",
+        phaseSource: "proxyMode",
+        verdict: "ready",
+        findings: ["ipvs-mode-deprecated", "ipvs-scheduler-not-rr", "ipvs-timeouts-set"],
+      },
+      why: "lc and the timeouts have no nftables equivalent: worth knowing (info), nothing blocks",
+    },
+    {
+      name: "aks-nft",
+      when: "after the switch: kubeProxyConfig mode NFTABLES",
+      state: nftablesNode("10.224.0.4", kubeProxy("nftables", "v1.33.5"), { links: azure }),
+      expect: nftablesClean(),
+      why: "clean",
+    },
+  ],
+};

@@ -1,0 +1,44 @@
+import { CALICO_LINKS, ipvsNode, ipvsReady, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
+import type { Profile } from "../profile.js";
+
+const ipvs = kubeProxy("ipvs", "v1.34.3", {
+  ipvs: { scheduler: "rr", strictARP: false },
+  clusterCIDRs: ["192.168.0.0/16"],
+});
+
+export const profile: Profile = {
+  id: "kubeadm-calico",
+  distribution: "kubeadm (Ubuntu 24.04)",
+  plugins: ["Calico (iptables dataplane, VXLAN)"],
+  title: "kubeadm cluster with Calico's iptables dataplane, kube-proxy in ipvs mode, moving to nftables",
+  sources: [
+    "test/profiles/profiles.md P1 (kubeadm: ConfigMap kube-system/kube-proxy config.conf; verdict before ready with ipvs-mode-deprecated; after clean)",
+    "test/profiles/profiles.md Plugins: Calico iptables (cali-* chains, vxlan.calico) never findings",
+    "test/fixtures/netfilter/sources/calico-iptables.rules, calico.ipset (projectcalico/calico felix/rules/rule_defs.go)",
+    "kube-proxy v1.34 /configz (internal type) and metrics: test/standins/kube-proxy.ts",
+  ],
+  nodes: [
+    {
+      name: "kubeadm-calico-ipvs",
+      when: "before the switch: kube-proxy v1.34 in ipvs mode, Calico programs pod networking and policy",
+      state: ipvsNode("172.18.0.10", ipvs, {
+        links: CALICO_LINKS,
+        ipsets: ["calico.ipset"],
+        iptables: ["calico-iptables.rules"],
+      }),
+      expect: ipvsReady(),
+      why: "nothing stands in the way: Calico's cali-* chains and ipsets and its vxlan.calico tunnel address are Calico's own (no NodePort client uses the tunnel address), the scheduler is rr",
+    },
+    {
+      name: "kubeadm-calico-nft",
+      when: "after the switch: kube-proxy v1.34 restarted in nftables mode, ipvs state cleaned",
+      state: nftablesNode("172.18.0.10", kubeProxy("nftables", "v1.34.3"), {
+        links: CALICO_LINKS,
+        ipsets: ["calico.ipset"],
+        iptables: ["calico-iptables.rules"],
+      }),
+      expect: nftablesClean(),
+      why: "both kube-proxy tables exist, only kubelet's and Calico's chains remain: nothing left, nothing broken",
+    },
+  ],
+};

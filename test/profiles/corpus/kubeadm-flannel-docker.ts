@@ -1,0 +1,54 @@
+import {
+  DOCKER_LINK,
+  FLANNEL_LINKS,
+  ipvsNode,
+  ipvsReady,
+  kubeProxy,
+  nftablesNode,
+  NODELOCALDNS_LINK,
+} from "../common.js";
+import type { Profile } from "../profile.js";
+
+const links = [...FLANNEL_LINKS, DOCKER_LINK, NODELOCALDNS_LINK];
+const plugins = ["flannel.rules", "docker.rules", "nodelocaldns.rules"];
+
+export const profile: Profile = {
+  id: "kubeadm-flannel-docker",
+  distribution: "kubeadm (Debian 12)",
+  plugins: ["Flannel (vxlan)", "Docker Engine on the node", "NodeLocal DNSCache"],
+  title: "kubeadm + Flannel on a node that also runs Docker and NodeLocal DNSCache (169.254.20.10)",
+  sources: [
+    "test/profiles/profiles.md P1, Plugins: Flannel, Docker on the node, NodeLocal DNSCache",
+    "issue #12 point 6: nodeport-addresses-shrink must not fire on cni0/docker0/flannel.1/nodelocaldns; host-firewall-needs-nodeport-range must not fire on Docker's FORWARD DROP",
+    "test/fixtures/netfilter/sources/flannel.rules (flannel-io/flannel), docker.rules (moby/moby iptablesdoc new-daemon.md), nodelocaldns.rules (kubernetes/dns node-cache)",
+    "DESIGN.md 'Facts that trip people': kube-proxy's ipvs cleanup leaves ipsets/chains unless run; kubelet owns KUBE-FIREWALL etc.",
+  ],
+  nodes: [
+    {
+      name: "kubeadm-flannel-ipvs",
+      when: "before the switch: kube-proxy v1.33 in ipvs mode",
+      state: ipvsNode("172.18.0.11", kubeProxy("ipvs", "v1.33.5", { ipvs: { scheduler: "rr" } }), {
+        links,
+        iptables: plugins,
+      }),
+      expect: ipvsReady(),
+      why: "cni0, flannel.1, docker0 and 169.254.20.10 never receive NodePort traffic, and the FORWARD DROP is Docker's own policy, not a host firewall someone must open: nothing for a person to do",
+    },
+    {
+      name: "kubeadm-flannel-nft",
+      when: "after the switch: kube-proxy v1.33 in nftables mode; the ipvs ipsets and chains were not cleaned",
+      state: nftablesNode("172.18.0.11", kubeProxy("nftables", "v1.33.5"), {
+        links,
+        ipsets: ["ipvs-mode.ipset"],
+        iptables: ["kube-proxy-ipvs-mode.rules", ...plugins],
+      }),
+      expect: {
+        phase: "nftables",
+        phaseSource: "proxyMode",
+        verdict: "leftovers",
+        findings: ["ipvs-iptables-chains-left", "kube-ipsets-left"],
+      },
+      why: "kube-proxy answers nftables, so its ipvs-mode ipsets and chains are leftovers with a plain remedy; Flannel's, Docker's and node-cache's rules and links are not kube-proxy's and stay",
+    },
+  ],
+};

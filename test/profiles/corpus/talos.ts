@@ -1,0 +1,57 @@
+import { CILIUM_LINKS, FLANNEL_LINKS, kubeIpvs0, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
+import type { Profile } from "../profile.js";
+
+export const profile: Profile = {
+  id: "talos",
+  distribution: "Talos Linux",
+  plugins: ["Flannel (Talos default)", "Cilium with kube-proxy replacement (cluster.proxy.disabled: true)"],
+  title:
+    "Talos: cluster.proxy.mode nftables with Flannel; and a node moved to Cilium KPR with kube-proxy's ipvs state left",
+  sources: [
+    "test/profiles/profiles.md P8 (cluster.proxy {disabled, mode, extraArgs}; proxy.disabled: true is common with Cilium; siderolabs/talos machine config types)",
+    "issue #12 point 2: kube-ipvs0 holding addresses with no virtual servers is a black hole whatever the phase",
+    "issue #12 point 1 / DESIGN.md invariants: kube-proxy silent, phase guessed: deleting remedies only on the condition that kube-proxy is gone for good",
+  ],
+  nodes: [
+    {
+      name: "talos-nft",
+      when: "after the switch: talosctl patch mc cluster.proxy.mode nftables, kube-proxy v1.34",
+      state: nftablesNode("10.5.0.2", kubeProxy("nftables", "v1.34.1"), {
+        links: FLANNEL_LINKS,
+        iptables: ["flannel.rules"],
+      }),
+      expect: nftablesClean(),
+      why: "clean",
+    },
+    {
+      name: "talos-cilium-left",
+      when: "moved from kube-proxy ipvs to Cilium KPR (proxy.disabled: true): kube-proxy gone, its ipvs state never cleaned",
+      state: {
+        kernel: "uml",
+        links: [
+          { name: "eth0", kind: "nic", addresses: ["10.5.0.3/24"] },
+          kubeIpvs0(),
+          ...CILIUM_LINKS.filter((l) => l.kind !== "vxlan"),
+        ],
+        ipsets: ["ipvs-mode.ipset"],
+        iptables: ["kubelet.rules", "kube-proxy-ipvs-mode.rules", "cilium.rules"],
+        ipvs: [],
+        kubeProxy: null,
+        nodeIps: ["10.5.0.3"],
+      },
+      expect: {
+        phase: "none",
+        phaseSource: "kernel-state",
+        verdict: "unhealthy",
+        findings: [
+          "ipvs-iptables-chains-left",
+          "kube-ipsets-left",
+          "kube-ipvs0-black-hole",
+          "kube-proxy-not-answering",
+        ],
+        evidence: { "kube-ipvs0-black-hole": { blackHoled: ["10.96.0.1", "10.96.0.10", "172.30.0.41"] } },
+      },
+      why: "every ClusterIP kube-ipvs0 still holds is answered locally and dropped, cutting Cilium's Services from this node: critical whatever runs here; nothing answers /proxyMode, so every deletion is given only on the condition that kube-proxy is gone for good",
+    },
+  ],
+};
