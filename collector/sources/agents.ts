@@ -236,7 +236,7 @@ export async function fetchAgents(
   const deadline =
     opts.deadlineMs === undefined
       ? undefined
-      : new Deadline(opts.deadlineMs, opts.clockMs ?? performance.now);
+      : new Deadline(opts.deadlineMs, opts.clockMs ?? (() => performance.now()));
   const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, opts, deadline), opts.onProgress);
   return settleClaims(targets, obs);
 }
