@@ -6,11 +6,12 @@ import { procIpvsLookup } from "./server/ipvs-lookup.js";
 import { loadWebConfig } from "./server/web-config.js";
 import { risingCounters } from "./server/rising.js";
 import { ScanLoop } from "./server/scan-loop.js";
+import { ScanThread } from "./server/scan-thread.js";
 import { logScan } from "./server/scan-log.js";
 import { AgentState } from "./server/state.js";
 import { registerVerifyRoute } from "./server/verify-route.js";
 import { verifyOptions } from "./verify/command.js";
-import { scanNode, type ScanInput } from "./scan.js";
+import type { ScanInput } from "./scan.js";
 
 // A scan still running at shutdown gets this long to finish; the kubelet's grace period is 30 s.
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -50,9 +51,13 @@ export async function runServe(
     "listening",
   );
 
+  // Scans run on their own thread: parsing a 10,000-Service node's listings takes the CPU for
+  // seconds, which on this thread would hold every /metrics and /report answer behind it.
+  const { tools: _tools, ...plain } = input;
+  const thread = new ScanThread({ toolDirs: cfg.toolDirs, input: plain });
   const loop = new ScanLoop({
     // The previous report goes in so that cumulative failure counters are judged by what rose since.
-    scan: () => scanNode({ ...input, previous: state.current?.report ?? null }),
+    scan: () => thread.scan(state.current?.report ?? null),
     intervalMs: cfg.scanIntervalS * 1000,
     onScan: (report) => {
       const before = state.current?.report ?? null;
@@ -63,7 +68,10 @@ export async function runServe(
       state.metrics.recordOverrun();
       log.warn({ scanIntervalS: cfg.scanIntervalS }, "scan still running at the next tick; tick skipped");
     },
-    onError: (e) => log.error({ err: e }, "scan failed"),
+    onError: (e) => {
+      state.metrics.recordScanFailure();
+      log.error({ err: e }, "scan failed; the last report stays served");
+    },
   });
   loop.start();
 
@@ -73,7 +81,8 @@ export async function runServe(
   });
   log.info({ signal }, "shutting down");
   await loop.stop(SHUTDOWN_GRACE_MS);
-  input.tools.close(); // a scan past the grace must not leave its tools running
+  await thread.close(); // a scan past the grace must not leave its tools running
+  input.tools.close(); // nor a /verify
   await app.close();
   // A probe still running past the grace holds the event loop only until its own deadline; do not wait for it.
   setTimeout(() => process.exit(0), 1000).unref();

@@ -32,7 +32,16 @@ export interface GatherConfig {
   prometheusNodeLabel: string;
   concurrency: number;
   timeoutMs: number;
+  /** The whole agents gather's deadline; DEFAULT_GATHER_DEADLINE_MS when absent. */
+  gatherDeadlineMs?: number;
 }
+
+/**
+ * One deadline for all the agent calls of a gather: 5,000 agents at 32 at once take ~20 s when 0.2 %
+ * hang (bench/results); a fleet whose slow agents would push it past this many seconds gets timeout
+ * rows for the rest instead of a gather that never ends.
+ */
+export const DEFAULT_GATHER_DEADLINE_MS = 120_000;
 
 export type GatherResult = { ok: true; report: FleetReport } | { ok: false; error: string };
 
@@ -58,6 +67,7 @@ export async function gather(
     concurrency: cfg.concurrency,
     maxBytes: DEFAULT_MAX_REPORT_BYTES,
     budget: gatherBudget({ concurrency: cfg.concurrency, perAnswer: DEFAULT_MAX_REPORT_BYTES }),
+    deadlineMs: cfg.gatherDeadlineMs ?? DEFAULT_GATHER_DEADLINE_MS,
     ...(onProgress ? { onProgress } : {}),
   };
   let observations: NodeObservation[];

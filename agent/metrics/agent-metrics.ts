@@ -32,6 +32,7 @@ export class AgentMetrics {
   private readonly nodeMetrics: Record<NodeMetricName, Gauge | Counter>;
   private readonly scans: Counter;
   private readonly overruns: Counter;
+  private readonly failures: Counter;
   /** The exposition, rendered when something changed (a scan, an overrun), never per scrape. */
   private body: Promise<string>;
 
@@ -51,6 +52,11 @@ export class AgentMetrics {
     this.overruns = new Counter({
       name: METRIC.scanOverruns,
       help: "Scan ticks skipped because the previous scan was still running",
+      registers: [this.registry],
+    });
+    this.failures = new Counter({
+      name: METRIC.scanFailures,
+      help: "Scans that ended without a report (the scan thread crashed or exited); the last report stays served",
       registers: [this.registry],
     });
     // Node metrics start unregistered: before the first scan there is no reading, not a zero.
@@ -112,6 +118,11 @@ export class AgentMetrics {
     }));
     const seen = new Set(own.map((m) => m.name));
     return [...own, ...node.filter((m) => !seen.has(m.name))];
+  }
+
+  recordScanFailure(): void {
+    this.failures.inc();
+    this.body = this.render();
   }
 
   recordOverrun(): void {

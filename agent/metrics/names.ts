@@ -7,6 +7,7 @@ export const METRIC = {
   buildInfo: "proxyscope_build_info",
   scans: "proxyscope_scans_total",
   scanOverruns: "proxyscope_scan_overruns_total",
+  scanFailures: "proxyscope_scan_failures_total",
   nodePhase: "proxyscope_node_phase",
   nodeVerdict: "proxyscope_node_verdict",
   nodePhaseInferred: "proxyscope_node_phase_inferred",

@@ -1,7 +1,7 @@
 import { NftFamily } from "../facts/netfilter.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
-// Parsers for `nft -j list tables|chains|sets|maps` (libnftables JSON, schema version 1:
+// Parsers for `nft -j list tables|chains|sets|maps|set|map` (libnftables JSON, schema version 1:
 // {"nftables": [{"metainfo": ...}, {"table": {...}}, ...]}).
 
 export type Family = ReturnType<typeof NftFamily.parse>;
@@ -107,37 +107,53 @@ export function parseNftChains(text: string): Parsed<NftChain[]> {
   return parsed(out);
 }
 
-/** Parses `nft -j list sets <family>` or `nft -j list maps <family>` (or a single set/map). */
-export function parseNftSets(text: string): Parsed<NftSet[]> {
-  const r = nftItems(text, "nft -j list sets/maps");
+/** A named set or map as `nft -j -t list sets|maps` declares it: no elements, so no count. */
+export type NftSetName = Omit<NftSet, "elements" | "nodePorts">;
+
+/** Each set/map object of a listing, checked; `command` names the listing in errors. */
+function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSetName }[]> {
+  const r = nftItems(text, command);
   if (!r.ok) return r;
-  const out: NftSet[] = [];
+  const out: { s: Obj; decl: NftSetName }[] = [];
   for (const it of r.value) {
     const kind = "set" in it ? "set" : "map" in it ? "map" : null;
     if (kind === null) continue;
     const s = it[kind];
     const f = isObj(s) ? family(s.family) : null;
     if (!isObj(s) || f === null || typeof s.table !== "string" || typeof s.name !== "string") {
-      return unparsable(`nft -j list ${kind}s: bad ${kind} ${excerpt(JSON.stringify(s))}`);
+      return unparsable(`${command}: bad ${kind} ${excerpt(JSON.stringify(s))}`);
     }
     const type = Array.isArray(s.type) ? s.type.map(String).join(" . ") : String(s.type ?? "");
+    out.push({ s, decl: { family: f, table: s.table, name: s.name, kind, type } });
+  }
+  return parsed(out);
+}
+
+/**
+ * Parses `nft -j -t list sets|maps`: what is declared, never how many elements. --terse drops the
+ * elements, so a count read off this listing would say "empty" for what was not read.
+ */
+export function parseNftSetNames(text: string): Parsed<NftSetName[]> {
+  const r = setObjects(text, "nft -j -t list sets/maps");
+  return r.ok ? parsed(r.value.map((x) => x.decl)) : r;
+}
+
+/** Parses `nft -j list set|map <family> <table> <name>` (or a family's `list sets|maps`), elements included. */
+export function parseNftSets(text: string): Parsed<NftSet[]> {
+  const r = setObjects(text, "nft -j list sets/maps");
+  if (!r.ok) return r;
+  const out: NftSet[] = [];
+  for (const { s, decl } of r.value) {
+    const { kind } = decl;
     if (s.elem !== undefined && !Array.isArray(s.elem)) {
-      return unparsable(`nft -j list ${kind}s: "elem" of ${excerpt(s.name)} is not a list`);
+      return unparsable(`nft -j list ${kind}s: "elem" of ${excerpt(decl.name)} is not a list`);
     }
     const elements = Array.isArray(s.elem) ? s.elem.length : 0;
     const nodePorts =
-      NODEPORT_MAPS.has(s.name) && Array.isArray(s.elem)
+      NODEPORT_MAPS.has(decl.name) && Array.isArray(s.elem)
         ? s.elem.map(nodePortOf).filter((p): p is string => p !== null)
         : undefined;
-    out.push({
-      family: f,
-      table: s.table,
-      name: s.name,
-      kind,
-      type,
-      elements,
-      ...(nodePorts ? { nodePorts } : {}),
-    });
+    out.push({ ...decl, elements, ...(nodePorts ? { nodePorts } : {}) });
   }
   return parsed(out);
 }

@@ -1,5 +1,5 @@
 import type { NftKubeProxyTable, NftablesFacts } from "../facts/netfilter.js";
-import type { NftChain, NftSet, NftTable } from "./nft-json.js";
+import type { NftChain, NftSet, NftSetName, NftTable } from "./nft-json.js";
 
 // Table names iptables-nft creates for its compat layer (libxtables' builtin tables), only ever in
 // the ip/ip6/arp/bridge families; an `inet filter` is someone's own firewall, not iptables-nft.
@@ -19,12 +19,27 @@ const AFFINITY_PREFIX = "affinity-";
 export interface NftListings {
   tables: NftTable[];
   chains: NftChain[];
-  /** From `nft -j list sets|maps <family>` for the families that hold a kube-proxy table. */
+  /** kube-proxy's named sets and maps with their elements (`nft -j list set|map`, or a family's `list sets|maps`). */
   sets: NftSet[];
 }
 
+const isKubeProxyTable = (t: { family: string; name: string }, kubeProxyTableName: string) =>
+  t.name === kubeProxyTableName && (t.family === "ip" || t.family === "ip6");
+
+/**
+ * The named sets and maps whose elements the facts count: kube-proxy's own, one `nft list set|map`
+ * each. Never the per-endpoint affinity sets (thousands, counted nowhere) and never another table's.
+ */
+export function setsToCount(declared: readonly NftSetName[], kubeProxyTableName: string): NftSetName[] {
+  return declared.filter(
+    (s) =>
+      isKubeProxyTable({ family: s.family, name: s.table }, kubeProxyTableName) &&
+      !s.name.startsWith(AFFINITY_PREFIX),
+  );
+}
+
 function tableOwner(t: NftTable, chains: NftChain[], kubeProxyTableName: string): string {
-  if (t.name === kubeProxyTableName && (t.family === "ip" || t.family === "ip6")) return "kube-proxy";
+  if (isKubeProxyTable(t, kubeProxyTableName)) return "kube-proxy";
   if (IPTABLES_NFT_FAMILIES.has(t.family) && IPTABLES_NFT_TABLES.has(t.name)) return "iptables-nft";
   if (t.name === "firewalld") return "firewalld";
   if (chains.some((c) => c.hook !== undefined && FILTER_HOOKS.has(c.hook) && c.policy === "drop")) {

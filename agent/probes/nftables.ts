@@ -1,17 +1,24 @@
 import type { ConfigzFacts } from "../facts/kube-proxy.js";
 import type { ProbeError } from "../facts/probe-error.js";
 import type { ExecResult } from "../io/run.js";
-import { parseNftChains, parseNftSets, type NftSet, type NftTable } from "../parse/nft-json.js";
-import { nftablesFacts } from "../parse/nftables-facts.js";
+import {
+  parseNftChains,
+  parseNftSetNames,
+  parseNftSets,
+  type NftSet,
+  type NftSetName,
+  type NftTable,
+} from "../parse/nft-json.js";
+import { nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
 import type { Parsed } from "../parse/result.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
-// Never `nft list ruleset` or `nft -j list table ip kube-proxy`: at 10,000 Services the latter takes
-// ~28 s and ~1.7 GB. Chains (no rules) and sets/maps answer every question here; `list chains` is
-// ~8 MB at that size. Not `list tables` either: nft 1.0.6 (Debian 12) answers it by fetching the
-// whole ruleset, rules included (~40 s and ~750 MB at 10,000 Services, measured by bench/), so the
-// tables are read off the chains, sets and maps instead. A table with none of those holds nothing
-// any finding looks at.
+// What each read costs at 10,000 Services x 10 endpoints on nft 1.0.6 (Debian 12), measured by
+// bench/nft-calls.ts (bench/results/nft-calls-10000.md): `list chains` ~3 s of CPU, the only way short of
+// a whole-ruleset cache to learn every table and base chain on 1.0.6; `-t list sets|maps` ~0.1 s (names,
+// no elements); `list set|map <one>` 0.03-0.5 s. Never `list sets|maps <family>` (8-14 s: 1.0.6 fetches
+// the elements of all ~10,000 anonymous vmaps to print the named ones), `list table`, `list tables` or
+// `list chain <one>` (each builds the full cache on 1.0.6, 28-60 s).
 const MAX_BYTES = 128 * 1024 * 1024;
 const DEFAULT_TABLE = "kube-proxy";
 // What nft prints when the kernel has no nf_tables at all (nfnetlink answers EPROTONOSUPPORT, or
@@ -38,11 +45,18 @@ async function nft(ctx: ProbeContext, args: string[]): Promise<ExecResult> {
   return r;
 }
 
-function parsedOr<T>(
-  p: Parsed<T>,
-  command: string,
-): { ok: true; value: T } | { ok: false; error: ProbeError } {
-  return p.ok ? p : { ok: false, error: { kind: "garbage", message: p.error, command } };
+/** One nft read, parsed; a failed call or an unparsable answer is a named failure, never "nothing". */
+async function listed<T>(
+  ctx: ProbeContext,
+  args: string[],
+  parse: (text: string) => Parsed<T>,
+): Promise<{ ok: true; value: T } | { ok: false; error: ProbeError }> {
+  const r = await nft(ctx, args);
+  if (!r.ok) return r;
+  const p = parse(r.stdout);
+  return p.ok
+    ? p
+    : { ok: false, error: { kind: "garbage", message: p.error, command: `nft ${args.join(" ")}` } };
 }
 
 /** Every (family, table) that holds a chain, set or map, in first-seen order. */
@@ -59,28 +73,23 @@ export const nftablesProbe = defineProbe("nftables", {
   needs: ["kube-proxy-configz"],
   async run(ctx) {
     const name = tableName(ctx);
-    const c = await nft(ctx, ["-j", "list", "chains"]);
-    if (!c.ok) return c;
-    const chains = parsedOr(parseNftChains(c.stdout), "nft -j list chains");
+    const chains = await listed(ctx, ["-j", "list", "chains"], parseNftChains);
     if (!chains.ok) return chains;
-
-    const sets: NftSet[] = [];
-    const families = new Set(
-      chains.value
-        .filter((x) => x.table === name && (x.family === "ip" || x.family === "ip6"))
-        .map((x) => x.family),
-    );
-    for (const family of families) {
-      for (const what of ["sets", "maps"]) {
-        const args = ["-j", "list", what, family];
-        const r = await nft(ctx, args);
-        if (!r.ok) return r;
-        const p = parsedOr(parseNftSets(r.stdout), `nft ${args.join(" ")}`);
-        if (!p.ok) return p;
-        sets.push(...p.value);
-      }
+    const declared: NftSetName[] = [];
+    for (const what of ["sets", "maps"]) {
+      const r = await listed(ctx, ["-j", "-t", "list", what], parseNftSetNames);
+      if (!r.ok) return r;
+      declared.push(...r.value);
     }
-    const tables = tablesOf([...chains.value, ...sets]);
+    // Elements only where a count is a fact, one set or map per call: any of them unread fails the
+    // probe, so a count is never a zero that stands for "not read".
+    const sets: NftSet[] = [];
+    for (const s of setsToCount(declared, name)) {
+      const r = await listed(ctx, ["-j", "list", s.kind, s.family, s.table, s.name], parseNftSets);
+      if (!r.ok) return r;
+      sets.push(...r.value);
+    }
+    const tables = tablesOf([...chains.value, ...declared]);
     return { ok: true, facts: nftablesFacts({ tables, chains: chains.value, sets }, name) };
   },
 });

@@ -25,6 +25,27 @@ export interface FetchOptions {
   onProgress?: (done: number, total: number) => void;
   /** The clock staleness is judged by (ms since the epoch); Date.now unless a test fixes it. */
   now?: () => number;
+  /**
+   * One deadline for the whole gather, in ms from its start: a call never outlives it (its own
+   * timeout is cut to what is left) and a target not yet asked when it passes is not asked at all.
+   */
+  deadlineMs?: number;
+  /** A monotonic clock in ms for the deadline; performance.now unless a test drives it. */
+  clockMs?: () => number;
+}
+
+/** When the gather must be done, and what is left of it. */
+class Deadline {
+  private readonly end: number;
+  constructor(
+    readonly ms: number,
+    private readonly clock: () => number,
+  ) {
+    this.end = clock() + ms;
+  }
+  left(): number {
+    return Math.floor(this.end - this.clock());
+  }
 }
 
 /** A report older than this is stale, from an agent or from Prometheus alike (a scan runs every 60 s). */
@@ -39,13 +60,16 @@ const transient = (r: HttpResult) => (!r.ok ? r.error.kind === "unreachable" : r
 
 export async function fetchWithRetry(
   url: string,
-  opts: { timeoutMs: number; maxBytes: number; hold?: Lease },
+  opts: { timeoutMs: number; maxBytes: number; hold?: Lease; left?: () => number },
   get: Getter = httpGet,
 ) {
   const first = await get(url, opts);
   if (!transient(first)) return first;
+  // The retry fits in what is left of the gather's deadline, or is not made.
+  const left = opts.left ? opts.left() : Infinity;
+  if (left <= 0) return first;
   opts.hold?.reset();
-  return get(url, opts);
+  return get(url, { ...opts, timeoutMs: Math.min(opts.timeoutMs, left) });
 }
 
 const ApiStatus = z.object({
@@ -91,12 +115,26 @@ export function proxyRefusal(
   };
 }
 
-export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<NodeObservation> {
+export async function fetchAgent(
+  t: AgentTarget,
+  opts: FetchOptions,
+  deadline?: Deadline,
+): Promise<NodeObservation> {
   const url = `${t.url.replace(/\/+$/, "")}/report`;
+  const left = deadline ? deadline.left() : Infinity;
+  // Unasked is unanswered: a timeout row, never a node without a report.
+  if (left <= 0)
+    return failedObservation(
+      t.node ?? t.url,
+      url,
+      "timeout",
+      `${url} was not asked: the gather's deadline of ${deadline!.ms} ms had passed`,
+    );
   const lease = opts.budget?.lease();
   try {
     return await readAgent(t, url, {
-      timeoutMs: opts.timeoutMs,
+      timeoutMs: Math.min(opts.timeoutMs, left),
+      ...(deadline ? { left: () => deadline.left() } : {}),
       maxBytes: opts.maxBytes,
       ...(lease ? { hold: lease } : {}),
       ...(opts.now ? { now: opts.now } : {}),
@@ -110,7 +148,7 @@ export async function fetchAgent(t: AgentTarget, opts: FetchOptions): Promise<No
 async function readAgent(
   t: AgentTarget,
   url: string,
-  opts: { timeoutMs: number; maxBytes: number; hold?: Lease; now?: () => number },
+  opts: { timeoutMs: number; maxBytes: number; hold?: Lease; now?: () => number; left?: () => number },
 ): Promise<NodeObservation> {
   const label = t.node ?? t.url;
   const res = await fetchWithRetry(url, opts, t.get);
@@ -195,7 +233,11 @@ export async function fetchAgents(
   targets: readonly AgentTarget[],
   opts: FetchOptions,
 ): Promise<NodeObservation[]> {
-  const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, opts), opts.onProgress);
+  const deadline =
+    opts.deadlineMs === undefined
+      ? undefined
+      : new Deadline(opts.deadlineMs, opts.clockMs ?? (() => performance.now()));
+  const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, opts, deadline), opts.onProgress);
   return settleClaims(targets, obs);
 }
 

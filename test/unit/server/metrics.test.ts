@@ -17,6 +17,7 @@ t.test("before the first scan only build info and the scan counters exist", asyn
     'proxyscope_build_info{version="0.1.0"} 1',
     "proxyscope_scans_total 0",
     "proxyscope_scan_overruns_total 0",
+    "proxyscope_scan_failures_total 0",
   ]);
 });
 

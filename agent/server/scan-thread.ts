@@ -1,0 +1,108 @@
+import { Worker } from "node:worker_threads";
+import type { NodeReport } from "../report/schema.js";
+import type { ScanInput } from "../scan.js";
+import type { RuleOptions } from "../view/options.js";
+
+/** What the scan thread needs to build its own ToolRunner and scan input: plain data only. */
+export interface ScanWorkerData {
+  toolDirs: string[];
+  input: Omit<ScanInput, "tools"> & { node: string; agentVersion: string; ruleOptions?: RuleOptions };
+  /** Tests only: a module exporting PROBES to run instead of the registry's. */
+  probesModule?: string;
+}
+
+export type ToWorker = { type: "scan"; id: number; previous: NodeReport | null } | { type: "close" };
+export type FromWorker =
+  | { type: "ready" }
+  | { type: "report"; id: number; report: NodeReport }
+  | { type: "error"; id: number; message: string };
+
+/** A scan that did not produce a report: the thread crashed, exited or was closed mid-scan. */
+export class ScanThreadError extends Error {
+  override readonly name = "ScanThreadError";
+}
+
+const WORKER_URL = new URL("./scan-worker.js", import.meta.url);
+
+/**
+ * Runs scans on a worker thread, one at a time: a probe's parsing never blocks the event loop that
+ * serves /metrics and /report. A worker that crashes (an uncaught error, out of memory) fails the scan
+ * it was running with a ScanThreadError, and the next scan starts a fresh worker; the last good report
+ * stays served meanwhile, since only a report replaces it.
+ */
+export class ScanThread {
+  private worker: Worker | null = null;
+  private pending: {
+    id: number;
+    worker: Worker;
+    resolve: (r: NodeReport) => void;
+    reject: (e: Error) => void;
+  } | null = null;
+  private seq = 0;
+  /** Workers started so far (a crash makes the next scan start another). */
+  started = 0;
+
+  constructor(
+    private readonly data: ScanWorkerData,
+    private readonly url: URL = WORKER_URL,
+  ) {}
+
+  scan(previous: NodeReport | null): Promise<NodeReport> {
+    if (this.pending !== null) return Promise.reject(new ScanThreadError("a scan is already running"));
+    const w = this.worker ?? this.start();
+    return new Promise((resolve, reject) => {
+      const id = ++this.seq;
+      this.pending = { id, worker: w, resolve, reject };
+      w.postMessage({ type: "scan", id, previous } satisfies ToWorker);
+    });
+  }
+
+  /** Ends the worker (and, through its ToolRunner, every tool it runs); a scan still running fails. */
+  async close(graceMs = 2_000): Promise<void> {
+    const w = this.worker;
+    if (w === null) return;
+    const exited = new Promise<void>((r) => w.once("exit", () => r()));
+    w.postMessage({ type: "close" } satisfies ToWorker);
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([
+      exited.then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs))),
+    ]);
+    clearTimeout(timer);
+    if (late) await w.terminate();
+  }
+
+  private start(): Worker {
+    const w = new Worker(this.url, { workerData: this.data });
+    this.started++;
+    this.worker = w;
+    w.on("message", (m: FromWorker) => {
+      if (m.type === "ready" || this.pending?.worker !== w || m.id !== this.pending.id) return;
+      const p = this.pending;
+      this.pending = null;
+      if (m.type === "report") p.resolve(m.report);
+      else p.reject(new ScanThreadError(`scan failed in the scan thread: ${m.message}`));
+    });
+    // A crashed thread is done at once: the next scan must not be posted to it while it exits.
+    w.on("error", (e: Error) => {
+      this.forget(w);
+      this.fail(w, `scan thread crashed: ${e.message}`);
+    });
+    w.on("exit", (code) => {
+      this.forget(w);
+      this.fail(w, `scan thread exited (code ${code}) before the scan finished`);
+    });
+    return w;
+  }
+
+  private forget(w: Worker): void {
+    if (this.worker === w) this.worker = null;
+  }
+
+  private fail(w: Worker, message: string): void {
+    const p = this.pending;
+    if (p === null || p.worker !== w) return;
+    this.pending = null;
+    p.reject(new ScanThreadError(message));
+  }
+}
