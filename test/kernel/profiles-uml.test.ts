@@ -88,7 +88,9 @@ if (reason !== null) {
     ]),
   );
   for (const { profile, node } of nodes) {
-    t.test(`${profile.id} / ${node.name}: ${node.when}`, async (t) =>
+    // A node whose expectation waits for a rule not built yet still runs every assertion; tap reports it
+    // as TODO (with what it waits for), never as passing, and it does not fail the run.
+    t.test(`${profile.id} / ${node.name}: ${node.when}`, { todo: node.expect.waitsFor ?? false }, async (t) =>
       checkNode(t, node, reports.get(node.name)!),
     );
   }
