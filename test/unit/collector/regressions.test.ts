@@ -159,7 +159,11 @@ t.test("a /version that never answers is a named gap within the deadline, not a 
   const started = Date.now();
   // The healthy reads share the deadline: 300 ms was missed by them at load 45 (no report at all).
   // The hang is told apart by never answering, so a long deadline only costs this test its length.
-  const r = await gatherCluster(kc, { kubeconfig: null, timeoutMs: 20_000, namespace: "kube-system" });
+  const r = await gatherCluster(kc, {
+    kubeconfig: null,
+    timeoutMs: 20_000,
+    kubeProxyNamespace: "kube-system",
+  });
   t.ok(
     Date.now() - started < 600_000,
     `ended by the deadline, not held for ever: ${Date.now() - started} ms`,
@@ -246,7 +250,11 @@ t.test(
       contexts: [{ name: "x", cluster: "c", user: "u" }],
       currentContext: "x",
     });
-    const r = await gatherCluster(kc, { kubeconfig: null, timeoutMs: 60_000, namespace: "kube-system" });
+    const r = await gatherCluster(kc, {
+      kubeconfig: null,
+      timeoutMs: 60_000,
+      kubeProxyNamespace: "kube-system",
+    });
     t.match(r, { ok: true, value: { kubeProxyConfigMap: null, kubeProxyDaemonSet: null } });
     t.same(r.ok && r.value.gaps.map((g) => g.what).sort(), ["/version", "services (all namespaces)"]);
   },
