@@ -7,7 +7,7 @@ const MANY = 0.1;
 
 export const serviceEndpointsDiffer = rule({
   findings: { "service-endpoints-differ-after-switch": { severity: ["info", "warning"], stage: "after" } },
-  needs: ["parity", "nftables"],
+  needs: ["parity", "nftables", "proxyMode"],
   evaluate({ facts, view }) {
     // The snapshot is compared only against a mode kube-proxy itself says it runs, never a guessed one.
     if (view.runningMode !== "nftables") return [];

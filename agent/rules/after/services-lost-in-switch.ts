@@ -5,7 +5,7 @@ import { listed, rule } from "../rule.js";
 // namespace/Service from the API.
 export const servicesLostInSwitch = rule({
   findings: { "services-lost-in-switch": { severity: "error", stage: "after" } },
-  needs: ["parity", "nftables"],
+  needs: ["parity", "nftables", "proxyMode"],
   evaluate({ facts, view }) {
     // The snapshot is compared only against a mode kube-proxy itself says it runs, never a guessed one.
     if (view.runningMode !== "nftables") return [];
