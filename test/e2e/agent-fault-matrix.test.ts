@@ -27,7 +27,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { execFileSync } from "node:child_process";
-import t from "tap";
+import t, { type Test } from "tap";
 import type { ProbeErrorKind } from "../../agent/facts/probe-error.js";
 import { ToolRunner, type ExecOptions } from "../../agent/io/run.js";
 import type { ToolName } from "../../agent/io/tools.js";
@@ -203,12 +203,11 @@ interface Row {
   /** Probe → the kind its failure must carry. */
   fails: Partial<Record<ProbeName, ProbeErrorKind>>;
   /** Probes that stay ok but must name the failure inside their facts (ipvsadm's timeouts). */
-  check?: (t: Tap, s: Served) => void;
+  check?: (t: Test, s: Served) => void;
   tools?: { broken: string[]; fault: ToolFault };
   files?: (root: string) => (() => void) | void;
   standin?: Record<string, unknown>;
 }
-type Tap = typeof t;
 
 const EXPECTED: Record<ToolFault, ProbeErrorKind> = {
   missing: "missing-tool",

@@ -2,13 +2,11 @@
 // and the kube-proxy STAND-IN refusing, slow or answering garbage. Each time the server stays up, the
 // failed probe is named in /report and in proxyscope_probe_success, and the other probes are intact.
 import { readFileSync } from "node:fs";
-import t from "tap";
+import t, { type Test } from "tap";
 import type { ProbeErrorKind } from "../../agent/facts/probe-error.js";
 import { NodeReport } from "../../agent/report/schema.js";
 import { startStandin } from "../helpers/standin.js";
 import { agentBuilt, sample, startAgent, toolDirWith, type AgentOptions } from "./agent-process.js";
-
-type Tap = typeof t;
 
 // Eight real agents and stand-ins, one after another: at load 34 on 2 cores this file took longer
 // than tap's default 600 s (an agent took over 120 s just to listen).
@@ -30,7 +28,7 @@ interface Scan {
 }
 
 async function scanWith(
-  t: Tap,
+  t: Test,
   opts: {
     tools?: Parameters<typeof toolDirWith>[0];
     standin?: Record<string, unknown>;
@@ -79,7 +77,7 @@ async function scanWith(
 let baseline: Scan | undefined;
 
 function expectFailed(
-  t: Tap,
+  t: Test,
   scan: Scan,
   failed: Record<string, ProbeErrorKind>,
   /** Probes that may also fail from the same cause (they read the same tool or endpoint). */

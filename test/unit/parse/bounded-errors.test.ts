@@ -2,7 +2,7 @@
 // quote unbounded input (a 10 MB set name became a 10 MB error in /report), and a number too large for
 // the field the kernel prints must be a parse error, not Infinity or an unsafe integer that makes the
 // probe's facts fail their own schema.
-import t from "tap";
+import t, { type Test } from "tap";
 import { parseIpsetTerse } from "../../../agent/parse/ipset-list.js";
 import { parseIptablesSave } from "../../../agent/parse/iptables-save.js";
 import { parseIpvsProc } from "../../../agent/parse/ipvs-proc.js";
@@ -12,11 +12,10 @@ import { parseConfigz } from "../../../agent/parse/kube-proxy-configz.js";
 import { parseNftSets } from "../../../agent/parse/nft-json.js";
 
 const long = "x".repeat(1_000_000);
-const bounded = (t: Tap, r: { ok: boolean; error?: string }, what: string) => {
+const bounded = (t: Test, r: { ok: boolean; error?: string }, what: string) => {
   t.equal(r.ok, false, `${what}: an error`);
   t.ok((r.error ?? "").length < 500, `${what}: error of ${r.error?.length} characters`);
 };
-type Tap = typeof t;
 
 t.test("error messages quote at most a bounded excerpt of the input", async (t) => {
   bounded(t, parseIpsetTerse(`Name: ${long}\nType: hash:ip\n`), "ipset set name");

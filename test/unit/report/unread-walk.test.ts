@@ -1,4 +1,4 @@
-import t from "tap";
+import t, { type Test } from "tap";
 import { buildReport, factsFrom } from "../../../agent/assemble/report.js";
 import { planCleanup } from "../../../agent/cleanup/plan.js";
 import { renderCleanup } from "../../../agent/cleanup/render.js";
@@ -162,7 +162,7 @@ function outcome(plan: ReturnType<typeof planCleanup>, report: NodeReport) {
 }
 
 async function assertHole(
-  t: typeof import("tap").default,
+  t: Test,
   what: string,
   probe: ProbeName,
   clean: ReturnType<typeof judgeRuns>,

@@ -7,7 +7,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import t from "tap";
+import t, { type Test } from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { connectionLimits, softFdLimit } from "../../../common/connection-limits.js";
@@ -44,7 +44,7 @@ const limits = {
   checkIntervalMs: 500,
 };
 
-async function holdMoreThanTheCap(t: typeof import("tap"), app: FastifyInstance, path: string) {
+async function holdMoreThanTheCap(t: Test, app: FastifyInstance, path: string) {
   await app.listen({ host: "127.0.0.1", port: 0 });
   t.teardown(() => app.close());
   const port = (app.server.address() as net.AddressInfo).port;

@@ -1,4 +1,4 @@
-import t from "tap";
+import t, { type Test } from "tap";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,7 +10,7 @@ import { AgentState } from "../../../agent/server/state.js";
 
 const PROBES = new URL("./scan-thread-probes.ts", import.meta.url).href;
 
-function setup(t: Tap.Test) {
+function setup(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-thread-"));
   process.env.PROXYSCOPE_TEST_SCAN_DIR = dir;
   const thread = new ScanThread({
