@@ -22,7 +22,7 @@ t.setTimeout(1_500_000);
 
 const skip = umlUnavailableReason();
 if (skip !== null) {
-  t.skip(`UML unavailable: ${skip}`);
+  t.fail(`User-Mode Linux is needed for this test and does not skip silently: ${skip}`);
 } else {
   const scratch = hostScratchDir("proxyscope-cleanup-");
   // PROXYSCOPE_KEEP_SCRATCH=1 keeps every output for a look by hand (README examples come from there).
