@@ -117,7 +117,8 @@ export function proxyRefusal(
 
 export async function fetchAgent(
   t: AgentTarget,
-  opts: FetchOptions,
+  // One call: concurrency is fetchAgents' business.
+  opts: Omit<FetchOptions, "concurrency">,
   deadline?: Deadline,
 ): Promise<NodeObservation> {
   const url = `${t.url.replace(/\/+$/, "")}/report`;

@@ -188,7 +188,7 @@ export function jsonMutated(seeds: readonly string[]): fc.Arbitrary<string> {
       fc.array(fc.tuple(fc.nat(), jsonReplacement), { minLength: 1, maxLength: 3 }),
     )
     .map(([i, edits]) => {
-      let doc = docs[i]!;
+      let doc: Json = docs[i]!;
       for (const [n, value] of edits) {
         const all = paths(doc);
         doc = setAt(doc, all[n % all.length]!, value);

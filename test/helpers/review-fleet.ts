@@ -189,6 +189,7 @@ function apiNode(s: Spec): ApiNode {
     },
     ready: true,
     unschedulable: false,
+    providerID: null,
   };
 }
 

@@ -92,6 +92,7 @@ t.test("kubeadm caveat, wide rollouts, kernels from Node objects", async (t) => 
     labels: {},
     ready: true,
     unschedulable: false,
+    providerID: null,
   });
   const k = clusterChecks(
     facts({ nodes: [n("a", "5.12.19"), n("b", "5.13.0"), n("c", "6.1.0-26-amd64"), n("d", null)] }),

@@ -2,7 +2,7 @@
 // ConfigMap it mounts, static pods, the distribution; and the rule that only a source read and found
 // empty is "not pinned". Objects are the recorded shapes in test/fixtures/kubernetes/ (README there).
 import { readFileSync } from "node:fs";
-import type { V1DaemonSet, V1Pod } from "@kubernetes/client-node";
+import type { V1DaemonSet, V1Pod, V1Volume } from "@kubernetes/client-node";
 import t from "tap";
 import { clusterChecks } from "../../../collector/checks/index.js";
 import { configSource } from "../../../collector/checks/config-source.js";
@@ -48,6 +48,9 @@ t.test("--config is followed through the mount to the ConfigMap and key", async 
   });
   t.equal(ds("kube-proxy-daemonset.talos-flags.json").configMount, null, "no --config: nothing to follow");
 });
+
+// A pod's volume as the API gives it: configMountOf reads only configMap and projected, and names any other.
+const hostPath = (name: string, path: string): V1Volume => ({ name, hostPath: { path } });
 
 t.test("--config in args, as two words; subPath, items, projected, hostPath, no mount", async (t) => {
   const raw = fixture("kube-proxy-daemonset.eks.json");
@@ -97,11 +100,7 @@ t.test("--config in args, as two words; subPath, items, projected, hostPath, no 
     { kind: "configmap", configMap: "pcm", key: "kp.yaml" },
   );
   t.same(
-    configMountOf(
-      "/etc/kp/kp.yaml",
-      [{ name: "h", mountPath: "/etc/kp/" }],
-      [{ name: "h", hostPath: { path: "/etc/kp" } }],
-    ),
+    configMountOf("/etc/kp/kp.yaml", [{ name: "h", mountPath: "/etc/kp/" }], [hostPath("h", "/etc/kp")]),
     { kind: "other-volume", path: "/etc/kp/kp.yaml", volume: "h", source: "hostPath" },
   );
   t.same(configMountOf("/etc/kp/kp.yaml", [{ name: "x", mountPath: "/var" }], []), {
@@ -116,10 +115,7 @@ t.test("--config in args, as two words; subPath, items, projected, hostPath, no 
         { name: "outer", mountPath: "/var/lib/a" },
         { name: "inner", mountPath: "/var/lib/a/b" },
       ],
-      [
-        { name: "outer", hostPath: { path: "/x" } },
-        { name: "inner", configMap: { name: "in" } },
-      ],
+      [hostPath("outer", "/x"), { name: "inner", configMap: { name: "in" } }],
     ),
     { kind: "configmap", configMap: "in", key: "c.conf" },
   );

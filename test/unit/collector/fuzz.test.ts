@@ -146,7 +146,8 @@ interface Subject {
  */
 function deserialize<T>(text: string, type: string): T | null {
   try {
-    return ObjectSerializer.deserialize(JSON.parse(text), type) as T;
+    // Format "" as the generated API calls it (CoreV1Api: deserialize(parse(body), type, "")).
+    return ObjectSerializer.deserialize(JSON.parse(text), type, "") as T;
   } catch {
     return null;
   }

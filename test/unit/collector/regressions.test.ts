@@ -160,7 +160,6 @@ t.test("a /version that never answers is a named gap within the deadline, not a 
   // The healthy reads share the deadline: 300 ms was missed by them at load 45 (no report at all).
   // The hang is told apart by never answering, so a long deadline only costs this test its length.
   const r = await gatherCluster(kc, {
-    kubeconfig: null,
     timeoutMs: 20_000,
     kubeProxyNamespace: "kube-system",
   });
@@ -251,7 +250,6 @@ t.test(
       currentContext: "x",
     });
     const r = await gatherCluster(kc, {
-      kubeconfig: null,
       timeoutMs: 60_000,
       kubeProxyNamespace: "kube-system",
     });

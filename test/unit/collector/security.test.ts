@@ -66,6 +66,7 @@ const hostileReport: fc.Arbitrary<FleetReport> = fc
       labels: { [h.label[0]]: h.label[1], agentpool: h.label[1] },
       ready: true,
       unschedulable: false,
+      providerID: h.reason,
     }));
     const obs: NodeObservation[] = h.names.map((node, i) =>
       i % 2 === 1
