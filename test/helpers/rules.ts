@@ -1,3 +1,4 @@
+import type { AddressesFacts } from "../../agent/facts/host.js";
 import { judge as judgeFacts } from "../../agent/rules/index.js";
 import { FINDINGS } from "../../agent/rules/catalogue.js";
 import { configz, emptyFacts, metrics, noKernelState, vs } from "./facts.js";
@@ -29,7 +30,7 @@ export const kernel = (release: string) => {
   return { release, major: maj!, minor: min!, patch: 0 };
 };
 
-export const addresses = (primary: string, secondary: string[] = []) => ({
+export const addresses = (primary: string, secondary: string[] = []): AddressesFacts => ({
   interfaces: [
     {
       name: "lo",

@@ -136,7 +136,10 @@ if (reason !== null) {
       ]);
       t.equal(r.facts.ipsets?.sets.filter((s) => s.kubeProxy).length, 8);
       const legacy = r.facts.iptables?.backends.find((b) => b.backend === "legacy" && b.family === "ipv4");
-      t.ok(legacy?.kubeChains.some((c) => c.name === "KUBE-NODE-PORT" && c.owner === "kube-proxy-ipvs"));
+      t.ok(
+        legacy?.read &&
+          legacy.kubeChains.some((c) => c.name === "KUBE-NODE-PORT" && c.owner === "kube-proxy-ipvs"),
+      );
       t.same(r.mixed, []);
     },
   );

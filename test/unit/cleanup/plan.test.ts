@@ -8,7 +8,7 @@ import { parseIpAddrJson } from "../../../agent/parse/ip-json.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { vsKey } from "../../../agent/parse/ipvs-proc.js";
 import type { IpvsEvidence } from "../../../agent/cleanup/ipvs-owner.js";
-import type { VirtualServer } from "../../../agent/facts/ipvs.js";
+import type { IpvsFacts, VirtualServer } from "../../../agent/facts/ipvs.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 
@@ -33,7 +33,7 @@ const vs = (address: string, port: number, protocol: VirtualServer["protocol"] =
   fwmark: null,
   scheduler: "rr",
   flags: [],
-  persistentTimeoutS: null,
+  persistentTimeoutJiffies: null,
   realServers: 1,
   activeConns: 0,
   inactiveConns: 0,
@@ -58,7 +58,7 @@ function report(over: Partial<NodeFacts>, extra: Partial<NodeReport> = {}): Node
   };
 }
 
-const ipvsFacts = (list: VirtualServer[]): NodeFacts["ipvs"] => ({
+const ipvsFacts = (list: VirtualServer[]): IpvsFacts => ({
   available: true,
   virtualServerCount: list.length,
   realServerCount: list.length,

@@ -77,7 +77,7 @@ t.test("collector: the same bounds, and positionals only as --agents URLs of --s
 t.test("an unknown flag is named in a bounded line, however long the user's text", async (t) => {
   const huge = `--o${" ".repeat(5000)}utput`;
   for (const [who, load] of [
-    ["agent", () => agentConfig([huge])],
+    ["agent", () => agentConfig([huge], {})],
     ["collector", () => collectorConfig([huge, "json"])],
   ] as const) {
     try {

@@ -50,12 +50,11 @@ const nftables = (...kubeProxy: ReturnType<typeof nftTable>[]): NodeFacts["nftab
   kubeProxy,
   firewalls: [],
 });
-const ipvsChains = iptablesBackend({
-  kubeChains: [
-    { table: "nat", name: "KUBE-SERVICES", rules: 4, owner: "kube-proxy" },
-    { table: "nat", name: "KUBE-NODE-PORT", rules: 2, owner: "kube-proxy-ipvs" },
-  ],
-});
+const IPVS_CHAINS = [
+  { table: "nat", name: "KUBE-SERVICES", rules: 4, owner: "kube-proxy" as const },
+  { table: "nat", name: "KUBE-NODE-PORT", rules: 2, owner: "kube-proxy-ipvs" as const },
+];
+const ipvsChains = iptablesBackend({ kubeChains: IPVS_CHAINS });
 const kubeSets = {
   sets: ["KUBE-CLUSTER-IP", "KUBE-NODE-PORT-TCP", "KUBE-6-CLUSTER-IP"].map((name) => ({
     name,
@@ -150,7 +149,7 @@ const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
       iptables: {
         backends: [
           iptablesBackend({
-            ...ipvsChains,
+            kubeChains: IPVS_CHAINS,
             policies: { "filter/INPUT": "DROP" },
             foreignJumps: [
               { table: "filter", chain: "INPUT", rule: "-A INPUT -j KUBE-SERVICES", target: "KUBE-SERVICES" },

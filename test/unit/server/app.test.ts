@@ -23,8 +23,24 @@ function setup(lookup?: VirtualServerLookup) {
           status: "found",
           virtualServer: vs("10.96.0.10", 53, { protocol: q.protocol, realServers: 2 }),
           realServers: [
-            { address: "10.244.1.5", port: 53, forward: "Masq", weight: 1, activeConns: 0, inactiveConns: 3 },
-            { address: "10.244.2.9", port: 53, forward: "Masq", weight: 1, activeConns: 1, inactiveConns: 0 },
+            {
+              family: "inet",
+              address: "10.244.1.5",
+              port: 53,
+              forward: "Masq",
+              weight: 1,
+              activeConns: 0,
+              inactiveConns: 3,
+            },
+            {
+              family: "inet",
+              address: "10.244.2.9",
+              port: 53,
+              forward: "Masq",
+              weight: 1,
+              activeConns: 1,
+              inactiveConns: 0,
+            },
           ],
         };
       }),
