@@ -13,6 +13,7 @@ import { freePort } from "../helpers/prometheus.js";
 import {
   agentPod,
   collector,
+  fleetFlags,
   node,
   realScan,
   startAgent,
@@ -262,12 +263,7 @@ async function runRow(row: Row) {
       : [];
     return await collector([
       "report",
-      "--kubeconfig",
-      api.kubeconfig,
-      "--agent-port",
-      String(port),
-      "--timeout-ms",
-      String(TIMEOUT_MS),
+      ...fleetFlags(api.kubeconfig, port, TIMEOUT_MS),
       "--output",
       "json",
       "--fail-on",

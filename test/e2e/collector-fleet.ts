@@ -266,6 +266,19 @@ export function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}) {
  * refuses ("address not allowed"), so they take the direct path, as a collector in the cluster does;
  * test/e2e/collector-laptop.test.ts runs the proxy path (pass PROXYSCOPE_AGENT_ACCESS: "" for auto).
  */
+/**
+ * The collector's flags for a fleet in these tests: the API server stand-in's kubeconfig, the agents'
+ * port, and a deadline a loaded machine meets (the default 5 s is not a wide margin at load 10).
+ */
+export const fleetFlags = (kubeconfig: string, agentPort: number, timeoutMs = 60_000): string[] => [
+  "--kubeconfig",
+  kubeconfig,
+  "--agent-port",
+  String(agentPort),
+  "--timeout-ms",
+  String(timeoutMs),
+];
+
 export const collector = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   run(process.execPath, [COLLECTOR_CLI, ...args], {
     NO_COLOR: "1",

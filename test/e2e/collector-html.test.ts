@@ -7,7 +7,15 @@ import { join } from "node:path";
 import { inflateSync } from "node:zlib";
 import t from "tap";
 import { freePort } from "../helpers/prometheus.js";
-import { agentPod, collector, node, realScan, startAgent, startApiServer } from "./collector-fleet.js";
+import {
+  agentPod,
+  collector,
+  fleetFlags,
+  node,
+  realScan,
+  startAgent,
+  startApiServer,
+} from "./collector-fleet.js";
 import { spawnOwned } from "../helpers/children.js";
 import { CHROMIUM, chromiumFlags } from "../helpers/chromium.js";
 
@@ -96,17 +104,7 @@ const api = await startApiServer({
 });
 t.teardown(() => api.stop());
 
-const out = await collector([
-  "report",
-  "--kubeconfig",
-  api.kubeconfig,
-  "--agent-port",
-  String(port),
-  "--timeout-ms",
-  "60000",
-  "--output",
-  "html",
-]);
+const out = await collector(["report", ...fleetFlags(api.kubeconfig, port), "--output", "html"]);
 const dir = mkdtempSync(join(tmpdir(), "proxyscope-html-"));
 const page = join(dir, "report.html");
 writeFileSync(page, out.stdout);

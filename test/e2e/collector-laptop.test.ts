@@ -12,7 +12,7 @@ import { netnsAvailable, NetNs } from "../helpers/netns.js";
 import { freePort } from "../helpers/prometheus.js";
 import { startStandin } from "../helpers/standin.js";
 import { agentBuilt, startAgent } from "./agent-process.js";
-import { agentPod, COLLECTOR_CLI, node, run, startApiServer } from "./collector-fleet.js";
+import { agentPod, COLLECTOR_CLI, fleetFlags, node, run, startApiServer } from "./collector-fleet.js";
 
 const skip =
   (!agentBuilt() && "run npm run build first") || (!netnsAvailable() && "cannot create network namespaces");
@@ -58,7 +58,7 @@ t.test("a laptop reaches the agents through the API server's pod proxy", { skip 
       NO_COLOR: "1",
       KUBERNETES_SERVICE_HOST: "",
     });
-  const base = ["--kubeconfig", api.kubeconfig, "--agent-port", String(port), "--timeout-ms", "60000"];
+  const base = fleetFlags(api.kubeconfig, port);
 
   await t.test("auto: through the pod proxy; every node listed, the silent one named", async (t) => {
     const r = await collector(["report", ...base, "-o", "json"]);

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
-import { agentPod, collector, node, startApiServer } from "./collector-fleet.js";
+import { agentPod, collector, fleetFlags, node, startApiServer } from "./collector-fleet.js";
 import { spawnOwned, stopOwned } from "../helpers/children.js";
 import { freePort } from "../helpers/prometheus.js";
 
@@ -78,17 +78,7 @@ t.teardown(api.stop);
 const stops = await Promise.all(nodes.slice(0, 2).map((n) => startAgent(n.name, n.ip)));
 t.teardown(() => Promise.all(stops.map((s) => s())));
 
-const r = await collector([
-  "lc-audit",
-  "--kubeconfig",
-  api.kubeconfig,
-  "--service",
-  "prod/api",
-  "--agent-port",
-  String(PORT),
-  "--timeout-ms",
-  "60000",
-]);
+const r = await collector(["lc-audit", ...fleetFlags(api.kubeconfig, PORT), "--service", "prod/api"]);
 t.equal(r.code, 0, r.stderr);
 const lines = r.stdout.split("\n");
 t.match(lines[0], /^Service prod\/api {2}10\.107\.44\.9:8080\/TCP {2}scheduler: lc$/);

@@ -10,6 +10,7 @@ import { freePort } from "../helpers/prometheus.js";
 import {
   agentPod,
   collector,
+  fleetFlags,
   fixture,
   node,
   realScan,
@@ -61,17 +62,7 @@ function rke2Mirror(nodeName: string): Json {
 async function report(spec: Omit<ClusterSpec, "pods"> & { pods?: object[] }): Promise<FleetReport> {
   const api = await startApiServer({ ...spec, pods: [...pods, ...(spec.pods ?? [])] });
   try {
-    const r = await collector([
-      "report",
-      "--kubeconfig",
-      api.kubeconfig,
-      "--agent-port",
-      String(port),
-      "--timeout-ms",
-      "60000",
-      "--output",
-      "json",
-    ]);
+    const r = await collector(["report", ...fleetFlags(api.kubeconfig, port), "--output", "json"]);
     if (r.code !== 0) throw new Error(`collector exited ${r.code}: ${r.stderr}`);
     return FleetReport.parse(JSON.parse(r.stdout));
   } finally {
@@ -99,10 +90,10 @@ const eks = () => ({
     labels: { "eks.amazonaws.com/nodegroup": "ng-1" },
     providerID: (n) => `aws:///eu-central-1a/i-0${Buffer.from(n).toString("hex").slice(0, 16)}`,
   }),
-  daemonSets: [fixture("kube-proxy-daemonset.eks.json")],
+  daemonSets: [fixture<object>("kube-proxy-daemonset.eks.json")],
   configMaps: [
-    fixture("kube-proxy-configmap.eks-kubeconfig.json"),
-    fixture("kube-proxy-config.eks-ipvs.json"),
+    fixture<object>("kube-proxy-configmap.eks-kubeconfig.json"),
+    fixture<object>("kube-proxy-config.eks-ipvs.json"),
   ],
 });
 

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { FleetReport } from "../../collector/report/schema.js";
 import { gatherBurnDown } from "../../collector/sources/prometheus.js";
 import { freePort, PROMETHEUS, startPrometheus } from "../helpers/prometheus.js";
-import { agentPod, collector, node, startApiServer, startRealAgent } from "./collector-fleet.js";
+import { agentPod, collector, fleetFlags, node, startApiServer, startRealAgent } from "./collector-fleet.js";
 
 if (!existsSync(PROMETHEUS)) {
   t.plan(0, "Debian prometheus is not installed");
@@ -56,15 +56,7 @@ const viaPromArgs = (output: string) => [
   output,
 ];
 const viaProm = await collector(viaPromArgs("json"));
-const viaAgents = await collector([
-  "report",
-  "--kubeconfig",
-  api.kubeconfig,
-  "--agent-port",
-  String(port),
-  "--output",
-  "json",
-]);
+const viaAgents = await collector(["report", ...fleetFlags(api.kubeconfig, port), "--output", "json"]);
 
 t.test("the same fleet through Prometheus and through the agents agrees on phase and verdict", async (t) => {
   t.equal(viaProm.code, 0, viaProm.stderr);

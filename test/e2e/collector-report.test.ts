@@ -9,6 +9,7 @@ import {
   agentPod,
   blackHoleReport,
   collector,
+  fleetFlags,
   fixture,
   node,
   realScan,
@@ -113,17 +114,7 @@ const pods = agents.map(([n, ip], i) => agentPod(n, ip, i));
 
 const api = await startApiServer({ nodes: apiNodes, pods });
 t.teardown(() => api.stop());
-const base = [
-  "report",
-  "--kubeconfig",
-  api.kubeconfig,
-  "--agent-port",
-  String(port),
-  "--timeout-ms",
-  "60000",
-  "--concurrency",
-  "4",
-];
+const base = ["report", ...fleetFlags(api.kubeconfig, port), "--concurrency", "4"];
 
 const json = await collector([...base, "--output", "json"]);
 // Parsed only when a report came: a failure must fail the tests below, not hang the file on open servers.
@@ -255,10 +246,7 @@ t.test("a clean small fleet exits 0 under --fail-on blocked; a Forbidden read is
   t.teardown(() => api2.stop());
   const r = await collector([
     "report",
-    "--kubeconfig",
-    api2.kubeconfig,
-    "--agent-port",
-    String(port),
+    ...fleetFlags(api2.kubeconfig, port),
     "--fail-on",
     "blocked",
     "--output",
