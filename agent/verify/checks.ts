@@ -3,6 +3,7 @@ import type { ConnectOutcome } from "../io/tcp-connect.js";
 import type { NodeReport } from "../report/schema.js";
 import type { NodeView } from "../view/build.js";
 import { counterValue, LAST_SYNC, readCounter } from "../view/counters.js";
+import { kubeIpvs0ServiceIps } from "../view/kube-ipvs0.js";
 import { DEFAULT_RULE_OPTIONS } from "../view/options.js";
 import { viewOfReport } from "../view/summary.js";
 import type { VerifyCheck } from "../../common/verify-result.js";
@@ -91,7 +92,7 @@ function kubeIpvs0(r: NodeReport): VerifyCheck {
   const k = r.facts.kubeIpvs0;
   if (k === null) return check("kube-ipvs0", "kube-ipvs0", "fail", notRead(r, "kube-ipvs0"));
   if (!k.present) return check("kube-ipvs0", "kube-ipvs0", "ok", "absent");
-  const a = k.addresses.map((x) => x.address);
+  const a = kubeIpvs0ServiceIps(k);
   return check(
     "kube-ipvs0",
     "kube-ipvs0",

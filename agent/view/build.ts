@@ -12,6 +12,7 @@ import type { RuleOptions } from "./options.js";
 import { notCounted, type NotCounted } from "./not-counted.js";
 import { kubeProxyChains, kubeProxyIpsets, type BackendChains } from "./owned.js";
 import { answeredMode, decidePhase, type PhaseDecision } from "./phase.js";
+import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-servers.js";
 
 /**
@@ -83,5 +84,5 @@ function blackHoled(f: NodeFacts, ipvsAnswered: boolean): string[] | null {
   if (!f.kubeIpvs0 || !f.ipvs) return null;
   if (!f.kubeIpvs0.present || ipvsAnswered) return [];
   const backed = new Set(f.ipvs.virtualServers.map((v) => v.address));
-  return f.kubeIpvs0.addresses.map((a) => a.address).filter((a) => !backed.has(a));
+  return kubeIpvs0ServiceIps(f.kubeIpvs0).filter((a) => !backed.has(a));
 }

@@ -1,5 +1,6 @@
 import type { ProbeError } from "../facts/probe-error.js";
 import type { NodeFacts, Phase } from "../report/schema.js";
+import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import { kubeProxyIpsets } from "./owned.js";
 
 type Mode = "ipvs" | "iptables" | "nftables";
@@ -34,7 +35,10 @@ export function modeEvidence(f: NodeFacts): PhaseDecision["mixed"] {
     out.push({ mode: "ipvs", evidence: `${f.ipvs.virtualServerCount} IPVS virtual servers` });
   }
   if (f.kubeIpvs0?.present) {
-    out.push({ mode: "ipvs", evidence: `kube-ipvs0 present with ${f.kubeIpvs0.addresses.length} addresses` });
+    out.push({
+      mode: "ipvs",
+      evidence: `kube-ipvs0 present with ${kubeIpvs0ServiceIps(f.kubeIpvs0).length} addresses`,
+    });
   }
   const kubeSets = kubeProxyIpsets(f) ?? [];
   if (kubeSets.length > 0)
@@ -78,7 +82,7 @@ export function carryingState(f: NodeFacts): { carrying: PhaseDecision["carrying
   const unread = new Set<Mode>();
   if (f.ipvs === null) unread.add("ipvs");
   else {
-    const serviceIPs = f.kubeIpvs0 ? new Set(f.kubeIpvs0.addresses.map((a) => a.address)) : null;
+    const serviceIPs = f.kubeIpvs0 ? new Set(kubeIpvs0ServiceIps(f.kubeIpvs0)) : null;
     const live = f.ipvs.virtualServers.filter(
       (v) => v.realServers > 0 && (serviceIPs === null || (v.address !== null && serviceIPs.has(v.address))),
     );

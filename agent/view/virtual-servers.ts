@@ -1,5 +1,6 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeFacts } from "../report/schema.js";
+import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import type { RuleOptions } from "./options.js";
 
 export interface VirtualServerClasses {
@@ -30,7 +31,7 @@ export function classifyVirtualServers(f: NodeFacts, opts: RuleOptions): Virtual
   const out: VirtualServerClasses = { services: [], nodePorts: [], foreign: [] };
   const vs = f.ipvs?.virtualServers ?? [];
   if (vs.length === 0 || f.kubeIpvs0 === null || f.addresses === null) return out;
-  const serviceIPs = new Set(f.kubeIpvs0.addresses.map((a) => a.address));
+  const serviceIPs = new Set(kubeIpvs0ServiceIps(f.kubeIpvs0));
   const local = new Set(
     f.addresses.interfaces
       .filter((i) => i.name !== "kube-ipvs0")

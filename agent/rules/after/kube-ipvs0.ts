@@ -1,4 +1,5 @@
 import { LEFT_BEHIND } from "../../view/build.js";
+import { kubeIpvs0ServiceIps } from "../../view/kube-ipvs0.js";
 import { deletion } from "../guess.js";
 import { listed, rule } from "../rule.js";
 
@@ -12,7 +13,8 @@ export const kubeIpvs0Left = rule({
     const { phase, blackHoled } = view;
     const k = facts.kubeIpvs0;
     if (!k?.present) return [];
-    const addresses = k.addresses.map((a) => a.address);
+    // The Service IPs it holds; an up link's own fe80:: address is none (view/kube-ipvs0.ts).
+    const addresses = kubeIpvs0ServiceIps(k);
     // Without the IPVS table (blackHoled null) nobody can tell which addresses are backed: "left" only.
     const holes = blackHoled ?? [];
     if (holes.length > 0) {

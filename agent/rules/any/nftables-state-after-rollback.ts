@@ -1,6 +1,7 @@
 import type { NodeFacts } from "../../report/schema.js";
 import { deletion } from "../guess.js";
 import { rule } from "../rule.js";
+import { kubeIpvs0ServiceIps } from "../../view/kube-ipvs0.js";
 
 /**
  * Whether the ipvs data plane came back after a rollback from nftables mode: IPVS virtual servers exist and
@@ -8,8 +9,7 @@ import { rule } from "../rule.js";
  */
 function ipvsDataPlane(facts: NodeFacts): { back: boolean | null; evidence: Record<string, unknown> } {
   const vs = facts.ipvs === null || !facts.ipvs.available ? null : facts.ipvs.virtualServerCount;
-  const dummy =
-    facts.kubeIpvs0 === null ? null : facts.kubeIpvs0.present ? facts.kubeIpvs0.addresses.length : 0;
+  const dummy = facts.kubeIpvs0 === null ? null : kubeIpvs0ServiceIps(facts.kubeIpvs0).length;
   const missing = [
     vs === 0 ? "no IPVS virtual servers" : null,
     dummy === 0 ? "kube-ipvs0 absent or empty" : null,

@@ -107,3 +107,76 @@ t.test("kube-proxy answering ipvs: a sync in flight, not a black hole", async (t
   const j = judge(partial({ proxyMode: { mode: "ipvs" } }), new Map(), NOW);
   t.notOk(ids(j).includes("kube-ipvs0-black-hole"));
 });
+
+// A kube-ipvs0 that something other than kube-proxy brought up (systemd-networkd's catch-all .network on
+// Flatcar before flatcar/init#89, a hand-run `ip link set kube-ipvs0 up`, k/k#107662) gets an IPv6
+// link-local address from the kernel. kube-proxy never binds it and leaves it out of its own set
+// (pkg/proxy/ipvs/netlink_linux.go GetLocalAddresses: "IPv6 link-local and loopback addresses are
+// excluded"): it is no Service IP, so it is never a black hole, and it is not counted as one held.
+const linkLocal = { family: "inet6" as const, address: "fe80::18ab:99ff:fec0:a20d", prefixLen: 64 };
+const upWith = (addresses: { family: "inet" | "inet6"; address: string; prefixLen: number }[]) => ({
+  present: true,
+  kind: "dummy",
+  operState: "UNKNOWN",
+  flags: ["BROADCAST", "NOARP", "UP", "LOWER_UP"],
+  addresses,
+});
+
+t.test(
+  "kube-ipvs0 up, kube-proxy silent, every Service IP backed: the fe80:: address is no black hole",
+  async (t) => {
+    const all = partial().ipvs!;
+    const f = partial({
+      ipvs: { ...all, virtualServerCount: 2, virtualServers: [...all.virtualServers, vs("10.96.0.10", 53)] },
+      kubeIpvs0: upWith([
+        { family: "inet", address: "10.96.0.1", prefixLen: 32 },
+        { family: "inet", address: "10.96.0.10", prefixLen: 32 },
+        linkLocal,
+      ]),
+    });
+    const j = judge(f, new Map([["kube-proxy-mode", refused]]), NOW);
+    t.equal(j.phase, "ipvs");
+    t.notOk(ids(j).includes("kube-ipvs0-black-hole"), "no black hole for the link's own link-local address");
+    t.same(j.view.blackHoled, []);
+  },
+);
+
+t.test("kube-ipvs0 up after kube-proxy left: only the Service IPs are black holes, counted so", async (t) => {
+  const f = partial({
+    ipvs: {
+      available: true,
+      virtualServerCount: 0,
+      realServerCount: 0,
+      schedulers: {},
+      virtualServers: [],
+      timeouts: null,
+    },
+    kubeIpvs0: upWith([{ family: "inet", address: "10.96.0.1", prefixLen: 32 }, linkLocal]),
+  });
+  const j = judge(f, new Map([["kube-proxy-mode", refused]]), NOW);
+  const hole = j.findings.find((x) => x.id === "kube-ipvs0-black-hole");
+  t.same(hole?.evidence.blackHoled, ["10.96.0.1"]);
+  t.equal(hole?.evidence.blackHoledCount, 1);
+  t.equal(hole?.evidence.addressesOnKubeIpvs0, 1, "the Service IPs it holds, not the kernel's link-local");
+});
+
+t.test(
+  "kube-ipvs0 up holding only its link-local address, kube-proxy in nftables: left, not a black hole",
+  async (t) => {
+    const f = partial({
+      proxyMode: { mode: "nftables" },
+      ipvs: {
+        available: true,
+        virtualServerCount: 0,
+        realServerCount: 0,
+        schedulers: {},
+        virtualServers: [],
+        timeouts: null,
+      },
+      kubeIpvs0: upWith([linkLocal]),
+    });
+    const j = judge(f, new Map(), NOW);
+    t.notOk(ids(j).includes("kube-ipvs0-black-hole"));
+    t.ok(ids(j).includes("kube-ipvs0-left"), "the link itself is still a leftover");
+  },
+);
