@@ -90,6 +90,24 @@ t.test("each leftover fails its own check and only it", async (t) => {
       "kube-ipvs0",
       /black hole for 10\.96\.0\.1/,
     ],
+    // An up kube-ipvs0 (networkd, NetworkManager) also holds the kernel's fe80:: address: no Service IP,
+    // so it is not named a black hole; the link itself still fails the check.
+    [
+      {
+        kubeIpvs0: {
+          present: true,
+          kind: "dummy",
+          operState: "UNKNOWN",
+          flags: ["BROADCAST", "NOARP", "UP", "LOWER_UP"],
+          addresses: [
+            { family: "inet", address: "10.96.0.1", prefixLen: 32 },
+            { family: "inet6", address: "fe80::7c40:24ff:fe9c:16f8", prefixLen: 64 },
+          ],
+        },
+      },
+      "kube-ipvs0",
+      /^present with 1 addresses, a black hole for 10\.96\.0\.1$/,
+    ],
     [
       {
         ipsets: {
