@@ -63,15 +63,26 @@ export const KUBE_PROXY_IPSET_LINES = [
   'add KUBE-CLUSTER-IP 10.96.0.10,udp:53 comment "kube-system/kube-dns:dns"',
 ];
 
+/**
+ * ipvs mode's ipsets and ip6tables rules on an IPv4-only cluster. kube-proxy runs one proxier per family
+ * whenever ip6tables works on the host (cmd/kube-proxy/app/server_linux.go: platformCheckSupported ->
+ * dualStack -> ipvs.NewDualStackProxier), whatever the cluster's Services: the IPv6 one creates every
+ * KUBE-6-* set (empty) and its chains and rules (UF §c; test/fixtures/netfilter/sources/*6*), and
+ * kubelet its IPv6 canaries. So every ipvs node here has them, and every one left behind has them too.
+ */
+export const IPVS_IPSETS = ["ipvs-mode.ipset", "ipvs-mode6.ipset"];
+export const IPVS_IP6TABLES = ["kubelet6.rules", "kube-proxy-ipvs-mode6.rules"];
+
 /** A node in kube-proxy ipvs mode (UML: IPVS and kube-ipvs0 are real there). */
 export function ipvsNode(nodeIp: string, kubeProxy: Scenario, extra: Partial<NodeState> = {}): NodeState {
   return {
     kernel: "uml",
     ...extra,
     links: [{ name: "eth0", kind: "nic", addresses: [`${nodeIp}/16`] }, kubeIpvs0(), ...(extra.links ?? [])],
-    ipsets: ["ipvs-mode.ipset", ...(extra.ipsets ?? [])],
+    ipsets: [...IPVS_IPSETS, ...(extra.ipsets ?? [])],
     ipsetLines: [...KUBE_PROXY_IPSET_LINES, ...(extra.ipsetLines ?? [])],
     iptables: ["kubelet.rules", "kube-proxy-ipvs-mode.rules", ...(extra.iptables ?? [])],
+    ip6tables: [...IPVS_IP6TABLES, ...(extra.ip6tables ?? [])],
     ipvs: extra.ipvs ?? kubeProxyVirtualServers(nodeIp),
     kubeProxy,
     nodeIps: extra.nodeIps ?? [nodeIp],

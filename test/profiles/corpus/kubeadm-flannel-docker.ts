@@ -1,5 +1,6 @@
 import {
   DOCKER_LINK,
+  IPVS_IPSETS,
   FLANNEL_LINKS,
   ipvsNode,
   ipvsReady,
@@ -39,14 +40,38 @@ export const profile: Profile = {
       when: "after the switch: kube-proxy v1.33 in nftables mode; the ipvs ipsets and chains were not cleaned",
       state: nftablesNode("172.18.0.11", kubeProxy("nftables", "v1.33.5"), {
         links,
-        ipsets: ["ipvs-mode.ipset"],
+        ipsets: IPVS_IPSETS,
         iptables: ["kube-proxy-ipvs-mode.rules", ...plugins],
+        ip6tables: ["kube-proxy-ipvs-mode6.rules"],
       }),
       expect: {
         phase: "nftables",
         phaseSource: "proxyMode",
         verdict: "leftovers",
         findings: ["ipvs-iptables-chains-left", "kube-ipsets-left"],
+        evidence: {
+          "kube-ipsets-left": { ipv6Sets: 8 },
+          // Both families' chains: the IPv6 proxier's (kube-proxy-ipvs-mode6.rules) are left as well.
+          "ipvs-iptables-chains-left": {
+            chains: ["ipv4", "ipv6"].flatMap((fam) =>
+              [
+                "filter/KUBE-FORWARD (2 rules, kube-proxy)",
+                "filter/KUBE-IPVS-FILTER (6 rules, kube-proxy-ipvs)",
+                "filter/KUBE-IPVS-OUT-FILTER (0 rules, kube-proxy-ipvs)",
+                "filter/KUBE-NODE-PORT (1 rules, kube-proxy-ipvs)",
+                "filter/KUBE-PROXY-FIREWALL (0 rules, kube-proxy)",
+                "filter/KUBE-SOURCE-RANGES-FIREWALL (1 rules, kube-proxy-ipvs)",
+                "nat/KUBE-LOAD-BALANCER (1 rules, kube-proxy-ipvs)",
+                "nat/KUBE-MARK-MASQ (1 rules, kube-proxy)",
+                // Without IPv6 Services no set-match rule jumps to the IPv6 KUBE-NODE-PORT, and KUBE-SERVICES
+                // keeps only the loopback return and the KUBE-NODE-PORT jump (writeIptablesRules).
+                `nat/KUBE-NODE-PORT (${fam === "ipv4" ? 1 : 0} rules, kube-proxy-ipvs)`,
+                `nat/KUBE-POSTROUTING (${fam === "ipv4" ? 4 : 3} rules, kube-proxy)`,
+                `nat/KUBE-SERVICES (${fam === "ipv4" ? 9 : 2} rules, kube-proxy)`,
+              ].map((c) => `${fam} nft ${c}`),
+            ),
+          },
+        },
       },
       why: "kube-proxy answers nftables, so its ipvs-mode ipsets and chains are leftovers with a plain remedy; Flannel's, Docker's and node-cache's rules and links are not kube-proxy's and stay",
     },

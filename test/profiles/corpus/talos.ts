@@ -1,4 +1,13 @@
-import { CILIUM_LINKS, FLANNEL_LINKS, kubeIpvs0, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
+import {
+  CILIUM_LINKS,
+  FLANNEL_LINKS,
+  IPVS_IP6TABLES,
+  IPVS_IPSETS,
+  kubeIpvs0,
+  kubeProxy,
+  nftablesClean,
+  nftablesNode,
+} from "../common.js";
 import type { Profile } from "../profile.js";
 
 export const profile: Profile = {
@@ -33,8 +42,9 @@ export const profile: Profile = {
           kubeIpvs0(),
           ...CILIUM_LINKS.filter((l) => l.kind !== "vxlan"),
         ],
-        ipsets: ["ipvs-mode.ipset"],
+        ipsets: IPVS_IPSETS,
         iptables: ["kubelet.rules", "kube-proxy-ipvs-mode.rules", "cilium.rules"],
+        ip6tables: IPVS_IP6TABLES,
         ipvs: [],
         kubeProxy: null,
         nodeIps: ["10.5.0.3"],
@@ -49,7 +59,11 @@ export const profile: Profile = {
           "kube-ipvs0-black-hole",
           "kube-proxy-not-answering",
         ],
-        evidence: { "kube-ipvs0-black-hole": { blackHoled: ["10.96.0.1", "10.96.0.10", "172.30.0.41"] } },
+        evidence: {
+          "kube-ipvs0-black-hole": { blackHoled: ["10.96.0.1", "10.96.0.10", "172.30.0.41"] },
+          // The IPv6 proxier's empty KUBE-6-* sets are left too, and named as such.
+          "kube-ipsets-left": { ipv6Sets: 8 },
+        },
       },
       why: "every ClusterIP kube-ipvs0 still holds is answered locally and dropped, cutting Cilium's Services from this node: critical whatever runs here; nothing answers /proxyMode, so every deletion is given only on the condition that kube-proxy is gone for good",
     },
