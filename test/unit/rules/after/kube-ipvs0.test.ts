@@ -113,6 +113,7 @@ t.test("kube-proxy answering ipvs: a sync in flight, not a black hole", async (t
 // link-local address from the kernel. kube-proxy never binds it and leaves it out of its own set
 // (pkg/proxy/ipvs/netlink_linux.go GetLocalAddresses: "IPv6 link-local and loopback addresses are
 // excluded"): it is no Service IP, so it is never a black hole, and it is not counted as one held.
+const noVirtualServers = { ...noKernelState.ipvs!, available: true };
 const linkLocal = { family: "inet6" as const, address: "fe80::18ab:99ff:fec0:a20d", prefixLen: 64 };
 const upWith = (addresses: { family: "inet" | "inet6"; address: string; prefixLen: number }[]) => ({
   present: true,
@@ -143,14 +144,7 @@ t.test(
 
 t.test("kube-ipvs0 up after kube-proxy left: only the Service IPs are black holes, counted so", async (t) => {
   const f = partial({
-    ipvs: {
-      available: true,
-      virtualServerCount: 0,
-      realServerCount: 0,
-      schedulers: {},
-      virtualServers: [],
-      timeouts: null,
-    },
+    ipvs: noVirtualServers,
     kubeIpvs0: upWith([{ family: "inet", address: "10.96.0.1", prefixLen: 32 }, linkLocal]),
   });
   const j = judge(f, new Map([["kube-proxy-mode", refused]]), NOW);
@@ -165,14 +159,7 @@ t.test(
   async (t) => {
     const f = partial({
       proxyMode: { mode: "nftables" },
-      ipvs: {
-        available: true,
-        virtualServerCount: 0,
-        realServerCount: 0,
-        schedulers: {},
-        virtualServers: [],
-        timeouts: null,
-      },
+      ipvs: noVirtualServers,
       kubeIpvs0: upWith([linkLocal]),
     });
     const j = judge(f, new Map(), NOW);
