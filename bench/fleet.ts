@@ -1,9 +1,11 @@
-// Fleet scale: the collector (`proxyscope report`, its own defaults: concurrency 32, 5 s per call,
-// one retry) over 1,000 and 5,000 stand-in agents on loopback, then the Prometheus source over a
-// real Prometheus holding the same fleet's series, backfilled with promtool.
+// Fleet scale: the collector (`proxyscope report`, its own defaults) over N stand-in agents on
+// loopback (row f), beside the floor of fetching every report once over plain HTTP; then the
+// Prometheus source over a real Prometheus holding synthetic series for M nodes, backfilled with
+// promtool (row g), beside the floor of the same PromQL queries sent straight to Prometheus.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { queries } from "../collector/sources/prometheus.js";
 import { behaviour } from "./fleet/agents.js";
 
 const log = (m: string) => process.stderr.write(`[fleet] ${m}\n`);
@@ -90,8 +92,16 @@ function outcomes(stdout: string): Record<string, number> {
   }
 }
 
-/** OpenMetrics for promtool: every proxyscope_* family of a real agent's /metrics, per node. */
-export function fleetOpenMetrics(exposition: string, n: number, nowS: number): string {
+/** The metric families the collector's Prometheus source queries (only those are synthesised). */
+export function queriedFamilies(): Set<string> {
+  return new Set(Object.values(queries("node")).flatMap((q) => q.match(/proxyscope_\w+/g) ?? []));
+}
+
+/**
+ * OpenMetrics for promtool: the proxyscope_* families of a real agent's /metrics (only `keep`'s, when
+ * given), per node.
+ */
+export function fleetOpenMetrics(exposition: string, n: number, nowS: number, keep?: Set<string>): string {
   const families = new Map<string, { type: string; help: string; samples: string[] }>();
   let current = "";
   for (const line of exposition.split("\n")) {
@@ -106,7 +116,7 @@ export function fleetOpenMetrics(exposition: string, n: number, nowS: number): s
   }
   const out: string[] = [];
   for (const [name, f] of families) {
-    if (!name.startsWith("proxyscope_")) continue;
+    if (!name.startsWith("proxyscope_") || (keep && !keep.has(name))) continue;
     // OpenMetrics counters are named without _total in TYPE lines.
     const family = f.type === "counter" ? name.replace(/_total$/, "") : name;
     out.push(`# TYPE ${family} ${f.type === "untyped" ? "unknown" : f.type}`);
@@ -218,7 +228,8 @@ async function prometheusWithApi(
   const exposition = readFileSync(`${samples}/${metrics.sort()[0]}`, "utf8");
   const nowS = Math.floor(Date.now() / 1000);
   const om = `${dir}/fleet.om`;
-  writeFileSync(om, fleetOpenMetrics(exposition, n, nowS));
+  const keep = queriedFamilies();
+  writeFileSync(om, fleetOpenMetrics(exposition, n, nowS, keep));
   const tsdb = `${dir}/tsdb`;
   const t0 = performance.now();
   const b = spawnSync("promtool", ["tsdb", "create-blocks-from", "openmetrics", om, tsdb], {
@@ -259,6 +270,21 @@ async function prometheusWithApi(
         ).stdout,
       ).data.result[0]?.value[1] ?? "NaN",
     );
+    // The floor: the collector's own PromQL, all at once as it sends them, answers read and dropped.
+    const floor: number[] = [];
+    for (let k = 0; k < REPS; k++) {
+      const t1 = performance.now();
+      await Promise.all(
+        Object.values(queries("node")).map(async (q) => {
+          const r = await fetch(`http://127.0.0.1:19090/api/v1/query?query=${encodeURIComponent(q)}`);
+          await r.arrayBuffer();
+        }),
+      );
+      floor.push(performance.now() - t1);
+    }
+    log(
+      `prometheus floor (${Object.keys(queries("node")).length} queries): ${floor.map((f) => f.toFixed(0)).join(" ")} ms`,
+    );
     const runs: Omit<TimedRun, "stdout">[] = [];
     let counts: Record<string, number> = {};
     for (let k = 0; k < REPS; k++) {
@@ -282,14 +308,18 @@ async function prometheusWithApi(
         `prometheus source, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit})`,
       );
     }
-    return { nodes: n, series, backfillMs, runs, outcomes: counts };
+    return { nodes: n, series, families: [...keep], backfillMs, floorMs: floor, runs, outcomes: counts };
   } finally {
     prom.kill("SIGTERM");
     await new Promise((r) => prom.once("exit", r));
   }
 }
 
-export async function runFleet(sizes: number[], repo: string): Promise<Record<string, unknown>> {
+export async function runFleet(
+  sizes: number[],
+  repo: string,
+  promNodes: number,
+): Promise<Record<string, unknown>> {
   const dir = mkdtempSync("/var/tmp/proxyscope-fleet-");
   const out: Record<string, unknown> = {};
   try {
@@ -319,15 +349,38 @@ export async function runFleet(sizes: number[], repo: string): Promise<Record<st
           runs.push(rest);
           log(`agents, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit})`);
         }
+        const floorRuns: Omit<TimedRun, "stdout">[] = [];
+        let floorOut: unknown = null;
+        for (let k = 0; k < REPS; k++) {
+          const r = timedRun([
+            process.execPath,
+            `${repo}/dist/bench/fleet/fetch-floor.js`,
+            file,
+            "32",
+            "5000",
+          ]);
+          const { stdout, ...rest } = r;
+          floorOut = JSON.parse(stdout.trim() || "null");
+          floorRuns.push(rest);
+          log(`fetch floor, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.maxRssMb.toFixed(0)} MB`);
+        }
         const mix: Record<string, number> = {};
         for (let i = 0; i < n; i++) mix[behaviour(i)] = (mix[behaviour(i)] ?? 0) + 1;
-        out[`agents-${n}`] = { nodes: n, concurrency: 32, timeoutMs: 5000, mix, runs, outcomes: counts };
+        out[`agents-${n}`] = {
+          nodes: n,
+          concurrency: 32,
+          timeoutMs: 5000,
+          mix,
+          runs,
+          outcomes: counts,
+          floor: floorRuns,
+          floorOutcome: floorOut,
+        };
       }
     } finally {
       agents.kill("SIGTERM");
     }
-    const largest = Math.max(...sizes);
-    out[`prometheus-${largest}`] = await prometheusSource(repo, largest, dir);
+    out[`prometheus-${promNodes}`] = await prometheusSource(repo, promNodes, dir);
     return out;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,96 +1,50 @@
-// Renders bench/results/latest.json as the Markdown table the README carries. Every figure is a
-// median over runs with its spread (min–max) in brackets, and the headline figures are ratios
-// against a baseline measured in the same run on the same kernel state.
-import { fmt, percentiles, ratio, slope, summarize, type Summary } from "./lib/stats.js";
+// Renders bench/results/latest.json as the Markdown the README carries: first the issue #14 targets,
+// one row each with its baseline measured in the same run (bench/lib/targets.ts), then the details
+// behind them. Every figure is a median over runs with its spread (min–max) in brackets.
+import { fmt, percentiles, summarize, type Summary } from "./lib/stats.js";
+import { renderTargets, targetRows } from "./lib/targets.js";
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- results are the JSON this benchmark wrote */
 type Json = any;
 
 const ms = (xs: readonly number[] | undefined) => summarize(xs ?? []);
 const pick = (rows: Json[] | undefined, k: string) => (rows ?? []).map((r) => Number(r[k]));
-const x = (s: Summary) => fmt(s, 2, "×");
-const msf = (s: Summary) => fmt(s, 0);
 const mb = (s: Summary) => fmt(s, 0);
 
-function nodeRows(block: Json, kind: "ipvs" | "nft"): string[] {
-  const rows: string[] = [];
-  for (const n of Object.keys(block ?? {}).filter((k) => /^\d+$/.test(k))) {
-    const r = block[n];
-    if (!r?.scans) continue;
-    const scanWall = ms(pick(r.scans, "wallMs"));
-    const scanCpu = ms(pick(r.scans, "cpuMs"));
-    const floorWall = ms(pick(r.floor, "wallMs"));
-    const floorCpu = ms(pick(r.floor, "cpuMs"));
-    const rss = ms(pick(r.scans, "maxRssMb"));
-    const cells = [
-      Number(n).toLocaleString("en-US"),
-      msf(scanWall),
-      msf(floorWall),
-      x(ratio(scanWall, floorWall)),
-      msf(scanCpu),
-      msf(floorCpu),
-      x(ratio(scanCpu, floorCpu)),
-      mb(rss),
-    ];
-    if (kind === "ipvs") {
-      const ne = r.nodeExporter;
-      const neWall = ms(pick(ne?.scrapes, "wallMs"));
-      const ipvsadm = ms(pick(r.baselines?.["ipvsadm -L -n"], "wallMs"));
-      cells.push(
-        msf(neWall),
-        x(ratio(scanWall, neWall)),
-        `${r.serve?.metricsSeries ?? "—"} / ${ne?.scrapes?.[0]?.series ?? "—"}`,
-        ne ? mb(summarize([ne.peakRssMb])) : "—",
-        msf(ipvsadm),
-      );
-    } else {
-      const j = r.baselines?.["nft -j list table ip kube-proxy"];
-      const t = r.baselines?.["nft list table ip kube-proxy"];
-      const jWall = ms(pick(j, "wallMs"));
-      cells.push(
-        msf(jWall),
-        x(ratio(scanWall, jWall)),
-        mb(ms(pick(j, "maxRssMb"))),
-        msf(ms(pick(t, "wallMs"))),
-        mb(ms(pick(t, "maxRssMb"))),
-      );
-    }
-    rows.push(`| ${cells.join(" | ")} |`);
-  }
+/** Each read of the floor, its median wall and CPU over the floor runs. */
+function floorRows(block: Json): string[] {
+  const n = Object.keys(block ?? {}).find((k) => /^\d+$/.test(k));
+  const r = n === undefined ? undefined : block[n];
+  if (!r?.floor?.length) return ["(not measured)"];
+  const rows = [`| read | why | wall ms | CPU ms |`, `|---|---|---|---|`];
+  (r.floorReads as { argv: string[]; why: string }[]).forEach((read, i) => {
+    const per = (r.floor as Json[]).map((f) => f.reads?.[i]);
+    rows.push(
+      `| \`${read.argv.join(" ")}\` | ${read.why} | ${fmt(ms(pick(per, "wallMs")), 0)} | ${fmt(ms(pick(per, "cpuMs")), 0)} |`,
+    );
+  });
+  rows.push(
+    `| **sum** | | ${fmt(ms(pick(r.floor, "wallMs")), 0)} | ${fmt(ms(pick(r.floor, "cpuMs")), 0)} |`,
+    ``,
+    `The scan itself: ${fmt(ms(pick(r.scans, "wallMs")), 0)} ms wall, ${fmt(ms(pick(r.scans, "cpuMs")), 0)} ms CPU (${fmt(ms(pick(r.scans, "selfCpuMs")), 0)} the agent, ${fmt(ms(pick(r.scans, "toolsCpuMs")), 0)} its tools), ${mb(ms(pick(r.scans, "maxRssMb")))} MB peak RSS; its calls: ${(r.calls ?? []).map((c: Json) => `\`${c.tool} ${c.args.join(" ")}\``).join(", ")}.`,
+  );
   return rows;
 }
 
 function serveRows(block: Json, env: string): string[] {
-  const rows: string[] = [];
-  for (const n of Object.keys(block ?? {}).filter((k) => /^\d+$/.test(k))) {
-    const s = block[n]?.serve;
-    if (!s) continue;
-    const p = (phase: Json, path: string) => {
-      const q = percentiles(phase?.latencyMs?.[path] ?? []);
-      return `${q.p50.toFixed(1)} / ${q.p99.toFixed(1)}`;
-    };
-    rows.push(
-      `| ${env} | ${Number(n).toLocaleString("en-US")} | ${p(s.paced, "/metrics")} | ${p(s.paced, "/report")} | ${s.paced?.rps?.toFixed(0)} | ${p(s.saturated, "/metrics")} | ${p(s.saturated, "/report")} | ${s.saturated?.rps?.toFixed(0)} | ${s.scansDuringLoad} (last ${Number(s.lastScanS).toFixed(2)} s) | ${Number(s.agentMaxRssMb).toFixed(0)} | ${((s.saturated?.bytes?.["/report"] ?? 0) / 1024).toFixed(0)} |`,
-    );
-  }
-  return rows;
+  const n = Object.keys(block ?? {}).find((k) => /^\d+$/.test(k));
+  const s = n === undefined ? undefined : block[n]?.serve;
+  if (!s) return [];
+  const p = (phase: Json, path: string) => {
+    const q = percentiles(phase?.latencyMs?.[path] ?? []);
+    return `${q.p50.toFixed(1)} / ${q.p99.toFixed(1)}`;
+  };
+  return [
+    `| ${env} | ${Number(n).toLocaleString("en-US")} | ${p(s.paced, "/metrics")} | ${p(s.paced, "/report")} | ${p(s.baseline, "/metrics")} | ${p(s.baseline, "/report")} | ${p(s.saturated, "/metrics")} | ${p(s.saturated, "/report")} | ${s.saturated?.rps?.toFixed(0)} | ${Number(s.eventLoop?.maxMs).toFixed(1)} (${s.eventLoop?.over5ms}/${s.eventLoop?.intervals}) | ${s.scansDuringLoad} (last ${Number(s.lastScanS).toFixed(2)} s) | ${Number(s.agentMaxRssMb).toFixed(0)} |`,
+  ];
 }
 
-function rssRows(block: Json, env: string): string[] {
-  const rows: string[] = [];
-  for (const n of Object.keys(block ?? {}).filter((k) => /^\d+$/.test(k))) {
-    const r = block[n]?.rss;
-    if (!r?.rssMb?.length) continue;
-    const y: number[] = r.rssMb;
-    const first = summarize(y.slice(0, 10));
-    const last = summarize(y.slice(-10));
-    const heapLast = summarize((r.heapMb as number[]).slice(-10));
-    rows.push(
-      `| ${env} | ${Number(n).toLocaleString("en-US")} | ${y.length} | ${mb(first)} | ${mb(last)} | ${Math.max(...y).toFixed(0)} | ${y.length >= 100 ? slope(y.slice(Math.floor(y.length / 2))).toFixed(2) : "— (too few)"} | ${mb(heapLast)} |`,
-    );
-  }
-  return rows;
-}
+const la = (v: Json) => (Array.isArray(v) ? v.map((x: number) => x.toFixed(1)).join(" / ") : "—");
 
 function fleetRows(f: Json): string[] {
   const rows: string[] = [];
@@ -101,13 +55,14 @@ function fleetRows(f: Json): string[] {
     const cpu = ms(pick(v.runs, "cpuMs"));
     const source = k.startsWith("agents") ? "agents (static list, loopback)" : "Prometheus (backfilled TSDB)";
     const conc = k.startsWith("agents")
-      ? `${v.concurrency} (timeout ${v.timeoutMs / 1000} s, 1 retry)`
-      : "11 instant PromQL queries";
+      ? `${v.concurrency} (${v.timeoutMs / 1000} s per call)`
+      : "instant PromQL queries, all at once";
     const outcomes = Object.entries<number>(v.outcomes ?? {})
       .map(([o, c]) => `${o} ${c}`)
       .join(", ");
+    const floor = v.floor ? ms(pick(v.floor, "wallMs")) : ms(v.floorMs);
     rows.push(
-      `| ${source} | ${Number(v.nodes).toLocaleString("en-US")} | ${fmt(wall, 0)} | ${fmt(cpu, 0)} | ${mb(rss)} | ${conc} | ${outcomes}${v.series ? `; ${v.series} series` : ""} |`,
+      `| ${source} | ${Number(v.nodes).toLocaleString("en-US")} | ${fmt(wall, 0)} | ${fmt(cpu, 0)} | ${mb(rss)} | ${fmt(floor, 0)} | ${conc} | ${outcomes}${v.series ? `; ${v.series} series` : ""} |`,
     );
   }
   return rows;
@@ -115,89 +70,60 @@ function fleetRows(f: Json): string[] {
 
 export function renderMarkdown(r: Json): string {
   const m = r.machine ?? {};
-  const out: string[] = [];
-  out.push(
+  const l = r.loadavg ?? {};
+  const plan = r.plan ?? {};
+  const out: string[] = [
     `## Benchmarks`,
     ``,
     `Run ${String(m.date).slice(0, 16).replace("T", " ")} UTC on ${m.nproc} CPUs (${m.cpuModel}), ${m.memoryGb} GB, ${m.kernel}, Node ${m.node}` +
       (r.totalS ? `; the whole run took ${(r.totalS / 60).toFixed(0)} min.` : "."),
-    `Rerun: \`scripts/bench.sh\` (raw results: \`bench/results/*.json\`). Each figure is the median over runs with`,
-    `min–max in brackets; ratios are against a baseline measured in the same run on the same kernel state.`,
-    `${r.endpointsPerService ?? 10} endpoints per Service. Repetitions: ${JSON.stringify(r.plan?.reps ?? {})} scans per N (fewer at 10,000).`,
+    `Load average (1 / 5 / 15 min) at the start ${la(l.start)}, at the end ${la(l.end)}` +
+      ["nft", "ipvs", "fleet"]
+        .filter((k) => l[k])
+        .map((k) => `; ${k} phase ${la(l[k].start)} → ${la(l[k].end)}`)
+        .join("") +
+      ` (the machine is shared: wall times at a load above its ${m.nproc} CPUs are inflated, CPU less so).`,
+    `Rerun: \`scripts/bench.sh\` (${r.quick ? "this run: `scripts/bench.sh --quick`, " : ""}${plan.services?.toLocaleString?.("en-US")} Services × ${r.endpointsPerService ?? 10} endpoints,`,
+    `${plan.fleetNodes} agents, ${plan.promNodes} Prometheus nodes, ${plan.rssScans} RSS scans, \`serve\` windows of ${plan.cpuHourS} s and ${plan.loadS} s; raw results \`bench/results/*.json\`).`,
+    `Figures are medians over ${plan.reps} runs with min–max in brackets; every ratio is against a baseline measured in the same run.`,
     ``,
-    `### ipvs mode, User-Mode Linux (kernel 6.1, one CPU)`,
+    `### Targets (issue #14)`,
     ``,
-    `Real IPVS virtual and real servers, every ClusterIP on a real kube-ipvs0, the KUBE-* ipsets with`,
-    `their entries, kube-proxy's and kubelet's iptables-legacy chains. Floor = every file and tool call`,
-    `the scan made, replayed once in sequence with the output discarded.`,
+    ...renderTargets(targetRows(r)),
     ``,
-    `| Services | scan wall ms | floor wall ms | scan/floor | scan CPU ms | floor CPU ms | CPU scan/floor | agent peak RSS MB | node_exporter ipvs scrape ms | scan/node_exporter | series proxyscope / node_exporter | node_exporter RSS MB | ipvsadm -L -n ms |`,
-    `|---|---|---|---|---|---|---|---|---|---|---|---|---|`,
-    ...nodeRows(r.ipvs, "ipvs"),
+    `### The new floor, read by read`,
     ``,
-    `### nftables mode, network namespace on the host kernel`,
+    `nftables mode (network namespace on the host kernel, kube-proxy 1.34's \`table ip kube-proxy\`):`,
     ``,
-    `kube-proxy's \`table ip kube-proxy\` (1.34 layout: a service chain per Service, an endpoint chain per`,
-    `endpoint, cluster-ips, service-ips, service-nodeports) plus kubelet's chains; the baseline is what a`,
-    `user would run instead: \`nft -j list table ip kube-proxy\`.`,
+    ...floorRows(r.nft),
     ``,
-    `| Services | scan wall ms | floor wall ms | scan/floor | scan CPU ms | floor CPU ms | CPU scan/floor | agent peak RSS MB | nft -j list table ms | scan/that | its RSS MB | nft list table (text) ms | its RSS MB |`,
-    `|---|---|---|---|---|---|---|---|---|---|---|---|---|`,
-    ...nodeRows(r.nft, "nft"),
+    `ipvs mode (User-Mode Linux, one CPU: real IPVS servers, kube-ipvs0, ipsets, iptables-legacy chains):`,
     ``,
-    ...(r.nftAfterFix
-      ? [
-          `After the two nftables fixes of this issue (no \`nft list tables\`; the package database read once),`,
-          `measured after the run above on the same machine, same state (the \`nft list table\` baselines are the run's):`,
-          ``,
-          `| Services | scan wall ms | floor wall ms | scan/floor | scan CPU ms | floor CPU ms | CPU scan/floor | agent peak RSS MB | nft -j list table ms | scan/that | its RSS MB | nft list table (text) ms | its RSS MB |`,
-          `|---|---|---|---|---|---|---|---|---|---|---|---|---|`,
-          ...nodeRows(r.nftAfterFix, "nft"),
-          ``,
-        ]
-      : []),
-    `### /metrics and /report from the last scan, while scans run back to back`,
+    ...floorRows(r.ipvs),
     ``,
-    `\`proxyscope-agent serve --scan-interval-s 0.5\` (each scan starts as soon as the last one ends).`,
-    `Paced: 4 clients at 200 requests/s in all; saturated: 8 clients back to back. Latency ms p50 / p99`,
-    `over every request of one run (the load generator shares the machine — in UML, its one CPU).`,
+    `### /metrics and /report while scans run back to back`,
     ``,
-    `| where | Services | paced /metrics | paced /report | paced req/s | saturated /metrics | saturated /report | saturated req/s | scans during load | agent max RSS MB | /report KB |`,
-    `|---|---|---|---|---|---|---|---|---|---|---|`,
+    `\`serve --scan-interval-s 0.5\`. Paced: 4 clients at 200 requests/s in all, against the agent and then against a`,
+    `bare node:http server of the same bytes; saturated: 8 clients back to back. Latency ms p50 / p99. Event loop:`,
+    `the longest delay of the serving thread (monitorEventLoopDelay, 250 ms intervals over 5 ms / all).`,
+    ``,
+    `| where | Services | paced /metrics | paced /report | bare /metrics | bare /report | saturated /metrics | saturated /report | saturated req/s | event-loop max ms | scans during load | agent max RSS MB |`,
+    `|---|---|---|---|---|---|---|---|---|---|---|---|`,
     ...serveRows(r.nft, "netns"),
-    ...serveRows(r.nftAfterFix, "netns, after the fixes"),
     ...serveRows(r.ipvs, "UML"),
-    ``,
-    `### RSS over consecutive scans (in one process, as the serve loop runs them)`,
-    ``,
-    `| where | Services | scans | RSS MB, first 10 | RSS MB, last 10 | max | slope MB/100 scans (2nd half) | heap MB, last 10 |`,
-    `|---|---|---|---|---|---|---|---|`,
-    ...rssRows(r.nft, "netns"),
-    ...rssRows(r.nftAfterFix, "netns, after the fixes"),
-    ...rssRows(r.ipvs, "UML"),
     ``,
     `### Fleet: the collector`,
     ``,
-    `Stand-in agents on loopback answer real NodeReports recorded above (${(r.fleet?.reportBytes ?? []).map((b: number) => `${(b / 1024).toFixed(0)} KB`).join(", ")});`,
+    `Stand-in agents on loopback answer real NodeReports recorded by the node benchmark (${(r.fleet?.reportBytes ?? []).map((b: number) => `${(b / 1024).toFixed(0)} KB`).join(", ")});`,
     `5 % answer after 0.2–2 s, 2 % are down (connection refused), 1 % answer garbage, 1 % HTTP 500,`,
-    `0.2 % never answer. The Prometheus source reads the same fleet from a real Prometheus 2.42 whose`,
-    `TSDB was backfilled with \`promtool tsdb create-blocks-from openmetrics\` from a real agent's /metrics.`,
+    `0.2 % never answer. The Prometheus source reads a real Prometheus 2.42 whose TSDB was backfilled`,
+    `with \`promtool tsdb create-blocks-from openmetrics\` from a real agent's /metrics, the queried families only.`,
     ``,
-    `| source | nodes | wall ms | CPU ms | peak RSS MB | concurrency | outcomes |`,
-    `|---|---|---|---|---|---|---|`,
+    `| source | nodes | wall ms | CPU ms | peak RSS MB | floor wall ms | concurrency | outcomes |`,
+    `|---|---|---|---|---|---|---|---|`,
     ...fleetRows(r.fleet),
     ``,
-    ...(r.fleetAfterFix
-      ? [
-          `After the report fix of this issue (the 10,000-Service report cut from ${((r.fleet?.reportBytes ?? [])[2] / 1024).toFixed(0)} KB to ${((r.fleetAfterFix.reportBytes ?? [])[2] / 1024).toFixed(0)} KB), the same fleet again:`,
-          ``,
-          `| source | nodes | wall ms | CPU ms | peak RSS MB | concurrency | outcomes |`,
-          `|---|---|---|---|---|---|---|`,
-          ...fleetRows(r.fleetAfterFix),
-          ``,
-        ]
-      : []),
-  );
+  ];
   return out.join("\n");
 }
 

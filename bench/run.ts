@@ -1,13 +1,16 @@
-// `npm run bench`: every benchmark, one command. Writes bench/results/<stamp>.json, latest.json and
-// latest.md (the table for the README). Phases can be picked: `npm run bench -- --only ipvs,nft,fleet`.
-//   ipvs   one User-Mode Linux boot: ipvs-mode state grown to N = 100, 1,000, 10,000 Services x 10
-//          endpoints; at each N: scans, the raw floor, node_exporter's ipvs collector, serving under
-//          load, RSS over consecutive scans.
-//   nft    a network namespace on the host per N: kube-proxy's nftables table; the same measures,
-//          with `nft -j list table ip kube-proxy` (what a user would run instead) as the baseline.
-//   fleet  the collector over 1,000 and 5,000 agents on loopback, and over a real Prometheus.
+// `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run.
+// Writes bench/results/<stamp>.json, latest.json and latest.md (the README's table). Phases:
+// `npm run bench -- --only nft,ipvs,fleet`; `--quick` = 1,000 Services, 500 / 5,000 nodes, 100 RSS
+// scans; `--services N` overrides N; `--scan-only` keeps rows (b) and (c) alone (no serve windows).
+//   nft    a network namespace on the host: kube-proxy's nftables table at N Services; scans, the new
+//          floor, `serve` at defaults beside node_exporter (a), /metrics and /report while scans run
+//          back to back with the event-loop delay (d), RSS after each of K scans (e).
+//   ipvs   one User-Mode Linux boot, ipvs-mode state at N; scans, the ipvs floor and
+//          `cat /proc/net/ip_vs` (c), (a) and (d) again.
+//   fleet  the collector over stand-in agents on loopback (f), and its Prometheus source over a real
+//          Prometheus holding synthetic series for many more nodes (g).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -24,31 +27,37 @@ const ENDPOINTS = 10;
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
 export interface Plan {
-  sizes: number[];
-  /** Repetitions per size (fewer at 10,000: a scan there takes seconds, node_exporter ~10 s). */
-  reps: Record<number, number>;
-  baselineReps: Record<number, number>;
+  /** Services in both modes (the targets are set at 10,000). */
+  services: number;
+  /** Scans and floor runs at that size. */
+  reps: number;
+  /** Row (a): seconds of `serve` at default settings, scaled to an hour. */
+  cpuHourS: number;
+  /** Row (d): seconds of clients while scans run back to back (0: none). */
   loadS: number;
-  /** Consecutive scans for the RSS run, per size (1,000 at the smallest, fewer where a scan is slow). */
-  rssScans: Record<number, number>;
-  fleetSizes: number[];
+  /** Row (e): scans whose RSS is sampled, nftables mode (the dearer). */
+  rssScans: number;
+  fleetNodes: number;
+  promNodes: number;
 }
 
-const FULL: Plan = {
-  sizes: [100, 1000, 10000],
-  reps: { 100: 5, 1000: 5, 10000: 3 },
-  baselineReps: { 100: 5, 1000: 5, 10000: 2 },
-  loadS: 20,
-  rssScans: { 100: 30, 1000: 0, 10000: 10 },
-  fleetSizes: [1000, 5000],
+export const FULL: Plan = {
+  services: 10000,
+  reps: 3,
+  cpuHourS: 600,
+  loadS: 30,
+  rssScans: 1000,
+  fleetNodes: 5000,
+  promNodes: 50000,
 };
-const QUICK: Plan = {
-  sizes: [100],
-  reps: { 100: 2 },
-  baselineReps: { 100: 2 },
-  loadS: 4,
-  rssScans: { 100: 20 },
-  fleetSizes: [200],
+export const QUICK: Plan = {
+  services: 1000,
+  reps: 3,
+  cpuHourS: 120,
+  loadS: 10,
+  rssScans: 100,
+  fleetNodes: 500,
+  promNodes: 5000,
 };
 
 export function machine() {
@@ -72,29 +81,26 @@ function keepSamples(file: string, label: string): void {
   }
 }
 
-async function ipvsPhase(plan: Plan, rssAt100: number): Promise<Record<string, unknown>> {
+async function ipvsPhase(plan: Plan): Promise<Record<string, unknown>> {
   const work = mkdtempSync("/var/tmp/proxyscope-bench-");
   try {
     writeFileSync(`${work}/ipset-header`, IPVS_IPSET_HEADER + "\n");
-    let prev = 0;
     const steps: string[] = [];
-    for (const n of plan.sizes) {
-      const svcs = services(prev, n, ENDPOINTS);
+    for (const n of [plan.services]) {
+      const svcs = services(0, n, ENDPOINTS);
       writeFileSync(`${work}/ipvs-${n}.txt`, ipvsadmRestore(svcs));
       writeFileSync(`${work}/addr-${n}.txt`, kubeIpvs0Batch(svcs));
       writeFileSync(`${work}/ipset-${n}.txt`, ipsetEntries(svcs));
-      const rss = n === plan.sizes[0] ? Math.max(rssAt100, plan.rssScans[n] ?? 0) : (plan.rssScans[n] ?? 0);
       steps.push(`
 t0=$(date +%s)
 ipvsadm -R < "$W/ipvs-${n}.txt"
 ip -batch "$W/addr-${n}.txt"
 ipset restore < "$W/ipset-${n}.txt"
 echo "state for N=${n} built in $(( $(date +%s) - t0 )) s: $(grep -c '^TCP\\|^UDP' /proc/net/ip_vs) virtual servers, $(grep -c '^  ->' /proc/net/ip_vs) real servers"
-node ${DIST}/bench/node/node-bench.js --out "$W/ipvs-${n}.json" --label ipvs-${n} --reps ${plan.reps[n]} \\
-  --baseline-reps ${plan.baselineReps[n]} --node-exporter --load-s ${plan.loadS} --rss-scans ${rss} \\
-  --baseline "cat /proc/net/ip_vs" --baseline "ipvsadm -L -n" ${n === 10000 ? `--profile "$W/prof-ipvs-${n}"` : ""}
+node ${DIST}/bench/node/node-bench.js --out "$W/ipvs-${n}.json" --label ipvs-${n} --reps ${plan.reps} \\
+  --floor ipvs --cpu-hour-s ${plan.cpuHourS} --load-s ${plan.loadS} \\
+  ${n === 10000 ? `--profile "$W/prof-ipvs-${n}"` : ""}
 `);
-      prev = n;
     }
     const script = `set -eu
 W=${work}
@@ -138,7 +144,7 @@ ${steps.join("")}`;
       "xt_tcpudp",
       "xt_multiport",
     ];
-    log(`ipvs: one UML boot (${plan.sizes.join(", ")} Services x ${ENDPOINTS}); work dir ${work}`);
+    log(`ipvs: one UML boot (${plan.services} Services x ${ENDPOINTS}); work dir ${work}`);
     const boot = await bootUmlBench({
       repoRoot: REPO,
       workDir: work,
@@ -150,7 +156,7 @@ ${steps.join("")}`;
     });
     log(`ipvs: guest finished rc=${boot.exitCode} in ${(boot.durationMs / 1000).toFixed(0)} s`);
     const out: Record<string, unknown> = { bootMs: boot.durationMs, exitCode: boot.exitCode };
-    for (const n of plan.sizes) {
+    for (const n of [plan.services]) {
       const f = `${work}/ipvs-${n}.json`;
       if (existsSync(f)) out[n] = JSON.parse(readFileSync(f, "utf8"));
       keepSamples(f, `ipvs-${n}`);
@@ -166,15 +172,14 @@ ${steps.join("")}`;
   }
 }
 
-function nftPhase(plan: Plan, rssAt100: number): Record<string, unknown> {
+function nftPhase(plan: Plan): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const n of plan.sizes) {
+  for (const n of [plan.services]) {
     const ns = BenchNetns.create(`pxbench-nft-${n}`);
     try {
       const load = ns.loadNftablesMode(n, ENDPOINTS, REPO);
       log(`nft: N=${n} loaded in ${(load.ms / 1000).toFixed(1)} s`);
       const file = `/var/tmp/pxbench-nft-${n}.json`;
-      const rss = n === plan.sizes[0] ? Math.max(rssAt100, plan.rssScans[n] ?? 0) : (plan.rssScans[n] ?? 0);
       const args = [
         `${DIST}/bench/node/node-bench.js`,
         "--out",
@@ -182,17 +187,15 @@ function nftPhase(plan: Plan, rssAt100: number): Record<string, unknown> {
         "--label",
         `nft-${n}`,
         "--reps",
-        String(plan.reps[n]),
-        "--baseline-reps",
-        String(plan.baselineReps[n]),
+        String(plan.reps),
+        "--floor",
+        "nft",
+        "--cpu-hour-s",
+        String(plan.cpuHourS),
         "--load-s",
         String(plan.loadS),
         "--rss-scans",
-        String(rss),
-        "--baseline",
-        "nft -j list table ip kube-proxy",
-        "--baseline",
-        "nft list table ip kube-proxy",
+        String(plan.rssScans),
         ...(n === 10000 ? ["--profile", `${RESULTS}/profiles/prof-nft-${n}`] : []),
       ];
       const r = spawnSync("ip", ["netns", "exec", ns.name, process.execPath, ...args], {
@@ -214,38 +217,45 @@ function nftPhase(plan: Plan, rssAt100: number): Record<string, unknown> {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      only: { type: "string", default: "ipvs,nft,fleet" },
+      only: { type: "string", default: "nft,ipvs,fleet" },
       quick: { type: "boolean", default: false },
-      "rss-scans": { type: "string", default: "1000" },
+      services: { type: "string" },
+      "scan-only": { type: "boolean", default: false },
     },
   });
-  const plan = values.quick ? QUICK : FULL;
+  const plan: Plan = { ...(values.quick ? QUICK : FULL) };
+  if (values.services) plan.services = Number(values.services);
+  // Rows (b) and (c) alone: scans and floor, no serve windows.
+  if (values["scan-only"]) Object.assign(plan, { cpuHourS: 0, loadS: 0, rssScans: 0 });
   const only = new Set(values.only!.split(","));
   mkdirSync(`${RESULTS}/profiles`, { recursive: true });
   mkdirSync(`${RESULTS}/samples`, { recursive: true });
   const started = performance.now();
-  const results: Record<string, unknown> = { machine: machine(), plan, endpointsPerService: ENDPOINTS };
+  const results: Record<string, unknown> = {
+    machine: machine(),
+    plan,
+    quick: values.quick,
+    only: [...only],
+    endpointsPerService: ENDPOINTS,
+    loadavg: { start: loadavg() },
+  };
   const stamp = (results.machine as { date: string }).date.replace(/[:.]/g, "-");
   const save = () => {
     writeFileSync(`${RESULTS}/${stamp}.json`, JSON.stringify(results, null, 1));
     writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(results, null, 1));
     writeFileSync(`${RESULTS}/latest.md`, renderMarkdown(results));
   };
-  // The 1,000-scan RSS run goes where a scan is cheapest: nftables mode at N = 100 on the host.
-  const rss = values.quick ? 20 : Number(values["rss-scans"]);
-  if (only.has("nft")) {
-    results.nft = nftPhase(plan, rss);
+  const phase = async (name: string, f: () => unknown) => {
+    const l0 = loadavg();
+    results[name] = await f();
+    (results.loadavg as Record<string, unknown>)[name] = { start: l0, end: loadavg() };
     save();
-  }
-  if (only.has("ipvs")) {
-    results.ipvs = await ipvsPhase(plan, only.has("nft") ? 0 : rss);
-    save();
-  }
-  if (only.has("fleet")) {
-    results.fleet = await runFleet(plan.fleetSizes, REPO);
-    save();
-  }
+  };
+  if (only.has("nft")) await phase("nft", () => nftPhase(plan));
+  if (only.has("ipvs")) await phase("ipvs", () => ipvsPhase(plan));
+  if (only.has("fleet")) await phase("fleet", () => runFleet([plan.fleetNodes], REPO, plan.promNodes));
   results.totalS = (performance.now() - started) / 1000;
+  (results.loadavg as Record<string, unknown>).end = loadavg();
   save();
   log(`done in ${((performance.now() - started) / 60000).toFixed(1)} min: ${RESULTS}/latest.md`);
 }

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# The benchmarks, one command, on a fresh Debian machine as root (about 40 minutes on 2 CPUs):
-# installs what they need, raises vm.max_map_count (a UML guest with GBs of memory needs it),
-# builds, runs `npm run bench`. Results: bench/results/latest.md (the README's table) and *.json.
-#   scripts/bench.sh                    everything
-#   scripts/bench.sh --quick            N = 100 and 200 nodes only (a minute or two: does it work?)
-#   scripts/bench.sh --only nft,fleet   some phases (ipvs, nft, fleet)
+# The benchmarks, one command, on a fresh Debian machine as root: installs what they need, raises
+# vm.max_map_count (a UML guest with GBs of memory needs it), builds, runs `npm run bench`. Results:
+# bench/results/latest.md (issue #14's targets, one row each, then the details; the README's table)
+# and *.json. The load average is recorded with them: the figures are only as quiet as the machine.
+#   scripts/bench.sh                    every row at its target's size: 10,000 Services, 5,000 agents,
+#                                       50,000 Prometheus nodes, 1,000 RSS scans (hours: 1,000 scans
+#                                       at 10,000 Services is most of it)
+#   scripts/bench.sh --quick            every row at a smaller N: 1,000 Services, 500 agents, 5,000
+#                                       Prometheus nodes, 100 RSS scans (about 15 minutes on 2 CPUs)
+#   scripts/bench.sh --only nft,fleet   some phases (nft, ipvs, fleet)
+#   scripts/bench.sh --only nft,ipvs --scan-only   rows (b) and (c) alone at 10,000 Services
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +24,7 @@ if ((${#missing[@]})); then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-# The Debian package starts node_exporter on :9100; the benchmark starts its own, ipvs only.
+# The Debian package starts node_exporter on :9100; the benchmark starts its own beside the agent.
 if systemctl is-active --quiet prometheus-node-exporter 2>/dev/null; then systemctl stop prometheus-node-exporter || true; fi
 
 # UML maps guest memory in many pieces; the default 65530 kills the guest's large processes.

@@ -1,18 +1,22 @@
 // Everything measured on one node, run inside that node's network namespace (a UML guest or a
 // namespace on the host), against the kernel state already built there. Writes one JSON file.
-//   node dist/bench/node/node-bench.js --out FILE --label ipvs-1000 --reps 5
-//        [--node-exporter] [--baseline 'nft -j list table ip kube-proxy'] [--load-s 10] [--rss-scans 1000]
+//   node dist/bench/node/node-bench.js --out FILE --label ipvs-1000 --reps 5 --floor ipvs|nft
+//        [--cpu-hour-s 120] [--baseline 'nft -j list table ip kube-proxy'] [--load-s 10] [--rss-scans 1000]
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync, readSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { request, Agent } from "node:http";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { resolveTool } from "../../agent/io/run.js";
-import { childrenCpuMs, type ToolCall } from "./scan-once.js";
+import { ipvsFloor, IPVS_REFERENCE, nftFloor, type FloorRead } from "../lib/floor.js";
+import { type ToolCall } from "./scan-once.js";
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const SCAN_ONCE = `${DIST}/bench/node/scan-once.js`;
 const AGENT_CLI = `${DIST}/agent/cli.js`;
+const ELD_PRELOAD = `${DIST}/bench/node/eld-preload.js`;
+const STATIC_SERVE = `${DIST}/bench/node/static-serve.js`;
+const load1 = () => loadavg()[0]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (m: string) => process.stderr.write(`[node-bench] ${m}\n`);
 
@@ -39,36 +43,14 @@ function scanOnce(extra: string[] = [], nodeArgs: string[] = []): ScanSample {
   return JSON.parse(r.stdout.trim().split("\n").pop()!) as ScanSample;
 }
 
-/** The raw floor: each file and tool call the scan made, once, output discarded; nothing else. */
-function floorOnce(calls: readonly ToolCall[], files: readonly string[]) {
-  const devnull = openSync("/dev/null", "w");
-  const cpu0 = process.cpuUsage();
-  const child0 = childrenCpuMs();
-  const t0 = performance.now();
-  const buf = Buffer.alloc(256 * 1024);
-  let bytes = 0;
-  for (const f of files) {
-    let fd: number;
-    try {
-      fd = openSync(f, "r");
-    } catch {
-      continue;
-    }
-    for (let n; (n = readSync(fd, buf, 0, buf.length, null)) > 0;) bytes += n;
-    closeSync(fd);
-  }
-  for (const c of calls) {
-    const path = resolveTool(c.tool);
-    if (path === null) continue;
-    spawnSync(path, c.args, {
-      stdio: ["ignore", devnull, "ignore"],
-      env: { LC_ALL: "C", PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-    });
-  }
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  closeSync(devnull);
-  return { wallMs, cpuMs: (cpu.user + cpu.system) / 1000 + childrenCpuMs() - child0, fileBytes: bytes };
+/** The new floor: each read of the list once, in sequence, under /usr/bin/time; summed. */
+function floorOnce(reads: readonly FloorRead[]) {
+  const per = reads.map((r) => ({ argv: r.argv, ...timed(r.argv) }));
+  return {
+    wallMs: per.reduce((a, r) => a + r.wallMs, 0),
+    cpuMs: per.reduce((a, r) => a + r.cpuMs, 0),
+    reads: per,
+  };
 }
 
 /** A command under GNU time: wall, CPU and the peak RSS of the tool itself. */
@@ -97,10 +79,15 @@ function procStatus(pid: number, field: string): number {
   }
 }
 
-function procCpuMs(pid: number): number {
+/** CPU of a process, ms: user + sys, plus its reaped children's (the tools the agent ran) if asked. */
+function procCpuMs(pid: number, withChildren = false): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  const f = stat
+    .slice(stat.lastIndexOf(")") + 2)
+    .split(" ")
+    .map(Number);
+  const ticks = f[11]! + f[12]! + (withChildren ? f[13]! + f[14]! : 0);
+  return (ticks * 1000) / 100;
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -153,38 +140,6 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-async function nodeExporter(reps: number) {
-  const port = 9100;
-  const child = spawn(
-    "/usr/bin/prometheus-node-exporter",
-    [
-      "--collector.disable-defaults",
-      "--collector.ipvs",
-      "--web.disable-exporter-metrics",
-      `--web.listen-address=127.0.0.1:${port}`,
-    ],
-    { stdio: ["ignore", "ignore", "ignore"] },
-  );
-  try {
-    await waitFor(port, "/", 60_000);
-    const scrapes: { wallMs: number; cpuMs: number; bytes: number; series: number }[] = [];
-    for (let i = 0; i < reps; i++) {
-      const c0 = procCpuMs(child.pid!);
-      const r = await get(port, "/metrics");
-      scrapes.push({
-        wallMs: r.ms,
-        cpuMs: procCpuMs(child.pid!) - c0,
-        bytes: r.body.length,
-        series: seriesCount(r.body),
-      });
-      log(`node_exporter scrape ${i + 1}/${reps}: ${r.ms.toFixed(0)} ms, ${seriesCount(r.body)} series`);
-    }
-    return { scrapes, peakRssMb: procStatus(child.pid!, "VmHWM") };
-  } finally {
-    await stop(child);
-  }
-}
-
 async function loadPhase(port: number, seconds: number, workers: number, rps: number) {
   const lat: Record<string, number[]> = { "/metrics": [], "/report": [] };
   const bytes: Record<string, number> = {};
@@ -228,60 +183,207 @@ async function loadPhase(port: number, seconds: number, workers: number, rps: nu
 }
 
 /** The agent serving from its last scan while scans run back to back; C clients for `seconds`. */
-async function serveUnderLoad(seconds: number, concurrency: number, metricsOut: string) {
-  const port = 9977;
-  const child = spawn(
+
+/** The agent as a DaemonSet runs it: `serve` with its defaults, the event-loop monitor preloaded. */
+function startAgent(port: number, extra: string[], eldOut?: string): ChildProcess {
+  return spawn(
     process.execPath,
     [
+      ...(eldOut ? ["--import", ELD_PRELOAD] : []),
       AGENT_CLI,
       "serve",
       "--listen",
       "127.0.0.1",
       "--port",
       String(port),
+      "--log-level",
+      "error",
+      "--node",
+      "bench-node",
+      ...extra,
+    ],
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, ...(eldOut ? { PXBENCH_ELD_OUT: eldOut } : {}) },
+    },
+  );
+}
+
+const scansTotal = (metrics: string) => Number(/^proxyscope_scans_total (\S+)/m.exec(metrics)?.[1] ?? "NaN");
+
+/**
+ * Row (a): the agent's CPU over a window of `serve` with default settings (60 s interval), beside
+ * node_exporter with its default collectors minus ipvs; both scraped every 30 s, as Prometheus would.
+ * The window starts once the agent is ready (its first scan done) and is scaled to an hour.
+ */
+async function cpuHour(windowS: number) {
+  const port = 9978;
+  const nePort = 9100;
+  const agentChild = startAgent(port, []);
+  const ne = spawn(
+    "/usr/bin/prometheus-node-exporter",
+    ["--no-collector.ipvs", `--web.listen-address=127.0.0.1:${nePort}`],
+    {
+      stdio: ["ignore", "ignore", "ignore"],
+    },
+  );
+  try {
+    await waitFor(port, "/readyz", 900_000);
+    await waitFor(nePort, "/", 60_000);
+    const load0 = load1();
+    const a0 = procCpuMs(agentChild.pid!, true);
+    const n0 = procCpuMs(ne.pid!, true);
+    const s0 = scansTotal((await get(port, "/metrics")).body);
+    const t0 = performance.now();
+    let neSeries = 0;
+    let scrapes = 0;
+    for (let k = 0; performance.now() - t0 < windowS * 1000; k++) {
+      const due = t0 + k * 30_000;
+      if (due > t0 + windowS * 1000) break;
+      await sleep(Math.max(0, due - performance.now()));
+      const [, n] = await Promise.all([get(port, "/metrics"), get(nePort, "/metrics")]);
+      neSeries = seriesCount(n.body);
+      scrapes++;
+    }
+    await sleep(Math.max(0, t0 + windowS * 1000 - performance.now()));
+    const elapsedS = (performance.now() - t0) / 1000;
+    const agentCpuMs = procCpuMs(agentChild.pid!, true) - a0;
+    const neCpuMs = procCpuMs(ne.pid!, true) - n0;
+    const s1 = scansTotal((await get(port, "/metrics")).body);
+    const r = {
+      windowS: elapsedS,
+      scrapesEach: scrapes,
+      scans: s1 - s0,
+      agentCpuMs,
+      nodeExporterCpuMs: neCpuMs,
+      agentCpuSPerHour: (agentCpuMs / 1000) * (3600 / elapsedS),
+      nodeExporterCpuSPerHour: (neCpuMs / 1000) * (3600 / elapsedS),
+      agentRssMb: procStatus(agentChild.pid!, "VmRSS"),
+      nodeExporterRssMb: procStatus(ne.pid!, "VmRSS"),
+      nodeExporterPeakRssMb: procStatus(ne.pid!, "VmHWM"),
+      nodeExporterSeries: neSeries,
+      loadavg: [load0, load1()],
+    };
+    log(
+      `cpu-hour: agent ${r.agentCpuSPerHour.toFixed(1)} s/h, node_exporter ${r.nodeExporterCpuSPerHour.toFixed(1)} s/h (${r.scans} scans in ${elapsedS.toFixed(0)} s)`,
+    );
+    return r;
+  } finally {
+    await Promise.all([stop(agentChild), stop(ne)]);
+  }
+}
+
+function eldWindow(file: string, from: number, to: number) {
+  if (!existsSync(file)) return { maxMs: Number.NaN, intervals: 0, over5ms: 0 };
+  const rows = readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { t: number; maxMs: number })
+    .filter((r) => r.t >= from && r.t <= to);
+  return {
+    maxMs: rows.reduce((m, r) => Math.max(m, r.maxMs), 0),
+    intervals: rows.length,
+    over5ms: rows.filter((r) => r.maxMs > 5).length,
+  };
+}
+
+async function staticBaseline(seconds: number, metrics: string, report: string) {
+  const port = 9979;
+  writeFileSync("/tmp/pxbench-static-metrics", metrics);
+  writeFileSync("/tmp/pxbench-static-report", report);
+  const child = spawn(
+    process.execPath,
+    [STATIC_SERVE, String(port), "/tmp/pxbench-static-metrics", "/tmp/pxbench-static-report"],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
+      child.once("exit", (c) => reject(new Error(`static-serve exited ${c}`)));
+    });
+    return await loadPhase(port, seconds, 4, 200);
+  } finally {
+    await stop(child);
+    rmSync("/tmp/pxbench-static-metrics", { force: true });
+    rmSync("/tmp/pxbench-static-report", { force: true });
+  }
+}
+
+/**
+ * Rows (d) and (e): the agent serving from its last scan while scans run back to back: paced and
+ * saturated clients for `seconds`, the serving thread's event-loop delay, then RSS after each of
+ * `rssScans` further scans; and the same paced clients against a bare server of the same bytes.
+ */
+async function serveUnderLoad(seconds: number, concurrency: number, metricsOut: string, rssScans: number) {
+  const port = 9977;
+  const eld = `/tmp/pxbench-eld-${process.pid}.jsonl`;
+  rmSync(eld, { force: true });
+  const child = startAgent(
+    port,
+    [
       "--scan-interval-s",
       "0.5",
       "--kube-proxy-metrics-url",
       "http://127.0.0.1:1",
       "--kube-proxy-health-url",
       "http://127.0.0.1:1",
-      "--call-timeout-ms",
-      "120000",
-      "--probe-timeout-ms",
-      "180000",
-      "--log-level",
-      "error",
-      "--node",
-      "bench-node",
     ],
-    { stdio: ["ignore", "ignore", "inherit"] },
+    eld,
   );
   try {
-    await waitFor(port, "/readyz", 600_000);
-    const before = await get(port, "/metrics");
-    const scans0 = Number(/^proxyscope_scans_total (\S+)/m.exec(before.body)?.[1] ?? "NaN");
+    await waitFor(port, "/readyz", 900_000);
+    const scans0 = scansTotal((await get(port, "/metrics")).body);
     let rssMax = 0;
     const sampler = setInterval(() => (rssMax = Math.max(rssMax, procStatus(child.pid!, "VmRSS") || 0)), 100);
-    // Closed loop: C clients back to back, the most the agent serves (requests per second).
-    const saturated = await loadPhase(port, seconds / 2, concurrency, 0);
+    const from = Date.now();
+    const load0 = load1();
     // Paced: 200 requests per second from 4 clients, well under saturation: the latency a scraper sees.
     const paced = await loadPhase(port, seconds / 2, 4, 200);
+    // Closed loop: C clients back to back, the most the agent serves (requests per second).
+    const saturated = await loadPhase(port, seconds / 2, concurrency, 0);
+    const eventLoop = eldWindow(eld, from, Date.now());
     clearInterval(sampler);
     const after = await get(port, "/metrics");
+    const report = await get(port, "/report");
     writeFileSync(metricsOut, after.body);
-    const scans1 = Number(/^proxyscope_scans_total (\S+)/m.exec(after.body)?.[1] ?? "NaN");
+    const scans1 = scansTotal(after.body);
     const lastScanS = Number(/^proxyscope_last_scan_duration_seconds (\S+)/m.exec(after.body)?.[1] ?? "NaN");
-    return {
-      saturated,
+    const out: Record<string, unknown> = {
       paced,
+      saturated,
+      eventLoop,
+      loadavg: [load0, load1()],
       scansDuringLoad: scans1 - scans0,
       lastScanS,
       metricsSeries: seriesCount(after.body),
       metricsSeriesProxyscope: after.body.split("\n").filter((l) => l.startsWith("proxyscope_")).length,
       agentMaxRssMb: Math.max(rssMax, procStatus(child.pid!, "VmHWM")),
     };
+    if (rssScans > 0) {
+      // RSS after each scan, read when the scan counter moves; a deadline well past the slowest scan.
+      const rss: { scans: number[]; rssMb: number[] } = { scans: [], rssMb: [] };
+      let seen = scans1;
+      const deadline = Date.now() + rssScans * (Math.max(lastScanS, 1) * 4 + 5) * 1000;
+      while (rss.scans.length < rssScans && Date.now() < deadline) {
+        await sleep(100);
+        const n = scansTotal((await get(port, "/metrics")).body);
+        if (n > seen) {
+          seen = n;
+          rss.scans.push(n);
+          rss.rssMb.push(procStatus(child.pid!, "VmRSS"));
+          if (rss.scans.length % 50 === 0)
+            log(`rss: ${rss.scans.length}/${rssScans} scans, ${rss.rssMb.at(-1)!.toFixed(0)} MB`);
+        }
+      }
+      out.rss = rss;
+    }
+    out.baseline = await staticBaseline(seconds / 2, after.body, report.body);
+    return out;
   } finally {
     await stop(child);
+    rmSync(eld, { force: true });
   }
 }
 
@@ -291,9 +393,10 @@ async function main(): Promise<void> {
       out: { type: "string" },
       label: { type: "string" },
       reps: { type: "string", default: "5" },
-      "node-exporter": { type: "boolean", default: false },
+      floor: { type: "string", default: "nft" },
       baseline: { type: "string", multiple: true, default: [] },
       "baseline-reps": { type: "string" },
+      "cpu-hour-s": { type: "string", default: "0" },
       "load-s": { type: "string", default: "10" },
       concurrency: { type: "string", default: "8" },
       "rss-scans": { type: "string", default: "0" },
@@ -301,7 +404,7 @@ async function main(): Promise<void> {
     },
   });
   const reps = Number(values.reps);
-  const result: Record<string, unknown> = { label: values.label, reps };
+  const result: Record<string, unknown> = { label: values.label, reps, loadavgStart: load1() };
   const save = () => writeFileSync(values.out!, JSON.stringify(result, null, 1));
 
   log(`${values.label}: ${reps} scans`);
@@ -310,14 +413,15 @@ async function main(): Promise<void> {
     scans.push(scanOnce(i === 0 ? ["--save-report", `${values.out}.report.json`] : []));
     log(`scan ${i + 1}/${reps}: ${scans[i]!.wallMs.toFixed(0)} ms, ${scans[i]!.maxRssMb.toFixed(0)} MB`);
   }
-  const calls = scans[0]!.calls;
   result.scans = scans.map(({ calls: _c, ...s }) => s);
-  result.calls = calls;
+  result.calls = scans[0]!.calls;
   save();
 
-  const files = ["/proc/net/ip_vs"];
-  result.floor = Array.from({ length: reps }, () => floorOnce(calls, files));
+  const reads = values.floor === "ipvs" ? ipvsFloor() : nftFloor();
+  result.floorReads = reads;
+  result.floor = Array.from({ length: reps }, () => floorOnce(reads));
   log(`floor: ${(result.floor as { wallMs: number }[]).map((f) => f.wallMs.toFixed(0)).join(" ")} ms`);
+  if (values.floor === "ipvs") result.reference = Array.from({ length: reps }, () => timed(IPVS_REFERENCE));
   save();
 
   if (values.profile) {
@@ -339,24 +443,26 @@ async function main(): Promise<void> {
   result.baselines = baselines;
   save();
 
-  if (values["node-exporter"]) {
-    result.nodeExporter = await nodeExporter(Number(values["baseline-reps"] ?? reps));
+  const cpuHourS = Number(values["cpu-hour-s"]);
+  if (cpuHourS > 0) {
+    log(`serve with default settings for ${cpuHourS} s, node_exporter beside it`);
+    result.cpuHour = await cpuHour(cpuHourS);
     save();
   }
 
   const loadS = Number(values["load-s"]);
   if (loadS > 0) {
     log(`serve under load for ${loadS} s`);
-    result.serve = await serveUnderLoad(loadS, Number(values.concurrency), `${values.out}.metrics.txt`);
+    result.serve = await serveUnderLoad(
+      loadS,
+      Number(values.concurrency),
+      `${values.out}.metrics.txt`,
+      Number(values["rss-scans"]),
+    );
     save();
   }
-
-  const rssScans = Number(values["rss-scans"]);
-  if (rssScans > 0) {
-    log(`${rssScans} consecutive scans`);
-    result.rss = scanOnce(["--repeat", String(rssScans)]);
-    save();
-  }
+  result.loadavgEnd = load1();
+  save();
   agent.destroy();
 }
 
