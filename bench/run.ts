@@ -1,7 +1,8 @@
 // `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run.
 // Writes bench/results/<stamp>.json, latest.json and latest.md (the README's table). Phases:
 // `npm run bench -- --only nft,ipvs,fleet`; `--quick` = 1,000 Services, 500 / 5,000 nodes, 100 RSS
-// scans; `--services N` overrides N; `--scan-only` keeps rows (b) and (c) alone (no serve windows).
+// scans; `--services N` and `--reps K` override the plan; `--scan-only` keeps rows (b) and (c) alone
+// (no serve windows); `--name X` writes bench/results/X.{json,md} instead of latest.*.
 //   nft    a network namespace on the host: kube-proxy's nftables table at N Services; scans, the new
 //          floor, `serve` at defaults beside node_exporter (a), /metrics and /report while scans run
 //          back to back with the event-loop delay (d), RSS after each of K scans (e).
@@ -221,10 +222,14 @@ async function main(): Promise<void> {
       quick: { type: "boolean", default: false },
       services: { type: "string" },
       "scan-only": { type: "boolean", default: false },
+      reps: { type: "string" },
+      // Results under bench/results/NAME.json and NAME.md instead of latest.*.
+      name: { type: "string", default: "latest" },
     },
   });
   const plan: Plan = { ...(values.quick ? QUICK : FULL) };
   if (values.services) plan.services = Number(values.services);
+  if (values.reps) plan.reps = Number(values.reps);
   // Rows (b) and (c) alone: scans and floor, no serve windows.
   if (values["scan-only"]) Object.assign(plan, { cpuHourS: 0, loadS: 0, rssScans: 0 });
   const only = new Set(values.only!.split(","));
@@ -242,8 +247,8 @@ async function main(): Promise<void> {
   const stamp = (results.machine as { date: string }).date.replace(/[:.]/g, "-");
   const save = () => {
     writeFileSync(`${RESULTS}/${stamp}.json`, JSON.stringify(results, null, 1));
-    writeFileSync(`${RESULTS}/latest.json`, JSON.stringify(results, null, 1));
-    writeFileSync(`${RESULTS}/latest.md`, renderMarkdown(results));
+    writeFileSync(`${RESULTS}/${values.name}.json`, JSON.stringify(results, null, 1));
+    writeFileSync(`${RESULTS}/${values.name}.md`, renderMarkdown(results));
   };
   const phase = async (name: string, f: () => unknown) => {
     const l0 = loadavg();
@@ -257,7 +262,7 @@ async function main(): Promise<void> {
   results.totalS = (performance.now() - started) / 1000;
   (results.loadavg as Record<string, unknown>).end = loadavg();
   save();
-  log(`done in ${((performance.now() - started) / 60000).toFixed(1)} min: ${RESULTS}/latest.md`);
+  log(`done in ${((performance.now() - started) / 60000).toFixed(1)} min: ${RESULTS}/${values.name}.md`);
 }
 
 main().catch((e: unknown) => {
