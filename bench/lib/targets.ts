@@ -106,6 +106,8 @@ function scanRow(mode: "nftables" | "ipvs", block: Json): TargetRow {
   ];
   let target = "≤ 1.2× the new floor (wall and CPU)";
   let note = `floor: the ${reads} cheapest reads that answer the report, timed one by one (table below)`;
+  if (r?.floor?.[0] && r.floor[0].perReadCpuSumMs === undefined)
+    note += "; floor CPU summed per read, each truncated to 10 ms by GNU time (an underestimate)";
   if (mode === "nftables") {
     limits.unshift(
       { label: "wall ≤ 1.5 s", value: wall.median, max: 1500 },
@@ -199,10 +201,20 @@ function rssRow(block: Json): TargetRow {
     },
     [
       { label: "< 100 MB", value: f.steady, max: 100, strict: true },
-      { label: "flat", value: Math.abs(f.per1000), max: 5 },
+      // Growth is what a leak shows; RSS falling back after a peak is not one.
+      { label: "flat", value: f.per1000, max: 5 },
       { label: "1,000 scans", value: 1000 - f.scans, max: 0 },
     ],
   );
+}
+
+/** A collector run that exited non-zero did not answer: that is a miss whatever its time. */
+function exits(runs: Json[] | undefined): { failed: number; text: string } {
+  const codes = (runs ?? []).map((r) => r?.exit).filter((c) => c !== 0 && c !== undefined);
+  return {
+    failed: codes.length,
+    text: codes.length ? `; ${codes.length} run(s) exited ${[...new Set(codes)].join(", ")}` : "",
+  };
 }
 
 function fleetRow(fleet: Json): TargetRow {
@@ -217,7 +229,7 @@ function fleetRow(fleet: Json): TargetRow {
       what: "collector through the agents (static list, loopback, fault mix)",
       n: num(v?.nodes),
       targetN: 5000,
-      measured: v ? `${f0(wall)} ms, ${f0(rss)} MB peak RSS` : "—",
+      measured: v ? `${f0(wall)} ms, ${f0(rss)} MB peak RSS${exits(v.runs).text}` : "—",
       target: "< 15 s and < 300 MB",
       baseline: v ? `every /report fetched once, 32 at a time, 5 s deadline: ${f0(fl)} ms` : "—",
       ratio: x(ratio(wall, fl)),
@@ -226,6 +238,7 @@ function fleetRow(fleet: Json): TargetRow {
     [
       { label: "< 15 s", value: wall.median, max: 15000, strict: true },
       { label: "< 300 MB", value: rss.median, max: 300, strict: true },
+      { label: "exit 0", value: exits(v?.runs).failed, max: 0 },
     ],
   );
 }
@@ -242,14 +255,21 @@ function promRow(fleet: Json): TargetRow {
       n: num(v?.nodes),
       targetN: 50000,
       measured: v?.runs
-        ? `${f0(wall)} ms, ${f0(med(v.runs, "maxRssMb"))} MB peak RSS; ${v.series} series`
+        ? `${f0(wall)} ms, ${f0(med(v.runs, "maxRssMb"))} MB peak RSS; ${v.series} series; outcomes ${Object.entries(
+            v.outcomes ?? {},
+          )
+            .map(([o, c]) => `${o} ${c}`)
+            .join(", ")}${exits(v.runs).text}`
         : "—",
       target: "< 10 s",
       baseline: v?.floorMs ? `the same PromQL sent straight to Prometheus: ${f0(fl)} ms` : "—",
       ratio: x(ratio(wall, fl)),
       note: v?.skipped ?? v?.error ?? "series backfilled with promtool, only the families the source queries",
     },
-    [{ label: "< 10 s", value: wall.median, max: 10000, strict: true }],
+    [
+      { label: "< 10 s", value: wall.median, max: 10000, strict: true },
+      { label: "exit 0", value: exits(v?.runs).failed, max: 0 },
+    ],
   );
 }
 

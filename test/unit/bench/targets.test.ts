@@ -153,6 +153,12 @@ t.test("each target is a row with its baseline, ratio and verdict", async (t) =>
   t.equal(rows.f!.ratio, "2.00×");
   t.equal(rows.g!.status, "missed");
   t.same(rows.g!.missed, ["< 10 s"]);
+  // A collector that gave up is a miss however fast it gave up.
+  const failed = results();
+  failed.fleet["prometheus-50000"].runs = [{ wallMs: 900, maxRssMb: 100, exit: 5 } as never];
+  const g = byId(targetRows(failed)).g!;
+  t.same(g.missed, ["exit 0"]);
+  t.match(g.measured, /1 run\(s\) exited 5/);
 });
 
 t.test("a run at a smaller N says so; a run that lacks a phase says not measured", async (t) => {
