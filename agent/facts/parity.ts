@@ -45,6 +45,12 @@ export const ServiceParity = z.object({
   /** Endpoints in IPVS before and not behind the nftables chains after (cut to a few). */
   gone: z.array(z.string()),
   added: z.array(z.string()),
+  /**
+   * endpoints-differ only: every endpoint behind the nftables chains after, sorted, cut to
+   * AFTER_LISTED (endpointsAfter is the whole count), so the collector can hold them against the
+   * Service's current EndpointSlices. Absent from older agents.
+   */
+  after: z.array(z.string()).optional(),
 });
 export type ServiceParity = z.infer<typeof ServiceParity>;
 

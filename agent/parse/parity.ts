@@ -12,6 +12,8 @@ import { endpointText, type NftServed } from "./nft-services.js";
 // compare with what the nftables tables serve after the switch.
 
 const CUT = 10;
+/** EndpointSlice's default maxEndpointsPerSlice: a Service port past it is rare, and then said to be cut. */
+export const AFTER_LISTED = 100;
 
 export interface SnapshotInput {
   node: string;
@@ -132,6 +134,7 @@ export function compareParity(snapshot: IpvsSnapshot, served: NftServed): Parity
       endpointsAfter: after.size,
       gone: gone.slice(0, CUT),
       added: added.slice(0, CUT),
+      after: [...after].sort().slice(0, AFTER_LISTED),
     });
   }
 
