@@ -1,4 +1,5 @@
 import { gatherBudget } from "./byte-budget.js";
+import { flaggedServices } from "./parity.js";
 import { rollup } from "./rollup.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
@@ -8,6 +9,7 @@ import {
   gatherCluster,
   listAgentPods,
   loadKubeConfig,
+  readEndpointSlices,
   type AgentAccess,
   type Kube,
 } from "./sources/kubernetes.js";
@@ -70,6 +72,9 @@ export async function gather(
     deadlineMs: cfg.gatherDeadlineMs ?? DEFAULT_GATHER_DEADLINE_MS,
     ...(onProgress ? { onProgress } : {}),
   };
+  // The agents' calls and the parity confirmation share the gather's one deadline.
+  const gatherStarted = performance.now();
+  const leftMs = () => fetchOpts.deadlineMs - (performance.now() - gatherStarted);
   let observations: NodeObservation[];
   let history: { history: BurnDownPoint[] } | { historyError: string } | Record<string, never> = {};
   switch (cfg.source) {
@@ -103,6 +108,14 @@ export async function gather(
       break;
     }
   }
+  // #17: the flagged Services' current EndpointSlices, so the rollup can tell churn from a loss.
+  const slices =
+    kube !== null && cluster !== null
+      ? await readEndpointSlices(kube.kc, flaggedServices(observations, cluster), {
+          timeoutMs: cfg.timeoutMs,
+          leftMs,
+        })
+      : undefined;
   return {
     ok: true,
     report: {
@@ -114,6 +127,7 @@ export async function gather(
         observations,
         missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
         targetVersion: cfg.targetVersion,
+        ...(slices ? { slices } : {}),
       }),
       ...history,
     },

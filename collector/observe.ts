@@ -66,6 +66,23 @@ function parityOf(r: NodeReport): NodeObservation["parity"] {
             .filter((s) => s.status === "missing-after")
             .flatMap((s) => s.addresses.map((a) => `${a}/${s.protocol}`))
         : [],
+    differ:
+      p.state === "compared"
+        ? p.services.flatMap((s) =>
+            s.status === "endpoints-differ" && s.service !== null
+              ? [
+                  {
+                    service: s.service,
+                    protocol: s.protocol,
+                    endpointsAfter: s.endpointsAfter,
+                    after: s.after ?? null,
+                    gone: s.gone,
+                    added: s.added,
+                  },
+                ]
+              : [],
+          )
+        : [],
   };
 }
 

@@ -10,14 +10,14 @@ import {
 import { API_NOT_ASKED } from "./fail-on.js";
 import { clusterChecks, configuredMode } from "./checks/index.js";
 import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./checks/config-source.js";
-import { canaryParityNote, fleetParity, nameNodeParity } from "./parity.js";
+import { canaryParityNote, confirmNodeParity, fleetParity, nameNodeParity } from "./parity.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
 import { withPages } from "./checks/references.js";
 import { targetVersionFindings, type TargetVersion } from "./checks/target-version.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
-import type { ApiNode, ClusterFacts } from "./report/cluster-facts.js";
+import type { ApiNode, ClusterFacts, SliceReads } from "./report/cluster-facts.js";
 import {
   FLEET_SCHEMA_VERSION,
   NodeOutcome,
@@ -38,6 +38,8 @@ export interface RollupInput {
   missingOutcome: "no-agent" | "no-data";
   /** `--target-version`: judge what breaks when the cluster reaches it. */
   targetVersion?: TargetVersion | null;
+  /** #17: the current EndpointSlices of the Services parity flagged (gather reads them). */
+  slices?: SliceReads;
 }
 
 /**
@@ -127,7 +129,20 @@ function tally<K extends string>(keys: readonly K[], values: readonly string[]):
 
 export function rollup(input: RollupInput): FleetReport {
   const nodes = joinNodes(input).map((n) =>
-    n.parity == null ? n : { ...n, parity: nameNodeParity(n.parity, input.cluster) },
+    n.parity == null
+      ? n
+      : {
+          ...n,
+          parity: {
+            ...nameNodeParity(n.parity, input.cluster)!,
+            checks: confirmNodeParity(n.parity, {
+              cluster: input.cluster,
+              slices: input.slices,
+              node: n.node,
+              zone: n.labels["topology.kubernetes.io/zone"] ?? null,
+            }),
+          },
+        },
   );
   const answered = nodes.filter((n) => n.outcome === "ok");
   const cluster = input.cluster;

@@ -93,6 +93,26 @@ export function renderMarkdown(r: FleetReport): string {
         ]),
       );
     }
+    // Each flagged entry held against the Service's current EndpointSlices.
+    const checked = withParity.filter((n) => (n.parity!.checks ?? []).length > 0);
+    if (checked.length > 0) {
+      const bv = fp?.byVerdict ?? {};
+      out.push(
+        "",
+        "### Against the API's current EndpointSlices",
+        "",
+        `Fleet: **${bv["confirmed-loss"] ?? 0} confirmed lost**, **${bv["real-loss"] ?? 0} with endpoints lost**, ${bv.churn ?? 0} churn, ${bv.explained ?? 0} explained, ${bv["not-confirmed"] ?? 0} not confirmed` +
+          ((fp?.nodesWithConfirmedLoss ?? []).length > 0
+            ? `; confirmed on ${md(fp!.nodesWithConfirmedLoss!.join(", "))}`
+            : ""),
+        "",
+        "| node | agent said | API says | severity | Service | why |",
+        "|---|---|---|---|---|---|",
+      );
+      for (const n of checked)
+        for (const k of n.parity!.checks!)
+          out.push(row([md(n.node), k.agent, k.verdict, k.severity, md(k.entry), md(k.reason)]));
+    }
   }
   const withFindings = r.nodes.filter((n) => n.findings.length > 0);
   if (withFindings.length > 0) {

@@ -80,6 +80,14 @@ export function renderTable(r: FleetReport, colour: boolean): string {
           ? `  (lost on ${s.parity.nodesWithLost.map(safe).join(", ")})`
           : ""),
     );
+  const bv = s.parity?.byVerdict ?? {};
+  if (Object.values(bv).some((v) => v > 0))
+    out.push(
+      `  vs API: ${c((bv["confirmed-loss"] ?? 0) > 0 ? "bad" : "dim", `${bv["confirmed-loss"] ?? 0} confirmed lost`)}  ${c((bv["real-loss"] ?? 0) > 0 ? "bad" : "dim", `${bv["real-loss"] ?? 0} endpoints lost`)}  ${bv.churn ?? 0} churn  ${bv.explained ?? 0} explained  ${c((bv["not-confirmed"] ?? 0) > 0 ? "meh" : "dim", `${bv["not-confirmed"] ?? 0} not confirmed`)}` +
+        ((s.parity?.nodesWithConfirmedLoss ?? []).length > 0
+          ? `  (on ${s.parity!.nodesWithConfirmedLoss!.map(safe).join(", ")})`
+          : ""),
+    );
   out.push("");
 
   if (r.clusterFindings.length > 0) {
@@ -123,6 +131,16 @@ export function renderTable(r: FleetReport, colour: boolean): string {
       (l) => `  ${l}`,
     ),
   );
+  // #17: each Service parity flagged, as the API's current EndpointSlices judge it.
+  const checked = r.nodes.filter((n) => (n.parity?.checks ?? []).length > 0);
+  if (checked.length > 0) {
+    out.push("", c("bold", "PARITY vs API (the flagged Services against their current EndpointSlices)"));
+    for (const n of checked)
+      for (const k of n.parity!.checks!.slice(0, 20))
+        out.push(
+          `  ${cut(safe(n.node), 40)}  ${c(k.severity, k.verdict.padEnd(14))} ${cut(safe(k.entry), 60)}  ${c("dim", cut(safe(k.reason), 200))}`,
+        );
+  }
   if (r.cluster.gaps.length > 0) {
     out.push("");
     out.push(c("meh", "NOT READ (the report is missing these cluster facts, not reporting them as absent):"));

@@ -131,8 +131,48 @@ export const ApiService = z.object({
   sessionAffinity: z.string().nullable(),
   internalTrafficPolicy: z.string().nullable(),
   externalTrafficPolicy: z.string().nullable(),
+  /** spec.externalIPs and status.loadBalancer.ingress[].ip: addresses ipvs mode bound on kube-ipvs0 too. */
+  externalIPs: z.array(z.string()).optional(),
+  loadBalancerIPs: z.array(z.string()).optional(),
 });
 export type ApiService = z.infer<typeof ApiService>;
+
+/**
+ * One endpoint of an EndpointSlice (discovery.k8s.io/v1 Endpoint), with its conditions already
+ * defaulted as the API defines them: ready and serving nil mean true, terminating nil means false.
+ */
+export const SliceEndpoint = z.object({
+  /** addresses[0]: kube-proxy looks at no other (kubernetes/api discovery/v1 types.go). */
+  address: z.string(),
+  ready: z.boolean(),
+  serving: z.boolean(),
+  terminating: z.boolean(),
+  nodeName: z.string().nullable(),
+  /** hints.forZones / hints.forNodes names; null when the endpoint has no such hint. */
+  forZones: z.array(z.string()).nullable(),
+  forNodes: z.array(z.string()).nullable(),
+});
+export type SliceEndpoint = z.infer<typeof SliceEndpoint>;
+
+/** An EndpointSlice of a Service (label kubernetes.io/service-name), reduced to what parity reads. */
+export const ApiEndpointSlice = z.object({
+  namespace: z.string(),
+  service: z.string(),
+  addressType: z.string(),
+  endpoints: z.array(SliceEndpoint),
+  /** ports[]: name "" for a Service's unnamed port; port null on slices not made for a Service. */
+  ports: z.array(z.object({ name: z.string(), protocol: z.string(), port: z.number().int().nullable() })),
+});
+export type ApiEndpointSlice = z.infer<typeof ApiEndpointSlice>;
+
+/**
+ * The current EndpointSlices of the Services parity flagged, by "ns/name": the slices read, or why
+ * they could not be (a 403 names the permission); a Service never asked is absent from the map.
+ */
+export type SliceReads = ReadonlyMap<
+  string,
+  { ok: true; slices: ApiEndpointSlice[] } | { ok: false; reason: string }
+>;
 
 export const ClusterVersion = z.object({
   gitVersion: z.string(),

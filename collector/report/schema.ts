@@ -40,12 +40,46 @@ export type NodeFinding = z.infer<typeof NodeFinding>;
  * #17: the node's per-Service parity after its switch, as its agent reported it. Absent from sources
  * that do not carry it (Prometheus, older agents): unknown, never "nothing lost".
  */
+/** One "endpoints differ" Service port as the agent saw it after the switch. */
+export const ParityDiffer = z.object({
+  /** kube-proxy's ServicePortName, "ns/svc:port" ("ns/svc" for an unnamed port). */
+  service: z.string(),
+  protocol: z.string(),
+  endpointsAfter: z.number().int(),
+  /** The nftables endpoints after, cut by the agent; null from an agent that does not send them. */
+  after: z.array(z.string()).nullable(),
+  gone: z.array(z.string()),
+  added: z.array(z.string()),
+});
+export type ParityDiffer = z.infer<typeof ParityDiffer>;
+
+/**
+ * What the API says of a Service the agent flagged: a loss the current Service and EndpointSlices
+ * confirm, a change they explain, or not confirmed (the read failed or was not made), never "fine".
+ */
+export const ParityVerdict = z.enum(["confirmed-loss", "real-loss", "churn", "explained", "not-confirmed"]);
+export type ParityVerdict = z.infer<typeof ParityVerdict>;
+
+export const ParityCheck = z.object({
+  /** "shop/cart (10.96.0.20:80/TCP)" for a lost address, "web/api:https/TCP" for differing endpoints. */
+  entry: z.string(),
+  agent: z.enum(["missing-after", "endpoints-differ"]),
+  verdict: ParityVerdict,
+  severity: z.enum(["error", "warning", "info"]),
+  reason: z.string(),
+});
+export type ParityCheck = z.infer<typeof ParityCheck>;
+
 export const NodeParity = z.object({
   state: z.string(),
   snapshotAgeSeconds: z.number().nullable(),
   counts: ParityCounts.nullable(),
   /** Lost addresses, named "ns/name" when the API's Services hold that ClusterIP or NodePort. */
   lost: z.array(z.string()),
+  /** The endpoints-differ entries the agent listed; absent from sources that do not carry them. */
+  differ: z.array(ParityDiffer).optional(),
+  /** Each flagged entry held against the Service's current EndpointSlices (rollup fills it). */
+  checks: z.array(ParityCheck).optional(),
 });
 export type NodeParity = z.infer<typeof NodeParity>;
 
@@ -157,6 +191,10 @@ export const FleetReport = z.object({
         missingAfter: z.number().int(),
         endpointsDiffer: z.number().int(),
         same: z.number().int(),
+        /** Flagged entries by what the API made of them (ParityVerdict); absent from older collectors. */
+        byVerdict: counts.optional(),
+        /** Nodes with a loss the API confirms (confirmed-loss or real-loss). */
+        nodesWithConfirmedLoss: z.array(z.string()).optional(),
       })
       .optional(),
   }),
