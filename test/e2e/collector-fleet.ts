@@ -60,6 +60,8 @@ export interface ClusterSpec {
   configMaps?: object[];
   daemonSets?: object[];
   services?: object[];
+  /** discovery.k8s.io/v1 EndpointSlices (test/standins/apiserver.ts). */
+  endpointSlices?: object[];
   version?: object;
   forbidden?: string[];
   /** Per resource (nodes, pods, services, daemonsets, configmaps/NAME, version): a status or "hang". */
@@ -94,6 +96,7 @@ export async function startApiServer(
       ],
       daemonSets: spec.daemonSets ?? [fixture("kube-proxy-daemonset.kubeadm.json")],
       services: spec.services ?? fixture("services.json"),
+      endpointSlices: spec.endpointSlices ?? [],
       forbidden: spec.forbidden ?? [],
       faults: spec.faults ?? {},
       podNetwork: spec.podNetwork ?? {},

@@ -11,6 +11,13 @@
  *   with limit/continue paging (apimachinery ListMeta).
  * - Errors: metav1.Status {kind: "Status", status: "Failure", reason: NotFound|Forbidden|Unauthorized, code}.
  * - /version: version.Info {major, minor, gitVersion, ...}.
+ * - EndpointSlice (discovery.k8s.io/v1, kubernetes/api discovery/v1/types.go): addressType, endpoints[]
+ *   {addresses, conditions {ready, serving, terminating}, nodeName, zone, hints}, ports[] {name, protocol,
+ *   port}, label kubernetes.io/service-name; listed at /apis/discovery.k8s.io/v1/endpointslices and
+ *   /apis/discovery.k8s.io/v1/namespaces/{ns}/endpointslices as an EndpointSliceList, with the
+ *   set-based selector `key in (a,b)` (apimachinery labels.Parse) as well as `key=value`. A 403 on
+ *   them is the authorizer's message for a list (apiserver responsewriters forbiddenMessage: "at the
+ *   cluster scope" or "in the namespace").
  * - The pod proxy subresource, GET /api/v1/namespaces/{ns}/pods/{[scheme:]name[:port]}/proxy/{path}?query,
  *   as pkg/registry/core/pod/strategy.go ResourceLocation and rest/subresources.go ProxyREST build it:
  *   an id SplitSchemeNamePort refuses is 400 `invalid pod request "<id>"`; no such pod 404; no port: the
@@ -24,8 +31,8 @@
  *   the loopback address where the test runs that agent; an unmapped pod IP has no route.
  *
  * Usage: node dist/test/standins/apiserver.js CLUSTER.json
- * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, podNetwork?, forbidden?: string[],
- *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets,
+ * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, endpointSlices?, podNetwork?, forbidden?: string[],
+ *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets, endpointslices,
  *   configmaps/NAME or version: that read answers a metav1.Status with that code, or never answers.
  * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
  */
@@ -47,6 +54,7 @@ interface Cluster {
   daemonSets: Obj[];
   services: Obj[];
   pods: Obj[];
+  endpointSlices?: Obj[];
   /** Pod IP -> the loopback address that stands for it: the pod network only the API server reaches. */
   podNetwork?: Record<string, string>;
   /** Resource names answered with 403 Forbidden (e.g. "services"), as a tight RBAC role would. */
@@ -156,10 +164,22 @@ function send(res: http.ServerResponse, body: unknown) {
   res.end(JSON.stringify(body));
 }
 
-/** Equality-based selectors only (a=b,c=d): all the collector sends. */
+/** `a=b,c=d` and `key in (x,y)` terms (apimachinery labels.Parse): all the collector sends. */
 function matches(sel: string | null, labels: Record<string, string> = {}): boolean {
   if (!sel) return true;
-  return sel.split(",").every((term) => {
+  const terms = sel.match(/[^,(]+\([^)]*\)|[^,]+/g) ?? [];
+  return terms.every((term) => {
+    const set = /^\s*([^\s]+)\s+in\s+\(([^)]*)\)\s*$/.exec(term);
+    if (set) {
+      const v = labels[set[1]!];
+      return (
+        v !== undefined &&
+        set[2]!
+          .split(",")
+          .map((x) => x.trim())
+          .includes(v)
+      );
+    }
     const [k, v] = term.split("=");
     return k !== undefined && labels[k] === v;
   });
@@ -227,6 +247,19 @@ const server = http.createServer((req, res) => {
       url.search,
       denyProxy,
     );
+  if ((m = /^\/apis\/discovery\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?endpointslices$/.exec(p))) {
+    if (fault("endpointslices")) return;
+    const ns = m[1] === undefined ? null : decodeURIComponent(m[1]);
+    if (cluster.forbidden?.includes("endpointslices"))
+      return status(
+        res,
+        403,
+        "Forbidden",
+        `endpointslices.discovery.k8s.io is forbidden: User "system:serviceaccount:proxyscope:proxyscope-collector" cannot list resource "endpointslices" in API group "discovery.k8s.io" ${ns === null ? "at the cluster scope" : `in the namespace "${ns}"`}`,
+      );
+    const items = (cluster.endpointSlices ?? []).filter((o) => ns === null || o.metadata?.namespace === ns);
+    return list(res, "EndpointSliceList", "discovery.k8s.io/v1", items, q);
+  }
   const resource =
     p === "/version"
       ? "version"
