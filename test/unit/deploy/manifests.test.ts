@@ -359,6 +359,7 @@ t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
     "* core//version [get]",
     "* core/nodes [get,list,watch]",
     "* core/services [get,list,watch]",
+    "* discovery.k8s.io/endpointslices [get,list]",
     "kube-system apps/daemonsets [get] names=kube-proxy",
     "kube-system core/configmaps [get] names=kube-proxy,kube-proxy-config,kubeadm-config",
     "kube-system core/pods [list]",
