@@ -11,7 +11,15 @@ import { compareParity } from "../../agent/parse/parity.js";
 import { emptyFacts, metrics, noKernelState } from "../helpers/facts.js";
 import { reportOf } from "../helpers/reports.js";
 import { freePort } from "../helpers/prometheus.js";
-import { agentPod, collector, fixture, node, startAgent, startApiServer } from "./collector-fleet.js";
+import {
+  agentPod,
+  collector,
+  fixture,
+  fleetFlags,
+  node,
+  startAgent,
+  startApiServer,
+} from "./collector-fleet.js";
 
 const now = new Date();
 const nowS = Math.floor(now.getTime() / 1000);
@@ -89,17 +97,7 @@ const cluster = {
 async function fleet(spec: typeof cluster & { forbidden?: string[] }, output = "json") {
   const api = await startApiServer(spec);
   try {
-    return await collector([
-      "report",
-      "--kubeconfig",
-      api.kubeconfig,
-      "--agent-port",
-      String(port),
-      "--timeout-ms",
-      "60000",
-      "--output",
-      output,
-    ]);
+    return await collector(["report", ...fleetFlags(api.kubeconfig, port), "--output", output]);
   } finally {
     await api.stop();
   }
