@@ -70,6 +70,9 @@ export const AgentConfig = z.object({
     .refine((s) => parseHostPort(s) !== null, "must be IP:PORT or [IPv6]:PORT")
     .nullable(),
   skipConnect: z.boolean(),
+  // The mode the node should be in: nftables after the switch, ipvs after a rollback (#12 point 11).
+  expectMode: z.enum(["nftables", "ipvs"]),
+  nodePortConnect: z.boolean(),
   // cleanup
   apply: z.boolean(),
   strictArp: z.boolean(),
@@ -203,6 +206,16 @@ const VERIFY: FlagSpec[] = [
     field: "skipConnect",
     help: "do not try the Service connection (reported as skipped)",
   },
+  {
+    flags: "--expect-mode <mode>",
+    field: "expectMode",
+    help: "nftables|ipvs: the mode the node should run (default nftables; ipvs checks a rollback: the ipvs data plane back)",
+  },
+  {
+    flags: "--nodeport-connect",
+    field: "nodePortConnect",
+    help: "also open one TCP connection to a NodePort on each node address (sends traffic; default: rules only)",
+  },
 ];
 const CLEANUP: FlagSpec[] = [
   { flags: "--apply", field: "apply", help: "carry out the actions (default: print them)" },
@@ -260,6 +273,8 @@ export function configFrom(
     syncWindowS: v.syncWindowS ?? 10,
     serviceAddress: v.serviceAddress ?? serviceAddressFromEnv(env) ?? null,
     skipConnect: v.skipConnect ?? false,
+    expectMode: v.expectMode ?? "nftables",
+    nodePortConnect: v.nodePortConnect ?? false,
     apply: v.apply ?? false,
     strictArp: v.strictArp ?? false,
   };

@@ -16,11 +16,17 @@ export const VerifyCheck = z.object({
     "last-sync",
     "service-connect",
     "service-parity",
+    "nodeport-addresses",
+    "nodeport-connect",
+    "ipvs-virtual-servers-present",
+    "kube-ipvs0-service-ips",
+    "nftables-table-left",
     "scan-complete",
   ]),
   name: z.string(),
   /** not-run fails the verification like fail does; skipped only with an explicit --skip-connect,
-   *  or for parity when nothing can be compared (no --parity-snapshot, none taken, too old: said in detail). */
+   *  for parity when nothing can be compared (no --parity-snapshot, none taken, too old: said in detail),
+   *  and for the NodePort connect when not asked (--nodeport-connect) or no NodePort exists. */
   status: CheckStatus,
   /** Why it failed or was not run; a short note when it passed. */
   detail: z.string().nullable(),

@@ -106,6 +106,18 @@ export const NftKubeProxyTable = z.object({
   }),
   /** NodePorts ("TCP:30080") in kube-proxy's service-nodeports / no-endpoint-nodeports maps; absent from older agents. */
   nodePorts: z.array(z.string()).optional(),
+  /**
+   * The NodePorts of service-nodeports that no-endpoint-nodeports does not also drop or reject: the ones
+   * a connect can reach an endpoint through. Absent from older agents.
+   */
+  nodePortsWithEndpoints: z.array(z.string()).optional(),
+  /**
+   * The addresses in kube-proxy's `nodeport-ips` set: the only ones its rules accept NodePorts on. null
+   * when the table has no such set, which kube-proxy deletes when nodePortAddresses matches all
+   * (pkg/proxy/nftables/proxier.go setupNFTables: then `fib daddr type local` accepts every local
+   * address but loopback). Absent from older agents, which did not read it: not "all".
+   */
+  nodePortIPs: z.array(z.string()).nullable().optional(),
 });
 export type NftKubeProxyTable = z.infer<typeof NftKubeProxyTable>;
 

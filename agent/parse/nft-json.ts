@@ -29,6 +29,8 @@ export interface NftSet {
   elements: number;
   /** For kube-proxy's NodePort maps (keyed inet_proto . inet_service): "TCP:30080" per element. */
   nodePorts?: string[];
+  /** For kube-proxy's `nodeport-ips` set: its addresses. */
+  addresses?: string[];
 }
 
 // kube-proxy's maps whose keys are NodePorts (pkg/proxy/nftables/proxier.go: serviceNodePortsMap,
@@ -43,6 +45,15 @@ function nodePortOf(e: unknown): string | null {
   const [proto, port] = val.concat;
   if (typeof proto !== "string" || typeof port !== "number" || !Number.isInteger(port)) return null;
   return `${proto.toUpperCase()}:${port}`;
+}
+
+// kube-proxy's set of the addresses that accept NodePort traffic (proxier.go nodePortIPsSet), elements
+// plain addresses ("192.168.0.2"), or wrapped in {"elem": {"val": ...}} when an element has a comment.
+const NODEPORT_IPS = "nodeport-ips";
+
+function addressOf(e: unknown): string | null {
+  const val = isObj(e) && isObj(e.elem) ? e.elem.val : e;
+  return typeof val === "string" ? val : null;
 }
 
 type Obj = Record<string, unknown>;
@@ -108,7 +119,7 @@ export function parseNftChains(text: string): Parsed<NftChain[]> {
 }
 
 /** A named set or map as `nft -j -t list sets|maps` declares it: no elements, so no count. */
-export type NftSetName = Omit<NftSet, "elements" | "nodePorts">;
+export type NftSetName = Omit<NftSet, "elements" | "nodePorts" | "addresses">;
 
 /** Each set/map object of a listing, checked; `command` names the listing in errors. */
 function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSetName }[]> {
@@ -153,7 +164,14 @@ export function parseNftSets(text: string): Parsed<NftSet[]> {
       NODEPORT_MAPS.has(decl.name) && Array.isArray(s.elem)
         ? s.elem.map(nodePortOf).filter((p): p is string => p !== null)
         : undefined;
-    out.push({ ...decl, elements, ...(nodePorts ? { nodePorts } : {}) });
+    let addresses: string[] | undefined;
+    if (decl.name === NODEPORT_IPS && kind === "set") {
+      addresses = (Array.isArray(s.elem) ? s.elem : []).map(addressOf).filter((a) => a !== null);
+      // An element that is no address (a range, a prefix) is not understood: not read, never "not in the set".
+      if (addresses.length !== elements)
+        return unparsable(`nft -j list set: an element of ${NODEPORT_IPS} is not one address`);
+    }
+    out.push({ ...decl, elements, ...(nodePorts ? { nodePorts } : {}), ...(addresses ? { addresses } : {}) });
   }
   return parsed(out);
 }

@@ -21,6 +21,8 @@ export interface NftListings {
   chains: NftChain[];
   /** kube-proxy's named sets and maps with their elements (`nft -j list set|map`, or a family's `list sets|maps`). */
   sets: NftSet[];
+  /** What `-t list sets|maps` declared: a set declared but missing from `sets` was not read. */
+  declared?: NftSetName[];
 }
 
 const isKubeProxyTable = (t: { family: string; name: string }, kubeProxyTableName: string) =>
@@ -48,6 +50,13 @@ function tableOwner(t: NftTable, chains: NftChain[], kubeProxyTableName: string)
   return "other";
 }
 
+/** The table declares `nodeport-ips` (when the listing says so; a listing without declarations cannot). */
+function declaredNodePortIPs(l: NftListings, t: NftTable): boolean {
+  return (l.declared ?? []).some(
+    (s) => s.family === t.family && s.table === t.name && s.name === "nodeport-ips",
+  );
+}
+
 /** Classifies every table and summarises kube-proxy's own tables, from listings that never dump rules. */
 export function nftablesFacts(l: NftListings, kubeProxyTableName: string): NftablesFacts {
   const byTable = new Map<string, NftChain[]>();
@@ -65,6 +74,11 @@ export function nftablesFacts(l: NftListings, kubeProxyTableName: string): Nftab
     const owner = tableOwner(t, chains, kubeProxyTableName);
     tables.push({ family: t.family, name: t.name, owner });
     if (owner === "kube-proxy") {
+      const mine = l.sets.filter((s) => s.family === t.family && s.table === t.name);
+      const ports = (name: string) =>
+        new Set(mine.filter((s) => s.name === name).flatMap((s) => s.nodePorts ?? []));
+      const dropped = ports("no-endpoint-nodeports");
+      const npIPs = mine.find((s) => s.name === "nodeport-ips" && s.kind === "set");
       kubeProxy.push({
         family: t.family,
         name: t.name,
@@ -78,6 +92,15 @@ export function nftablesFacts(l: NftListings, kubeProxyTableName: string): Nftab
               .flatMap((s) => s.nodePorts ?? []),
           ),
         ].sort(),
+        nodePortsWithEndpoints: [...ports("service-nodeports")].filter((p) => !dropped.has(p)).sort(),
+        // Declared but not listed (its elements unread) would leave `addresses` undefined: never "all".
+        ...(npIPs === undefined
+          ? declaredNodePortIPs(l, t)
+            ? {}
+            : { nodePortIPs: null }
+          : npIPs.addresses
+            ? { nodePortIPs: [...npIPs.addresses].sort() }
+            : {}),
         chains: {
           total: chains.length,
           service: chains.filter((c) => SERVICE_CHAIN.test(c.name)).length,

@@ -90,6 +90,6 @@ export const nftablesProbe = defineProbe("nftables", {
       sets.push(...r.value);
     }
     const tables = tablesOf([...chains.value, ...declared]);
-    return { ok: true, facts: nftablesFacts({ tables, chains: chains.value, sets }, name) };
+    return { ok: true, facts: nftablesFacts({ tables, chains: chains.value, sets, declared }, name) };
   },
 });

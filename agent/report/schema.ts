@@ -63,6 +63,45 @@ export const ModeEvidence = z.object({
 
 export { NodeFacts };
 
+/** Whether kube-proxy's rules accept NodePorts on one of the node's own addresses (#12 point 11). */
+export const NodePortAddressReach = z.object({
+  address: z.string(),
+  interface: z.string(),
+  /** null: the part of the node that says was not read (`why` says which). */
+  served: z.boolean().nullable(),
+  why: z.string(),
+});
+
+/** Built from the whole IPVS table and nft sets, before lists are cut: verify's NodePort lines read it. */
+export const NodePortReach = z.discriminatedUnion("read", [
+  z.object({ read: z.literal(false), why: z.string() }),
+  z.object({
+    read: z.literal(true),
+    mode: z.enum(["nftables", "ipvs"]),
+    /** NodePorts kube-proxy programs; 0 leaves nothing to serve. */
+    nodePorts: z.number().int(),
+    /** A TCP NodePort with endpoints, for a connect; null when there is none. */
+    connectPort: z.number().int().nullable(),
+    addresses: z.array(NodePortAddressReach).max(100),
+    /** "address (interface)" of addresses no NodePort client uses, with why (a CNI's, Docker's, a DNS cache's). */
+    skipped: z.array(z.object({ seen: z.string(), why: z.string() })).max(100),
+  }),
+]);
+export type NodePortReach = z.infer<typeof NodePortReach>;
+
+/** ipvs mode's data plane after a rollback, from the whole IPVS table (verify --expect-mode ipvs). */
+export const IpvsPlane = z.object({
+  virtualServers: z.number().int(),
+  withRealServers: z.number().int(),
+  realServers: z.number().int(),
+  /** Addresses of virtual servers on no node interface but kube-ipvs0: the Service IPs ipvs mode binds there. */
+  serviceIPs: z.number().int(),
+  onKubeIpvs0: z.number().int(),
+  /** Service IPs with a virtual server that kube-ipvs0 does not hold (first 20). */
+  missing: z.array(z.string()).max(20),
+});
+export type IpvsPlane = z.infer<typeof IpvsPlane>;
+
 /**
  * The part of the derived view (agent/view/) a report carries: what a reader of the report cannot rebuild
  * from its facts, because lists there are cut for size (the black-hole count needs the whole IPVS
@@ -84,6 +123,10 @@ export const ViewSummary = z.object({
    * agents that predate it.
    */
   notCounted: z.array(z.object({ check: z.string(), seen: z.string(), why: z.string() })).optional(),
+  /** NodePort reach per node address; absent from agents that predate it (verify then rebuilds it from facts). */
+  nodePortReach: NodePortReach.optional(),
+  /** null: the IPVS table, kube-ipvs0 or the addresses were not read; absent from agents that predate it. */
+  ipvsPlane: IpvsPlane.nullable().optional(),
 });
 export type ViewSummary = z.infer<typeof ViewSummary>;
 

@@ -1,6 +1,7 @@
 import type { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
 import type { ConnectOutcome } from "../io/tcp-connect.js";
-import type { NodeReport } from "../report/schema.js";
+import { formatHostPort } from "../parse/service-address.js";
+import type { IpvsPlane, NodePortReach, NodeReport } from "../report/schema.js";
 import type { NodeView } from "../view/build.js";
 import { counterValue, LAST_SYNC, readCounter } from "../view/counters.js";
 import { kubeIpvs0ServiceIps } from "../view/kube-ipvs0.js";
@@ -18,12 +19,21 @@ export interface MetricsReading {
 export type ConnectInput =
   { kind: "done"; address: string; outcome: ConnectOutcome } | { kind: "no-address" } | { kind: "skipped" };
 
+export type NodePortConnectInput =
+  | { kind: "not-asked" }
+  | { kind: "no-target" }
+  | { kind: "done"; port: number; results: { address: string; outcome: ConnectOutcome }[] };
+
 export interface VerifyInput {
   report: NodeReport;
   /** The second read, `syncWindowS` after the scan; null when the window is 0. */
   second: MetricsReading | null;
   syncWindowS: number;
   connect: ConnectInput;
+  /** Absent: not asked (the connect sends traffic). */
+  nodePortConnect?: NodePortConnectInput;
+  /** nftables (after the switch, the default) or ipvs (after a rollback). */
+  expectMode?: "nftables" | "ipvs";
   staleAfterS?: number;
 }
 
@@ -52,11 +62,11 @@ function notRead(r: NodeReport, probe: string): string {
   return p === undefined ? `no ${probe} probe ran` : `${probe} not read: ${p.error?.message ?? "failed"}`;
 }
 
-function proxyMode(r: NodeReport, v: NodeView): VerifyCheck {
+function proxyMode(r: NodeReport, v: NodeView, expected: string): VerifyCheck {
   const name = "proxy mode (/proxyMode)";
   const mode = v.answeredMode;
   if (mode === null) return check("proxy-mode", name, "fail", notRead(r, "kube-proxy-mode"));
-  return mode === "nftables"
+  return mode === expected
     ? check("proxy-mode", name, "ok", null)
     : check("proxy-mode", name, "fail", `kube-proxy answers ${JSON.stringify(mode)}`);
 }
@@ -257,6 +267,155 @@ function parity(r: NodeReport): VerifyCheck {
   }
 }
 
+/** The NodePort reach carried in the report (built before lists were cut); rebuilt for an older agent's. */
+export function nodePortReachOf(r: NodeReport, view?: NodeView): NodePortReach {
+  return r.view?.nodePortReach ?? (view ?? viewOfReport(r)).nodePortReach;
+}
+
+function ipvsPlaneOf(r: NodeReport, view: NodeView): IpvsPlane | null {
+  if (r.view?.ipvsPlane !== undefined) return r.view.ipvsPlane;
+  // An older agent's report: its IPVS table may be cut, and a cut table cannot say what is missing.
+  return r.truncated["facts.ipvs.virtualServers"] === undefined ? view.ipvsPlane : null;
+}
+
+const at = (a: { address: string; interface: string }) => `${a.address} (${a.interface})`;
+
+const REACH_FIX: Record<string, string> = {
+  nftables:
+    'nftables mode accepts NodePorts only on nodePortAddresses (default primary): if NodePort clients use these addresses, list them there (["0.0.0.0/0"] restores ipvs mode\'s reach)',
+  ipvs: "ipvs mode puts a NodePort virtual server on every address its nodePortAddresses matches: check that setting and kube-proxy's sync",
+};
+
+// #12 point 11: the silent regression of the move (guide: a client on a secondary interface stops
+// reaching a NodePort while kube-proxy stays healthy). Read from kube-proxy's own rules, per address.
+function nodePortAddresses(reach: NodePortReach): VerifyCheck {
+  const id = "nodeport-addresses";
+  const name = "NodePorts served on the node's addresses";
+  if (!reach.read) return check(id, name, "not-run", reach.why);
+  const skipped =
+    reach.skipped.length === 0
+      ? ""
+      : `; skipped: ${some(reach.skipped.map((s) => s.seen))} (no NodePort client uses them)`;
+  if (reach.nodePorts === 0)
+    return check(id, name, "ok", `no NodePorts programmed: nothing to serve${skipped}`);
+  if (reach.addresses.length === 0)
+    return check(id, name, "not-run", `no node address a NodePort client may use was found${skipped}`);
+  const served = reach.addresses.filter((a) => a.served === true);
+  const servedPart = `served: ${served.length === 0 ? "none" : some(served.map(at))}`;
+  const unread = reach.addresses.filter((a) => a.served === null);
+  if (unread.length > 0)
+    return check(
+      id,
+      name,
+      "not-run",
+      `not read for ${some(
+        unread.map((a) => `${at(a)}: ${a.why}`),
+        3,
+      )}; ${servedPart}${skipped}`,
+    );
+  const not = reach.addresses.filter((a) => a.served === false);
+  if (not.length > 0)
+    return check(
+      id,
+      name,
+      "fail",
+      `not served: ${some(
+        not.map((a) => `${at(a)}: ${a.why}`),
+        3,
+      )}; ${servedPart}${skipped}; ${REACH_FIX[reach.mode]}`,
+    );
+  return check(id, name, "ok", `${servedPart} (${reach.nodePorts} NodePorts, ${reach.mode} mode)${skipped}`);
+}
+
+function nodePortConnect(c: NodePortConnectInput, reach: NodePortReach): VerifyCheck {
+  const id = "nodeport-connect";
+  const name = "NodePort connect on each node address";
+  if (c.kind === "not-asked")
+    return check(
+      id,
+      name,
+      "skipped",
+      "not asked: --nodeport-connect opens one TCP connection to a NodePort on each address",
+    );
+  if (c.kind === "no-target") {
+    if (!reach.read) return check(id, name, "not-run", reach.why);
+    if (reach.nodePorts === 0)
+      return check(id, name, "skipped", "no NodePorts programmed: nothing to connect to");
+    return check(id, name, "not-run", "no TCP NodePort with endpoints to connect to");
+  }
+  if (c.results.length === 0)
+    return check(id, name, "not-run", "no node address a NodePort client may use was found");
+  const said = c.results.map(({ address, outcome: o }) => {
+    const hp = formatHostPort({ host: address, port: c.port });
+    return o.ok ? `${hp} in ${Math.round(o.durationMs)} ms` : `${hp}: ${o.error}`;
+  });
+  const failed = c.results.filter((x) => !x.outcome.ok).length;
+  return check(id, name, failed > 0 ? "fail" : "ok", some(said, 6));
+}
+
+// A rollback (--expect-mode ipvs): the guide's "confirm the old data plane is actually back, rather than
+// assuming" (ipvsadm -L -n non-empty, kube-ipvs0 returns), each a line of its own.
+function ipvsPresent(r: NodeReport, plane: IpvsPlane | null): VerifyCheck {
+  const id = "ipvs-virtual-servers-present";
+  const name = "ipvs virtual servers present";
+  const f = r.facts.ipvs;
+  if (f === null) return check(id, name, "not-run", notRead(r, "ipvs"));
+  if (!f.available || f.virtualServerCount === 0)
+    return check(
+      id,
+      name,
+      "fail",
+      "no IPVS virtual servers: kube-proxy has not built ipvs mode's data plane",
+    );
+  if (plane === null)
+    return check(
+      id,
+      name,
+      "not-run",
+      `${f.virtualServerCount} virtual servers; which have real servers is not known: ${notRead(r, r.facts.kubeIpvs0 === null ? "kube-ipvs0" : "addresses")}`,
+    );
+  const detail = `${plane.virtualServers} virtual servers, ${plane.withRealServers} with real servers (${plane.realServers} real servers)`;
+  return check(id, name, plane.withRealServers === 0 ? "fail" : "ok", detail);
+}
+
+function kubeIpvs0ServiceIPs(r: NodeReport, plane: IpvsPlane | null): VerifyCheck {
+  const id = "kube-ipvs0-service-ips";
+  const name = "kube-ipvs0 holds the Service IPs IPVS serves";
+  const k = r.facts.kubeIpvs0;
+  if (k === null) return check(id, name, "not-run", notRead(r, "kube-ipvs0"));
+  if (!k.present)
+    return check(id, name, "fail", "kube-ipvs0 absent: no Service IP is local, so IPVS serves none of them");
+  if (plane === null)
+    return check(id, name, "not-run", notRead(r, r.facts.ipvs === null ? "ipvs" : "addresses"));
+  if (plane.serviceIPs === 0)
+    return check(
+      id,
+      name,
+      "fail",
+      `IPVS serves no Service IP (every cluster has the kubernetes Service's ClusterIP); kube-ipvs0 holds ${k.addresses.length}`,
+    );
+  const counted = `${plane.onKubeIpvs0} of ${plane.serviceIPs} Service IPs IPVS serves are on kube-ipvs0`;
+  const gone = plane.serviceIPs - plane.onKubeIpvs0;
+  if (gone === 0) return check(id, name, "ok", counted);
+  const more = gone > plane.missing.length ? `, … and ${gone - plane.missing.length} more` : "";
+  return check(id, name, "fail", `${counted}; missing: ${plane.missing.join(", ")}${more}`);
+}
+
+function nftablesLeft(r: NodeReport): VerifyCheck {
+  const id = "nftables-table-left";
+  const name = "kube-proxy nftables tables gone";
+  const n = r.facts.nftables;
+  if (n === null) return check(id, name, "not-run", notRead(r, "nftables"));
+  if (n.kubeProxy.length === 0) return check(id, name, "ok", null);
+  const left = n.kubeProxy.map((t) => `${t.family} ${t.name}`).join(", ");
+  return check(
+    id,
+    name,
+    "fail",
+    `left: ${left}: kube-proxy in ipvs mode removes them when it starts; once the ipvs lines pass, nft delete table ${n.kubeProxy.map((t) => `${t.family} ${t.name}`).join("; nft delete table ")}`,
+  );
+}
+
 // A node is accepted only on a full reading: a part not read may hold what every other check looks for.
 function scanComplete(r: NodeReport): VerifyCheck {
   const name = "every part of the node read";
@@ -266,21 +425,44 @@ function scanComplete(r: NodeReport): VerifyCheck {
   return check("scan-complete", name, "fail", `not read: ${some(why, 3)}`);
 }
 
-/** The node-level acceptance check after a switch, in the guide's order. Pure. */
+/** The node-level acceptance check after a switch (or a rollback), in the guide's order. Pure. */
 export function verifyChecks(v: VerifyInput): VerifyCheck[] {
   const r = v.report;
   const view = viewOfReport(r);
+  const expected = v.expectMode ?? "nftables";
+  const reach = nodePortReachOf(r, view);
+  const live = [
+    syncFailures(r, view, v.second, v.syncWindowS),
+    lastSync(r, v.second, v.staleAfterS ?? DEFAULT_RULE_OPTIONS.staleAfterS),
+  ];
+  const nodePorts = [
+    nodePortAddresses(reach),
+    nodePortConnect(v.nodePortConnect ?? { kind: "not-asked" }, reach),
+  ];
+  if (expected === "ipvs") {
+    const plane = ipvsPlaneOf(r, view);
+    return [
+      proxyMode(r, view, "ipvs"),
+      ipvsPresent(r, plane),
+      kubeIpvs0ServiceIPs(r, plane),
+      nftablesLeft(r),
+      ...live,
+      connect(v.connect),
+      ...nodePorts,
+      scanComplete(r),
+    ];
+  }
   return [
-    proxyMode(r, view),
+    proxyMode(r, view, "nftables"),
     ipvs(r, view),
     kubeIpvs0(r),
     ipsets(r, view),
     chains(r, view),
     nftTable(r),
-    syncFailures(r, view, v.second, v.syncWindowS),
-    lastSync(r, v.second, v.staleAfterS ?? DEFAULT_RULE_OPTIONS.staleAfterS),
+    ...live,
     parity(r),
     connect(v.connect),
+    ...nodePorts,
     scanComplete(r),
   ];
 }

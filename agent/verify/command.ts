@@ -11,6 +11,8 @@ export function verifyOptions(cfg: AgentConfig): VerifyOptions {
     serviceAddress: cfg.serviceAddress,
     skipConnect: cfg.skipConnect,
     connectTimeoutMs: cfg.callTimeoutMs,
+    expectMode: cfg.expectMode,
+    nodePortConnect: cfg.nodePortConnect,
   };
 }
 

@@ -4,7 +4,13 @@ import { tcpConnect } from "../io/tcp-connect.js";
 import { PROBES } from "../probes/registry.js";
 import type { NodeReport } from "../report/schema.js";
 import { runProbes, scanNode, type ScanInput } from "../scan.js";
-import { verifyChecks, type ConnectInput, type MetricsReading } from "./checks.js";
+import {
+  nodePortReachOf,
+  verifyChecks,
+  type ConnectInput,
+  type MetricsReading,
+  type NodePortConnectInput,
+} from "./checks.js";
 import { checkFails, type VerifyResult } from "../../common/verify-result.js";
 import { formatHostPort, parseHostPort } from "../parse/service-address.js";
 
@@ -14,6 +20,10 @@ export interface VerifyOptions {
   serviceAddress: string | null;
   skipConnect: boolean;
   connectTimeoutMs: number;
+  /** nftables after the switch; ipvs after a rollback. Default nftables. */
+  expectMode?: "nftables" | "ipvs";
+  /** Connect to a NodePort on each node address: sends traffic, so only when asked. */
+  nodePortConnect?: boolean;
 }
 
 /** Reads kube-proxy's /metrics again through the same registered probe the scan used. */
@@ -39,6 +49,18 @@ async function connectStep(opts: VerifyOptions): Promise<ConnectInput> {
   };
 }
 
+// One connection per address, one after another: a handful of addresses, each bounded by the timeout.
+async function nodePortConnectStep(report: NodeReport, opts: VerifyOptions): Promise<NodePortConnectInput> {
+  if (opts.nodePortConnect !== true) return { kind: "not-asked" };
+  const reach = nodePortReachOf(report);
+  if (!reach.read || reach.connectPort === null) return { kind: "no-target" };
+  const port = reach.connectPort;
+  const results: { address: string; outcome: Awaited<ReturnType<typeof tcpConnect>> }[] = [];
+  for (const a of reach.addresses)
+    results.push({ address: a.address, outcome: await tcpConnect(a.address, port, opts.connectTimeoutMs) });
+  return { kind: "done", port, results };
+}
+
 /** Checks a report already taken (the agent's last scan, or a fresh one) plus the two live steps. */
 export async function verifyReport(
   report: NodeReport,
@@ -57,6 +79,8 @@ export async function verifyReport(
     second,
     syncWindowS: opts.syncWindowS,
     connect: await connectStep(opts),
+    nodePortConnect: await nodePortConnectStep(report, opts),
+    expectMode: opts.expectMode ?? "nftables",
   });
   return {
     schemaVersion: "1",

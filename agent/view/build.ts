@@ -1,6 +1,6 @@
 import type { ProbeError } from "../facts/probe-error.js";
 import { kernelCanRunNftables, nftNewEnough } from "../parse/versions.js";
-import type { NodeFacts, Phase } from "../report/schema.js";
+import type { IpvsPlane, NodeFacts, NodePortReach, Phase } from "../report/schema.js";
 import {
   CLEANUP_FAILURE_COUNTER,
   counterSum,
@@ -13,6 +13,8 @@ import { notCounted, type NotCounted } from "./not-counted.js";
 import { kubeProxyChains, kubeProxyIpsets, type BackendChains } from "./owned.js";
 import { answeredMode, decidePhase, type PhaseDecision } from "./phase.js";
 import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
+import { ipvsPlane } from "./ipvs-plane.js";
+import { nodePortReach } from "./nodeport-reach.js";
 import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-servers.js";
 
 /**
@@ -44,6 +46,10 @@ export interface NodeView extends PhaseDecision {
   lastSync: number | null;
   /** What a check saw and did not count, with why (a CNI's addresses, Docker's FORWARD DROP, ...). */
   notCounted: NotCounted[];
+  /** Per node address, whether kube-proxy's running mode's rules accept NodePorts there (verify reads it). */
+  nodePortReach: NodePortReach;
+  /** ipvs mode's data plane from the whole IPVS table (a rollback's verify); null when not read. */
+  ipvsPlane: IpvsPlane | null;
 }
 
 export function buildView(
@@ -73,6 +79,8 @@ export function buildView(
       decision.phase === "ipvs" || decision.phase === "iptables"
         ? notCounted(facts, virtualServers.nodePorts)
         : [],
+    nodePortReach: nodePortReach(facts, runningMode, virtualServers.nodePorts),
+    ipvsPlane: ipvsPlane(facts),
   };
 }
 

@@ -79,36 +79,71 @@ export interface NodePortAddressClasses {
   notCounted: NotCounted[];
 }
 
+/** One of the node's own addresses and the interface it is on. */
+export interface NodeAddress {
+  address: string;
+  family: "inet" | "inet6";
+  interface: string;
+}
+
 /**
- * The node's non-primary global addresses (kube-ipvs0 and lo aside: they hold Service IPs and loopback),
- * split into those NodePort clients may use and those of the pod network, containers, Service VIPs or a
- * DNS cache. An address a NodePort virtual server carries connections on is counted whatever its interface:
- * traffic says someone uses it.
+ * Why no NodePort client uses this address (a CNI's, Docker's, a DNS cache's, link-local), or null when one
+ * may. The one judgement nodeport-addresses-shrink and verify's NodePort line share.
  */
+export function notNodePortDestination(
+  iface: { name: string; kind: string | null },
+  address: string,
+): string | null {
+  const kind = NOT_NODEPORT_DESTINATIONS.find((k) => k.test(iface.name, iface.kind));
+  return kind?.why ?? (linkLocal4(address) ? "an IPv4 link-local address (169.254.0.0/16)" : null);
+}
+
+/**
+ * The node's global addresses (kube-ipvs0 and lo aside: they hold Service IPs and loopback), split into
+ * those NodePort clients may use and those of the pod network, containers, Service VIPs or a DNS cache.
+ * An address a NodePort virtual server carries connections on is counted whatever its interface: traffic
+ * says someone uses it. Primaries are counted unless `withPrimaries` is false.
+ */
+export function nodePortDestinations(
+  addresses: NonNullable<NodeFacts["addresses"]>,
+  primaries: ReadonlySet<string>,
+  busy: ReadonlySet<string>,
+  withPrimaries = true,
+): { counted: NodeAddress[]; notCounted: (NodeAddress & { why: string })[] } {
+  const counted: NodeAddress[] = [];
+  const notCounted: (NodeAddress & { why: string })[] = [];
+  for (const i of addresses.interfaces) {
+    if (i.name === "kube-ipvs0" || i.name === "lo") continue;
+    for (const a of i.addresses) {
+      if (a.scope !== "global") continue;
+      const at: NodeAddress = { address: a.address, family: a.family, interface: i.name };
+      if (primaries.has(a.address)) {
+        if (withPrimaries) counted.push(at);
+        continue;
+      }
+      const why = notNodePortDestination(i, a.address);
+      if (why === null || busy.has(a.address)) counted.push(at);
+      else notCounted.push({ ...at, why });
+    }
+  }
+  return { counted, notCounted };
+}
+
+/** The non-primary addresses of nodePortDestinations, as nodeport-addresses-shrink reports them. */
 export function classifyNodePortAddresses(
   addresses: NonNullable<NodeFacts["addresses"]>,
   primaries: ReadonlySet<string>,
   busy: ReadonlySet<string>,
 ): NodePortAddressClasses {
-  const counted: string[] = [];
-  const notCounted: NotCounted[] = [];
-  for (const i of addresses.interfaces) {
-    if (i.name === "kube-ipvs0" || i.name === "lo") continue;
-    for (const a of i.addresses) {
-      if (a.scope !== "global" || primaries.has(a.address)) continue;
-      const seen = `${a.address} (${i.name})`;
-      const kind = NOT_NODEPORT_DESTINATIONS.find((k) => k.test(i.name, i.kind));
-      const why = kind?.why ?? (linkLocal4(a.address) ? "an IPv4 link-local address (169.254.0.0/16)" : null);
-      if (why === null || busy.has(a.address)) counted.push(seen);
-      else
-        notCounted.push({
-          check: "nodeport-addresses-shrink",
-          seen,
-          why: `${why}; no NodePort client uses it, and no NodePort virtual server on it carries connections`,
-        });
-    }
-  }
-  return { counted, notCounted };
+  const d = nodePortDestinations(addresses, primaries, busy, false);
+  return {
+    counted: d.counted.map((a) => `${a.address} (${a.interface})`),
+    notCounted: d.notCounted.map((n) => ({
+      check: "nodeport-addresses-shrink",
+      seen: `${n.address} (${n.interface})`,
+      why: `${n.why}; no NodePort client uses it, and no NodePort virtual server on it carries connections`,
+    })),
+  };
 }
 
 // moby libnetwork/drivers/bridge setup_ip_forwarding.go (setupIPForwarding) and internal/iptabler

@@ -13,6 +13,8 @@ export function summarize(v: NodeView): ViewSummary {
     phaseInferred: v.inferred,
     // Bounded like every list in the report; the facts keep what each entry was drawn from.
     notCounted: v.notCounted.slice(0, MAX_NOT_COUNTED).map((n) => ({ ...n })),
+    nodePortReach: v.nodePortReach,
+    ipvsPlane: v.ipvsPlane,
   };
 }
 

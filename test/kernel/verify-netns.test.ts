@@ -152,10 +152,17 @@ else {
     const failed = v.checks.filter((c) => c.status === "fail").map((c) => c.id);
     t.same(failed, ["service-connect"]);
     t.match(v.checks.find((c) => c.id === "service-connect")?.detail ?? "", /10\.96\.0\.1:443: ECONNREFUSED/);
-    // Every other check passed, but parity: not asked for here (no --parity-snapshot), and it says so.
+    // Every other check passed, but parity and the NodePort connect: neither asked for here, and each says so.
     t.same(
       v.checks.filter((c) => c.status !== "ok" && c.status !== "fail").map((c) => [c.id, c.status, c.detail]),
-      [["service-parity", "skipped", "not asked (no --parity-snapshot)"]],
+      [
+        ["service-parity", "skipped", "not asked (no --parity-snapshot)"],
+        [
+          "nodeport-connect",
+          "skipped",
+          "not asked: --nodeport-connect opens one TCP connection to a NodePort on each address",
+        ],
+      ],
     );
   });
 
