@@ -1,5 +1,7 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { createInterface } from "node:readline";
+import { spawnOwned } from "./children.js";
 
 // Real kernel state for tests: a named network namespace on the host kernel (`ip netns`), so several
 // steps (load nft, ipset, iptables, then run node) see the same state. Always destroy it: use
@@ -58,6 +60,22 @@ export class NetNs {
   /** Runs a node script inside the namespace with the same node binary as the test. */
   runNode(script: string, args: readonly string[] = []): RunResult {
     return this.exec([process.execPath, script, ...args]);
+  }
+
+  /**
+   * Starts a long-lived process in the namespace (kept in `children` for the caller's teardown) and
+   * resolves with the first line it prints: readiness by its own signal, never a deadline.
+   */
+  start(argv: readonly string[], children: ChildProcess[]): Promise<{ child: ChildProcess; line: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawnOwned("ip", ["netns", "exec", this.name, ...argv], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      children.push(child);
+      child.once("error", reject);
+      child.once("exit", (code) => reject(new Error(`${argv.join(" ")} exited ${code} before it was ready`)));
+      createInterface({ input: child.stdout! }).once("line", (line) => resolve({ child, line }));
+    });
   }
 
   destroy(): void {

@@ -3,10 +3,8 @@ import { type ChildProcess } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { VerifyResult } from "../../common/verify-result.js";
 import { NetNs, netnsAvailable } from "../helpers/netns.js";
-import { spawnOwned } from "../helpers/children.js";
 
 // `verify` passing on a clean nftables node, for real: in a network namespace on the host kernel
 // (where nftables has the ip family that UML lacks), a kube-proxy-shaped `table ip kube-proxy` DNATs
@@ -53,17 +51,7 @@ else {
   });
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-verify-"));
 
-  /** Starts a process in the namespace and resolves with the first line it prints. */
-  const start = (argv: string[]): Promise<{ child: ChildProcess; line: string }> =>
-    new Promise((resolve, reject) => {
-      const child = spawnOwned("ip", ["netns", "exec", ns.name, ...argv], {
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      children.push(child);
-      child.once("error", reject);
-      child.once("exit", (code) => reject(new Error(`${argv.join(" ")} exited ${code} before it was ready`)));
-      createInterface({ input: child.stdout! }).once("line", (line) => resolve({ child, line }));
-    });
+  const start = (argv: string[]) => ns.start(argv, children);
   const kubeProxy = async (name: string, scenario: object): Promise<string[]> => {
     writeFileSync(join(dir, `${name}.json`), JSON.stringify(scenario));
     const { line } = await start([process.execPath, STANDIN, join(dir, `${name}.json`)]);

@@ -3,10 +3,8 @@ import { type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { VerifyResult } from "../../common/verify-result.js";
 import { NetNs, netnsAvailable } from "../helpers/netns.js";
-import { spawnOwned } from "../helpers/children.js";
 
 // #12 point 11: verify's NodePort check on the node's own addresses, on real nftables state. A network
 // namespace (the host kernel has the ip family UML lacks) holds a primary address, a secondary one, a CNI
@@ -41,16 +39,7 @@ else {
   });
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-verify-np-"));
 
-  const start = (argv: string[]): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const child = spawnOwned("ip", ["netns", "exec", ns.name, ...argv], {
-        stdio: ["ignore", "pipe", "inherit"],
-      });
-      children.push(child);
-      child.once("error", reject);
-      child.once("exit", (code) => reject(new Error(`${argv.join(" ")} exited ${code} before it was ready`)));
-      createInterface({ input: child.stdout! }).once("line", resolve);
-    });
+  const start = async (argv: string[]) => (await ns.start(argv, children)).line;
 
   const veth = (name: string, address: string) => {
     ns.must(["ip", "link", "add", name, "type", "veth", "peer", "name", `${name}p`]);
