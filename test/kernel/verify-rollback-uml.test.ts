@@ -12,7 +12,7 @@ import { bootUml, hostScratchDir, REPO_ROOT, umlUnavailableReason } from "../hel
 t.setTimeout(1_200_000);
 
 const skip = umlUnavailableReason();
-if (skip !== null) t.skip(`UML unavailable: ${skip}`);
+if (skip !== null) t.fail(`User-Mode Linux is needed for this test and does not skip silently: ${skip}`);
 else {
   const scratch = hostScratchDir("proxyscope-rollback-");
   t.teardown(scratch.remove);
