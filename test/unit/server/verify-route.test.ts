@@ -13,6 +13,7 @@ import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { VerifyResult } from "../../../common/verify-result.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
+import { addresses } from "../../helpers/rules.js";
 
 // GET /verify over the agent's last scan, with a real TCP listener standing in for the Service.
 const report = (mode: string): NodeReport => ({
@@ -20,6 +21,8 @@ const report = (mode: string): NodeReport => ({
     emptyFacts({
       ...noKernelState,
       proxyMode: { mode },
+      // verify's NodePort line reads the node's addresses: unread, it would fail the verification
+      addresses: addresses("10.0.0.1"),
       nftables: {
         tables: [],
         kubeProxyTableName: "kube-proxy",
@@ -28,6 +31,8 @@ const report = (mode: string): NodeReport => ({
             family: "ip",
             name: "kube-proxy",
             sets: [],
+            // no nodeport-ips set: kube-proxy accepts NodePorts on every local address
+            nodePortIPs: null,
             chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
           },
         ],
