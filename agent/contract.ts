@@ -14,7 +14,7 @@ export { RealServer, VirtualServer } from "./facts/ipvs.js";
 // The parity counts of facts.parity (#17), which the fleet report carries per node.
 export { ParityCounts } from "./facts/parity.js";
 // Finding ids the fleet plan acts on, derived from the rules' declarations.
-export { AFTER_CONFIG_IDS, MEASURE_IDS } from "./rules/catalogue.js";
+export { AFTER_CONFIG_IDS, FINDING_IDS, MEASURE_IDS } from "./rules/catalogue.js";
 // The derived view a report carries (rebuilt from the facts for agents that predate it).
 export { summaryOf } from "./view/summary.js";
 // One kernel/version module for both programs.

@@ -1,4 +1,4 @@
-import { NodeReport, SCHEMA_VERSION, summaryOf } from "../agent/contract.js";
+import { FINDING_IDS, NodeReport, SCHEMA_VERSION, summaryOf } from "../agent/contract.js";
 import type { NodeObservation } from "./report/schema.js";
 
 /** A node with no usable report: every fact unknown, never zero. */
@@ -26,12 +26,21 @@ export function failedObservation(
   return { node, outcome, reason, endpoint, ...EMPTY_OBSERVATION };
 }
 
+const KNOWN_FINDINGS: ReadonlySet<string> = new Set(FINDING_IDS);
+
+/** What a newer agent sent that this collector does not know, as the node's note names it. */
+export function unknownFindings(ids: readonly string[]): string[] {
+  return [...new Set(ids.filter((id) => !KNOWN_FINDINGS.has(id)))].map((id) => `finding ${id}`);
+}
+
 export function observationFromReport(
   r: NodeReport,
   endpoint: string | null,
   node = r.node,
+  unknown: readonly string[] = [],
 ): NodeObservation {
   const view = summaryOf(r);
+  const newer = [...unknown, ...unknownFindings(r.findings.map((f) => f.id))];
   return {
     node,
     outcome: "ok",
@@ -50,6 +59,7 @@ export function observationFromReport(
     kubeIpvs0Addresses: r.facts.kubeIpvs0 ? r.facts.kubeIpvs0.addresses.length : null,
     blackHoledAddresses: view.blackHoledAddresses,
     parity: parityOf(r),
+    ...(newer.length > 0 ? { unknownToCollector: newer } : {}),
   };
 }
 
@@ -90,7 +100,18 @@ function parityOf(r: NodeReport): NodeObservation["parity"] {
 const excerpt = (s: string) => (s.length > 120 ? `${s.slice(0, 120)}…` : s);
 
 export type ParsedReport =
-  { ok: true; report: NodeReport } | { ok: false; outcome: "garbage" | "schema-mismatch"; reason: string };
+  | { ok: true; report: NodeReport; unknown: string[] }
+  | { ok: false; outcome: "garbage" | "schema-mismatch"; reason: string };
+
+/**
+ * The parts of a report a newer agent may reshape without a version bump (docs/compatibility.md): one
+ * fact ("facts.parity"), or the view summary, which summaryOf rebuilds. Anything else is the contract.
+ */
+function openPart(path: readonly PropertyKey[]): string | null {
+  if (path[0] === "facts" && typeof path[1] === "string") return `facts.${path[1]}`;
+  if (path[0] === "view") return "view";
+  return null;
+}
 
 /** An agent's /report body, judged: not JSON, another schema version, or not a NodeReport. */
 export function parseNodeReport(body: string): ParsedReport {
@@ -107,7 +128,24 @@ export function parseNodeReport(body: string): ParsedReport {
       outcome: "schema-mismatch",
       reason: `NodeReport schemaVersion ${excerpt(JSON.stringify(version))}; this collector reads ${SCHEMA_VERSION} (upgrade the collector or the agent so they match)`,
     };
-  const parsed = NodeReport.safeParse(doc);
+  let parsed = NodeReport.safeParse(doc);
+  const unknown: string[] = [];
+  // A fact of a shape this collector does not know (a newer agent's new parity state) is read as not
+  // read, named, and the node kept: dropping a node over one fact would hide the rest of it.
+  if (!parsed.success && typeof doc === "object" && doc !== null && !Array.isArray(doc)) {
+    const parts = parsed.error.issues.map((i) => openPart(i.path));
+    if (parts.every((p) => p !== null)) {
+      const d = doc as { facts?: unknown; view?: unknown };
+      const facts = typeof d.facts === "object" && d.facts !== null ? { ...(d.facts as object) } : d.facts;
+      for (const p of new Set(parts)) {
+        unknown.push(p);
+        if (p === "view") continue;
+        delete (facts as Record<string, unknown>)[p.slice("facts.".length)];
+      }
+      const { view, ...rest } = d;
+      parsed = NodeReport.safeParse(unknown.includes("view") ? { ...rest, facts } : { ...rest, view, facts });
+    }
+  }
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     return {
@@ -116,5 +154,5 @@ export function parseNodeReport(body: string): ParsedReport {
       reason: `not a NodeReport: ${issue ? `${excerpt(issue.path.join(".") || "(root)")}: ${excerpt(issue.message)}` : "invalid"}`,
     };
   }
-  return { ok: true, report: parsed.data };
+  return { ok: true, report: parsed.data, unknown: unknown.sort() };
 }

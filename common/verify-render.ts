@@ -1,7 +1,9 @@
 import { terminalSafe as safe } from "./escape.js";
-import type { VerifyCheck, VerifyResult } from "./verify-result.js";
+import type { VerifyAnswer } from "./verify-result.js";
 
-function word(c: VerifyCheck): string {
+type Check = VerifyAnswer["checks"][number];
+
+function word(c: Check): string {
   const d = c.detail === null ? "" : safe(c.detail);
   switch (c.status) {
     case "ok":
@@ -16,8 +18,13 @@ function word(c: VerifyCheck): string {
 }
 
 /** One line per check, like the guide's verify.sh (`printf '%-46s %s\n'`), then the outcome. */
-export function renderVerify(v: VerifyResult): string {
-  const lines = v.checks.map((c) => `${c.name.padEnd(46)} ${word(c)}`);
+export function renderVerify(v: VerifyAnswer, unknownChecks: readonly string[] = []): string {
+  // A line a newer agent added: shown as the agent worded it, and marked, never dropped.
+  const unknown = new Set(unknownChecks);
+  const lines = v.checks.map(
+    (c) =>
+      `${safe(c.name).padEnd(46)} ${word(c)}${unknown.has(c.id) ? " [unknown to this collector (agent newer)]" : ""}`,
+  );
   lines.push(`verify ${safe(v.node)}: ${v.passed ? "PASS" : "FAIL"}`);
   return lines.join("\n");
 }

@@ -3,26 +3,29 @@ import { z } from "zod";
 
 export const CheckStatus = z.enum(["ok", "fail", "not-run", "skipped"]);
 
+/** The lines this release writes. An open set: a newer agent may send more (docs/compatibility.md). */
+export const VERIFY_CHECK_IDS = [
+  "proxy-mode",
+  "ipvs-virtual-servers",
+  "kube-ipvs0",
+  "kube-proxy-ipsets",
+  "kube-proxy-iptables-chains",
+  "nftables-table",
+  "sync-failures",
+  "last-sync",
+  "service-connect",
+  "service-parity",
+  "nodeport-addresses",
+  "nodeport-connect",
+  "ipvs-virtual-servers-present",
+  "kube-ipvs0-service-ips",
+  "nftables-table-left",
+  "scan-complete",
+] as const;
+
 export const VerifyCheck = z.object({
   /** Stable: scripts and the collector key on it. */
-  id: z.enum([
-    "proxy-mode",
-    "ipvs-virtual-servers",
-    "kube-ipvs0",
-    "kube-proxy-ipsets",
-    "kube-proxy-iptables-chains",
-    "nftables-table",
-    "sync-failures",
-    "last-sync",
-    "service-connect",
-    "service-parity",
-    "nodeport-addresses",
-    "nodeport-connect",
-    "ipvs-virtual-servers-present",
-    "kube-ipvs0-service-ips",
-    "nftables-table-left",
-    "scan-complete",
-  ]),
+  id: z.enum(VERIFY_CHECK_IDS),
   name: z.string(),
   /** not-run fails the verification like fail does; skipped only with an explicit --skip-connect,
    *  for parity when nothing can be compared (no --parity-snapshot, none taken, too old: said in detail),
@@ -44,4 +47,44 @@ export type VerifyResult = z.infer<typeof VerifyResult>;
 
 export function checkFails(c: VerifyCheck): boolean {
   return c.status === "fail" || c.status === "not-run";
+}
+
+/**
+ * What a reader accepts: any line id, so a line added by a newer agent (`service-parity` was one) does
+ * not make an older collector refuse the whole answer. Status and the rest stay strict: `passed` is the
+ * agent's own judgement, and a status this reader cannot word would be a breaking change.
+ */
+export const VerifyAnswer = VerifyResult.extend({
+  checks: z.array(VerifyCheck.extend({ id: z.string() })),
+});
+export type VerifyAnswer = z.infer<typeof VerifyAnswer>;
+
+const KNOWN_CHECKS: ReadonlySet<string> = new Set(VERIFY_CHECK_IDS);
+
+/** A /verify body, read: the answer and the line ids this release does not know, or why it is none. */
+export function readVerifyAnswer(
+  body: string,
+): { ok: true; result: VerifyAnswer; unknownChecks: string[] } | { ok: false; error: string } {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch {
+    return { ok: false, error: "not JSON" };
+  }
+  const parsed = VerifyAnswer.safeParse(doc);
+  if (!parsed.success) {
+    const i = parsed.error.issues[0];
+    return {
+      ok: false,
+      error: `not a verify result: ${i ? `${i.path.join(".") || "(root)"}: ${i.message}` : "invalid"}`.slice(
+        0,
+        300,
+      ),
+    };
+  }
+  return {
+    ok: true,
+    result: parsed.data,
+    unknownChecks: parsed.data.checks.filter((c) => !KNOWN_CHECKS.has(c.id)).map((c) => c.id),
+  };
 }

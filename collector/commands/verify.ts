@@ -1,7 +1,8 @@
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import { httpGet } from "../../common/http.js";
 import { renderVerify } from "../../common/verify-render.js";
-import { VerifyResult } from "../../common/verify-result.js";
+import { terminalSafe as safe } from "../../common/escape.js";
+import { readVerifyAnswer } from "../../common/verify-result.js";
 import type { CollectorConfig } from "../config.js";
 import { proxyRefusal, type AgentTarget } from "../sources/agents.js";
 import { agentTargets, listAgentPods, loadKubeConfig } from "../sources/kubernetes.js";
@@ -46,19 +47,16 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     process.stderr.write(`proxyscope: ${url}: ${why}\n`);
     return EXIT.noReport;
   }
-  let parsed;
-  try {
-    parsed = VerifyResult.safeParse(JSON.parse(res.body));
-  } catch {
-    parsed = null;
-  }
-  if (!parsed?.success) {
-    process.stderr.write(`proxyscope: ${url} did not answer a verify result\n`);
+  const read = readVerifyAnswer(res.body);
+  if (!read.ok) {
+    process.stderr.write(`proxyscope: ${url} did not answer a verify result (${safe(read.error)})\n`);
     return EXIT.noReport;
   }
-  const v = parsed.data;
+  const v = read.result;
   process.stdout.write(
-    c.output === "json" || c.output === "yaml" ? renderStructured(v, c.output) : `${renderVerify(v)}\n`,
+    c.output === "json" || c.output === "yaml"
+      ? renderStructured(v, c.output)
+      : `${renderVerify(v, read.unknownChecks)}\n`,
   );
   return v.passed ? EXIT.ok : EXIT.findings;
 }

@@ -5,11 +5,13 @@ import { html as h, jsonForScript } from "../../common/escape.js";
 import { findingPagePath, findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import { renderCsv, worstSeverity } from "./csv.js";
 import { CSS, SCRIPT } from "./html-assets.js";
+import { paritySection } from "./html-parity.js";
 import {
   configSourceLabel,
   configuredModeLabel,
   nodeNote,
   phaseOf,
+  UNKNOWN_TO_COLLECTOR,
   verdictOf,
   worstFindings,
 } from "./labels.js";
@@ -148,14 +150,17 @@ function page(id: string): string {
   return `<a class="page" href="${h(findingPageUrl(id))}" rel="noreferrer">${h(findingPagePath(id))}</a>`;
 }
 
+const newerChip = `<span class="chip c-meh">${h(UNKNOWN_TO_COLLECTOR)}</span>`;
+
 function detail(n: FleetNode): string {
+  const newer = new Set(n.unknownToCollector ?? []);
   const head = `<div class="meta">${h(n.node)} · outcome ${h(n.outcome)}${n.endpoint ? ` · ${h(n.endpoint)}` : ""}${n.scannedAt ? ` · scanned ${h(n.scannedAt)}` : ""}</div>`;
   const note = nodeNote(n) ? `<div class="fix">${h(nodeNote(n))}</div>` : "";
   const fs = n.findings
     .map(
       (
         f,
-      ) => `<li><span class="chip c-${SEV_TONE[f.severity] ?? "none"}">${h(f.severity)}</span> ${h(f.title ?? f.id)} <code>${h(f.id)}</code>
+      ) => `<li><span class="chip c-${SEV_TONE[f.severity] ?? "none"}">${h(f.severity)}</span> ${h(f.title ?? f.id)} <code>${h(f.id)}</code>${newer.has(`finding ${f.id}`) ? ` ${newerChip}` : ""}
 ${evidence(f)}${f.remedy ? `<div class="fix"><b>fix:</b> ${h(f.remedy)}</div>` : ""}<div class="fix">${page(f.id)}</div></li>`,
     )
     .join("\n");
@@ -200,7 +205,7 @@ function poolTables(r: FleetReport): string {
           const cells = [
             [
               n.node,
-              `${h(n.node)}${n.listedByApi === false ? ' <span class="chip c-meh">not in API</span>' : ""}`,
+              `${h(n.node)}${n.listedByApi === false ? ' <span class="chip c-meh">not in API</span>' : ""}${n.unknownToCollector?.length ? ` ${newerChip}` : ""}`,
             ],
             [phaseOf(n), `<span class="chip c-${PHASE_TONE[phaseOf(n)] ?? "none"}">${h(phaseOf(n))}</span>`],
             [
@@ -294,6 +299,7 @@ ${headline(r)}
 ${burnDown(r)}
 <section class="span6" id="by-phase"><h2>Nodes by phase</h2>${tiles(s.byPhase, PHASE_TONE, s.nodes)}</section>
 <section class="span6" id="by-verdict"><h2>Nodes by verdict</h2>${tiles(s.byVerdict, VERDICT_TONE, s.nodes)}</section>
+${paritySection(r)}
 <section class="span12" id="nodes"><h2>Nodes by pool</h2>
 <div class="filters"><select id="f-phase" aria-label="phase"><option value="">every phase</option>${options(s.byPhase)}</select>
 <select id="f-verdict" aria-label="verdict"><option value="">every verdict</option>${options(s.byVerdict)}</select>

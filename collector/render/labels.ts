@@ -8,12 +8,16 @@ export const STATUS_MARK: Record<PlanStatus, string> = {
   "n/a": "n/a",
 };
 
+/** A newer agent's finding, verify line or fact shape this collector does not know. */
+export const UNKNOWN_TO_COLLECTOR = "unknown to this collector (agent newer)";
+
 export function nodeNote(n: FleetNode): string {
   if (n.outcome !== "ok") return `${n.outcome}: ${n.reason ?? ""}`;
   const parts: string[] = [];
   if (n.listedByApi === false) parts.push("not listed by the API");
   if (n.reason) parts.push(n.reason);
   if (n.failedProbes.length > 0) parts.push(`failed probes: ${n.failedProbes.join(", ")}`);
+  if (n.unknownToCollector?.length) parts.push(`${UNKNOWN_TO_COLLECTOR}: ${n.unknownToCollector.join(", ")}`);
   return parts.join("; ");
 }
 

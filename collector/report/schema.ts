@@ -108,6 +108,11 @@ export const NodeObservation = z.object({
   kubeIpvs0Addresses: z.number().nullable(),
   blackHoledAddresses: z.number().nullable(),
   parity: NodeParity.nullable().optional(),
+  /**
+   * What a newer agent sent that this collector does not know ("finding <id>", "facts.<key>"): kept,
+   * read as far as known, and named; absent when there was none (docs/compatibility.md).
+   */
+  unknownToCollector: z.array(z.string()).optional(),
 });
 export type NodeObservation = z.infer<typeof NodeObservation>;
 

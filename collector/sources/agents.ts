@@ -190,7 +190,7 @@ async function readAgent(
       "stale",
       `${url}: report scanned at ${parsed.report.scannedAt}, ${Math.round(ageS)} s ago (stale after ${STALE_AFTER_S} s)`,
     );
-  return observationFromReport(parsed.report, url, t.node ?? claimed);
+  return observationFromReport(parsed.report, url, t.node ?? claimed, parsed.unknown);
 }
 
 const quoteName = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
