@@ -3,6 +3,7 @@ import { observationFromReport } from "../../../collector/observe.js";
 import { rollup } from "../../../collector/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";
+import { renderHtml } from "../../../collector/render/html.js";
 import type { NodeFacts } from "../../../agent/report/schema.js";
 import { apiNode, input, ok } from "../../helpers/fleet.js";
 import { reportOf } from "../../helpers/reports.js";
@@ -107,3 +108,84 @@ t.test("a switched node without parity is not proof: said so", async (t) => {
   );
   t.same(r.summary.parity?.byState, { unknown: 2 });
 });
+
+// --- the HTML page ---------------------------------------------------------------------------------
+
+const XSS_SERVICE = `<img src=x onerror="document.body.dataset.pwned=1">`;
+
+/** A node whose parity state is given as the agent would report it. */
+const withParity = (node: string, p: Partial<NonNullable<NodeFacts["parity"]>> & { state: string }) =>
+  observationFromReport(
+    reportOf(
+      emptyFacts({
+        ...noKernelState,
+        proxyMode: { mode: "nftables" },
+        kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 5 }),
+        parity: { path: "/var/lib/proxyscope/ipvs-snapshot.json", ...p } as NodeFacts["parity"],
+      }),
+      {},
+      new Date(NOW * 1000),
+    ),
+    `http://${node}:9977`,
+    node,
+  );
+
+t.test(
+  "HTML: parity per node and fleet-wide, a stale snapshot called out, a Service name escaped",
+  async (t) => {
+    const inp = input(
+      [
+        switched("canary", ["10.96.0.20:80"]),
+        withParity("old-snap", {
+          state: "stale",
+          takenAt: NOW - 3 * 86_400,
+          ageSeconds: 3 * 86_400,
+          maxAgeSeconds: 86_400,
+        }),
+        ok("moved", "nftables", "clean"),
+        ok("b1", "ipvs", "ready"),
+      ],
+      [apiNode("canary"), apiNode("old-snap"), apiNode("moved"), apiNode("b1", undefined, { pool: "b" })],
+    );
+    inp.cluster.services = [
+      {
+        namespace: "shop",
+        name: XSS_SERVICE,
+        type: "ClusterIP",
+        clusterIPs: ["10.96.0.20"],
+        ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: null }],
+        sessionAffinity: null,
+        internalTrafficPolicy: null,
+        externalTrafficPolicy: null,
+      },
+    ];
+    const page = renderHtml(FleetReport.parse(rollup(inp)));
+    const section = /<section class="span12" id="parity">[\s\S]*?<\/section>/.exec(page)?.[0] ?? "";
+    t.ok(section, "a parity section");
+    // Fleet-wide: nodes compared, in both, missing after, new after, endpoints differ.
+    t.match(section, /<b>1<\/b><span>nodes compared<\/span>/);
+    t.match(section, /<b>8<\/b><span>in both<\/span>/);
+    t.match(section, /<div class="tile t-bad"><b>1<\/b><span>missing after<\/span>/);
+    t.match(section, /<b>0<\/b><span>new after<\/span>/);
+    t.match(section, /<b>1<\/b><span>endpoints differ<\/span>/);
+    // Per node, in column order: node, parity, snapshot age, in both, missing after, new after, endpoints differ, lost.
+    const row = (n: string) => new RegExp(`<tr data-node="${n}">(.*?)</tr>`).exec(section)?.[1] ?? "";
+    t.match(
+      row("canary"),
+      /<td>canary<\/td><td><span class="chip c-bad">compared<\/span><\/td><td>15 min<\/td><td>8<\/td><td><b class="c-bad">1<\/b><\/td><td>0<\/td><td>1<\/td><td><code>shop\/&lt;img src=x onerror=&quot;document\.body\.dataset\.pwned=1&quot;&gt; \(10\.96\.0\.20:80\/TCP\)<\/code><\/td>/,
+    );
+    t.notMatch(page, XSS_SERVICE, "the Service name never appears unescaped");
+    t.match(
+      row("old-snap"),
+      /<span class="chip c-bad">stale snapshot: not compared<\/span><\/td><td><b class="c-bad">3 d<\/b><\/td><td>-<\/td>/,
+    );
+    t.match(section, /id="parity-stale">Stale snapshot on old-snap: older than its limit, so not compared/);
+    // A switched node with no parity at all: not reported, never a row of zeros.
+    t.match(
+      row("moved"),
+      /<td>moved<\/td><td><span class="chip c-none">not reported<\/span><\/td><td>-<\/td><td>-<\/td><td>-<\/td>/,
+    );
+    t.match(section, /Switched, parity not shown: old-snap, moved/);
+    t.equal(row("b1"), "", "a node still on ipvs without parity is not listed");
+  },
+);

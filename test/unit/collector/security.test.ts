@@ -1,7 +1,7 @@
 /* eslint-disable no-control-regex -- these tests look for raw control characters on purpose */
 // Security of what the collector shows and serves. Renderers: property tests with hostile node names,
-// labels, kernels, OS images, reasons, finding titles/evidence/remedies, cluster version, mode and
-// gaps; the assertions are on output structure — no control character but the table's own SGR, no
+// labels, kernels, OS images, reasons, finding titles/evidence/remedies, parity states and lost
+// Services, cluster version, mode and gaps; the assertions are on output structure — no control character but the table's own SGR, no
 // Markdown row with a column too many, no tag, attribute or script in the HTML that the template did
 // not write. Server: only GET/HEAD on its four paths, nothing reflected, header and body limits, and
 // no request (query, header, path) can make it fetch anything.
@@ -78,6 +78,14 @@ const hostileReport: fc.Arbitrary<FleetReport> = fc
             phase: "ipvs",
             verdict: "attention",
             failedProbes: [h.title],
+            // #17: a hostile parity state and lost address (a Service name from a node or the API).
+            parity: {
+              state: h.title,
+              snapshotAgeSeconds: 60,
+              counts: { same: 1, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 },
+              lost: [h.evidence],
+            },
+            unknownToCollector: [`finding ${h.title}`],
             findings: [
               {
                 id: h.title,
