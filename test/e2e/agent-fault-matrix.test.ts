@@ -38,7 +38,9 @@ import { buildApp } from "../../agent/server/app.js";
 import { procIpvsLookup } from "../../agent/server/ipvs-lookup.js";
 import { AgentState } from "../../agent/server/state.js";
 import { scanNode } from "../../agent/scan.js";
+import { verifyChecks } from "../../agent/verify/checks.js";
 import { startStandin, type RunningStandin } from "../helpers/standin.js";
+import { PARITY_NFT_ANSWERS, snapshotOfRecording } from "../helpers/parity-snapshot.js";
 import { agentBuilt, sample } from "./agent-process.js";
 
 const FIX = new URL("../fixtures/", import.meta.url).pathname;
@@ -107,6 +109,8 @@ const ANSWERS: Record<string, Record<string, string>> = {
     "-j list map ip kube-proxy no-endpoint-services": `${NETFILTER}nft-list-map-ip-kube-proxy-no-endpoint-services.json`,
     "-j list map ip kube-proxy service-ips": `${NETFILTER}nft-list-map-ip-kube-proxy-service-ips.json`,
     "-j list map ip kube-proxy service-nodeports": `${NETFILTER}nft-list-map-ip-kube-proxy-service-nodeports.json`,
+    // The parity probe's reads (#17): each family's chains, then kube-proxy's four maps.
+    ...PARITY_NFT_ANSWERS,
   },
   ipset: { "list -terse": `${FIX}ipvs/ipsets/kube/ipset-list-terse.txt` },
   ipvsadm: { "-L --timeout": `${FIX}ipvs/kube-small/ipvsadm-L-timeout.txt` },
@@ -126,15 +130,20 @@ const TOOL_FAULTS = {
 } as const;
 type ToolFault = keyof typeof TOOL_FAULTS;
 
+/** `broken`: whole tools, or one call of a tool as "tool argv" (the parity probe's own nft read). */
 function toolDir(broken: readonly string[], fault: ToolFault | null): string {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-matrix-tools-"));
   for (const [tool, byArgs] of Object.entries(ANSWERS)) {
+    const answer = (args: string, file: string) =>
+      fault !== null && fault !== "missing" && broken.includes(`${tool} ${args}`)
+        ? `  ${shq(args)}) ${TOOL_FAULTS[fault]} ;;`
+        : `  ${shq(args)}) exec /bin/cat ${shq(file)} ;;`;
     const body =
       fault !== null && broken.includes(tool)
         ? TOOL_FAULTS[fault]
         : [
             'case "$*" in',
-            ...Object.entries(byArgs).map(([args, file]) => `  ${shq(args)}) exec /bin/cat ${shq(file)} ;;`),
+            ...Object.entries(byArgs).map(([args, file]) => answer(args, file)),
             '  *) echo "unexpected arguments: $*" >&2; exit 99 ;;',
             "esac",
           ].join("\n");
@@ -165,9 +174,16 @@ class LowCapRunner extends ToolRunner {
 interface Served {
   report: NodeReport;
   metrics: string;
+  /** GET /parity: its status and body. */
+  parity: { status: number; body: string };
 }
 
-async function scanAndServe(opts: { root: string; tools: ToolRunner; kp: RunningStandin }): Promise<Served> {
+async function scanAndServe(opts: {
+  root: string;
+  tools: ToolRunner;
+  kp: RunningStandin;
+  parity?: { path: string; maxAgeS: number } | undefined;
+}): Promise<Served> {
   const report = await scanNode({
     node: "matrix-node",
     agentVersion: "test",
@@ -180,6 +196,7 @@ async function scanAndServe(opts: { root: string; tools: ToolRunner; kp: Running
     nodeIPs: [],
     callTimeoutMs: CALL_TIMEOUT_MS,
     probeTimeoutMs: PROBE_TIMEOUT_MS,
+    parity: opts.parity ? { ...opts.parity, node: "matrix-node" } : null,
   });
   const state = new AgentState(new AgentMetrics({ version: "test" }));
   state.record(report);
@@ -190,7 +207,12 @@ async function scanAndServe(opts: { root: string; tools: ToolRunner; kp: Running
     const r = await app.inject({ method: "GET", url: "/report" });
     if (r.statusCode !== 200) throw new Error(`/report answered ${r.statusCode}`);
     const m = await app.inject({ method: "GET", url: "/metrics" });
-    return { report: NodeReport.parse(JSON.parse(r.body)), metrics: m.body };
+    const p = await app.inject({ method: "GET", url: "/parity" });
+    return {
+      report: NodeReport.parse(JSON.parse(r.body)),
+      metrics: m.body,
+      parity: { status: p.statusCode, body: p.body },
+    };
   } finally {
     await app.close();
   }
@@ -207,6 +229,8 @@ interface Row {
   tools?: { broken: string[]; fault: ToolFault };
   files?: (root: string) => (() => void) | void;
   standin?: Record<string, unknown>;
+  /** #17: scan with --parity-snapshot; `file` puts (or breaks) the snapshot at `path`. */
+  parity?: { file: (path: string) => (() => void) | void; maxAgeS?: number };
 }
 
 const EXPECTED: Record<ToolFault, ProbeErrorKind> = {
@@ -340,6 +364,148 @@ rows.push({
   standin: { faults: { healthz: { refuse: true } } },
 });
 
+// #17, parity after the switch: kube-proxy answers nftables, the agent runs with --parity-snapshot. The
+// snapshot file unreadable, corrupt, oversized or stale, or one of the nft reads parity needs failing:
+// each is named in /report and /parity, the parity findings stay unproven (never "nothing lost": no
+// finding, no counts, verify's parity line not ok), and nothing else changes.
+const NFT_MODE = { standin: { mode: "nftables" } };
+const DAY = 86_400;
+const writeSnapshot = (takenAt: number) => (path: string) =>
+  writeFileSync(path, JSON.stringify(snapshotOfRecording("matrix-node", takenAt)));
+const unproven = (t: Tap, s: Served) => {
+  const ids = s.report.findings.map((f) => f.id);
+  t.notOk(ids.includes("services-lost-in-switch"), "no services-lost-in-switch");
+  t.notOk(ids.includes("service-endpoints-differ-after-switch"), "no service-endpoints-differ-after-switch");
+  t.equal(sample(s.metrics, `proxyscope_parity_state{state="compared"}`) ?? "0", "0", "not compared");
+  t.equal(sample(s.metrics, `proxyscope_parity_services{status="missing_after"}`), undefined, "no counts");
+  const line = verifyChecks({
+    report: s.report,
+    second: null,
+    syncWindowS: 0,
+    connect: { kind: "skipped" },
+  }).find((c) => c.id === "service-parity");
+  t.not(line?.status, "ok", `verify's parity line is not a pass: ${line?.status}: ${line?.detail}`);
+};
+const parityState =
+  (state: string, why: RegExp) =>
+  (t: Tap, s: Served): void => {
+    const p = s.report.facts.parity as { state?: string; why?: string } | null;
+    t.equal(p?.state, state, `/report: parity ${state}`);
+    if (state === "corrupt") t.match(p?.why, why, `/report names it: ${p?.why}`);
+    t.equal(s.parity.status, 200, "/parity answers");
+    t.match(JSON.parse(s.parity.body), { state }, `/parity: ${state}`);
+    t.equal(sample(s.metrics, `proxyscope_parity_state{state="${state}"}`), "1", `metric: ${state}`);
+    unproven(t, s);
+  };
+rows.push({
+  name: "parity: a fresh snapshot, nothing broken (the rows below differ from this by their fault only)",
+  fails: {},
+  ...NFT_MODE,
+  parity: { file: writeSnapshot(Math.floor(Date.now() / 1000)) },
+  check: (t, s) => {
+    const p = s.report.facts.parity;
+    t.equal(p?.state, "compared", "compared");
+    if (p?.state !== "compared") return;
+    t.equal(p.counts.missingAfter, 1, "the one Service IP nothing serves after");
+    t.ok(p.counts.endpointsDiffer >= 1, "the moved endpoint");
+    t.ok(
+      s.report.findings.some((f) => f.id === "services-lost-in-switch"),
+      "services-lost-in-switch",
+    );
+    t.equal(s.parity.status, 200);
+  },
+});
+const PARITY_FILE_FAULTS: {
+  name: string;
+  file: (path: string) => (() => void) | void;
+  state: string;
+  why: RegExp;
+}[] = [
+  {
+    name: "a directory (unreadable)",
+    file: (p) => mkdirSync(p),
+    state: "corrupt",
+    why: /not a regular file|EISDIR/,
+  },
+  {
+    name: "a FIFO nobody writes (unreadable)",
+    file: (p) => {
+      execFileSync("/usr/bin/mkfifo", [p]);
+      return () => {
+        try {
+          closeSync(openSync(p, constants.O_WRONLY | constants.O_NONBLOCK));
+        } catch {
+          // no reader left
+        }
+      };
+    },
+    state: "corrupt",
+    why: /FIFO|regular|special|ENXIO|not a file/i,
+  },
+  {
+    name: "garbage",
+    file: (p) => writeFileSync(p, "\u0000\u001b[2J<script>garbage</script>\n"),
+    state: "corrupt",
+    why: /not JSON/,
+  },
+  {
+    name: "cut short",
+    file: (p) =>
+      writeFileSync(p, JSON.stringify(snapshotOfRecording("matrix-node", Date.now() / 1000)).slice(0, 200)),
+    state: "corrupt",
+    why: /not JSON/,
+  },
+  {
+    name: "JSON, not a snapshot",
+    file: (p) =>
+      writeFileSync(p, JSON.stringify({ format: "proxyscope-ipvs-snapshot/9", virtualServers: "all" })),
+    state: "corrupt",
+    why: /not a snapshot/,
+  },
+  {
+    name: "far over its cap",
+    file: (p) => {
+      writeFileSync(p, "");
+      truncateSync(p, 300 * 1024 * 1024);
+    },
+    state: "corrupt",
+    why: /cap|limit|bytes|large/i,
+  },
+  {
+    name: "stale (three days old, the limit one day)",
+    file: writeSnapshot(Math.floor(Date.now() / 1000) - 3 * DAY),
+    state: "stale",
+    why: /./,
+  },
+];
+for (const f of PARITY_FILE_FAULTS)
+  rows.push({
+    name: `parity snapshot ${f.name}`,
+    fails: {},
+    ...NFT_MODE,
+    parity: { file: f.file, maxAgeS: DAY },
+    check: parityState(f.state, f.why),
+  });
+// The nft reads only the parity probe makes (each family's chains): the nftables probe stays whole.
+for (const fault of Object.keys(TOOL_FAULTS) as ToolFault[]) {
+  rows.push({
+    name: `parity's nft read ${fault}`,
+    fails:
+      fault === "missing"
+        ? { nftables: "missing-tool", parity: "missing-tool" }
+        : { parity: EXPECTED[fault] },
+    ...NFT_MODE,
+    tools: { broken: fault === "missing" ? ["nft"] : ["nft -j list chains ip"], fault },
+    parity: { file: writeSnapshot(Math.floor(Date.now() / 1000)) },
+    check: (t, s) => {
+      t.equal(s.report.facts.parity, null, "/report: parity not read (never an empty table)");
+      t.equal(s.parity.status, 503, "/parity says it is not read");
+      t.match(JSON.parse(s.parity.body), { error: /parity not read: / }, "/parity names why");
+      unproven(t, s);
+    },
+  });
+}
+
 // Probes that read what a failed probe produced may change with it (nftables reads the table name
 // from configz); everything else must be exactly as in the baseline.
 const DEPENDENTS: Partial<Record<ProbeName, ProbeName[]>> = {
@@ -368,6 +534,12 @@ t.test("fault matrix", { skip }, async (t) => {
     const root = mkdtempSync(join(tmpdir(), "proxyscope-matrix-row-"));
     cpSync(baseRoot, root, { recursive: true });
     const release = row.files?.(root);
+    const snapshot = join(root, "parity/ipvs-snapshot.json");
+    let releaseSnapshot: (() => void) | void = undefined;
+    if (row.parity) {
+      mkdirSync(dirname(snapshot), { recursive: true });
+      releaseSnapshot = row.parity.file(snapshot);
+    }
     const tools = row.tools ? toolDir(row.tools.broken, row.tools.fault) : baseTools;
     const kp = row.standin ? await startStandin({ ...scenario, ...row.standin }) : healthy;
     try {
@@ -375,7 +547,12 @@ t.test("fault matrix", { skip }, async (t) => {
         row.tools?.fault === "prints far more than the cap"
           ? new LowCapRunner([tools])
           : new ToolRunner([tools]);
-      const s = await scanAndServe({ root, tools: runner, kp });
+      const s = await scanAndServe({
+        root,
+        tools: runner,
+        kp,
+        parity: row.parity ? { path: snapshot, maxAgeS: row.parity.maxAgeS ?? DAY } : undefined,
+      });
       await t.test(row.name, async (t) => {
         t.equal(
           s.report.probes.length,
@@ -417,6 +594,7 @@ t.test("fault matrix", { skip }, async (t) => {
       });
     } finally {
       release?.();
+      releaseSnapshot?.();
       if (kp !== healthy) await kp.stop();
       if (tools !== baseTools) rmSync(tools, { recursive: true, force: true });
       rmSync(root, { recursive: true, force: true });
