@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { METRIC, Phase, Severity, Verdict } from "../../agent/contract.js";
 import { httpGet } from "../../common/http.js";
-import { failedObservation } from "../observe.js";
+import { failedObservation, unknownFindings } from "../observe.js";
 import type { NodeObservation } from "../report/schema.js";
 
 export interface PrometheusOptions {
@@ -82,6 +82,10 @@ export function queries(nodeLabel: string) {
     probeFailed: `min by (${nodeLabel}, probe) (${METRIC.probeSuccess}) == 0`,
     lastScan: `${by()} (${METRIC.lastScanTimestampSeconds})`,
     buildInfo: `${by("version")} (${METRIC.buildInfo})`,
+    // #17: the parity state, the counts (only while compared) and when the snapshot was taken.
+    parityState: `${by("state")} (${METRIC.parityState}) == 1`,
+    parityServices: `${by("status")} (${METRIC.parityServices})`,
+    paritySnapshot: `${by()} (${METRIC.paritySnapshotTimestampSeconds})`,
   } as const;
 }
 export type QueryName = keyof ReturnType<typeof queries>;
@@ -123,6 +127,9 @@ export function observationsFromSeries(
   const last = per("lastScan", num);
   const build = per("buildInfo", (s) => s.metric.version ?? null);
   per("kubeIpvs0Present", num);
+  const parityState = per("parityState", (s) => s.metric.state ?? "");
+  const parityServices = per("parityServices", (s) => [s.metric.status ?? "", Number(s.value[1])] as const);
+  const paritySnapshot = per("paritySnapshot", num);
 
   return [...nodes].sort().map((node) => {
     const ph = phase.get(node) ?? [];
@@ -147,6 +154,10 @@ export function observationsFromSeries(
       return v !== undefined && Number.isFinite(v) ? v : null;
     };
     const cap = first(capable);
+    const findingsOf = (findings.get(node) ?? []).flatMap((f) =>
+      f.severity.success ? [{ id: f.id, severity: f.severity.data }] : [],
+    );
+    const newer = unknownFindings(findingsOf.map((f) => f.id));
     return {
       node,
       outcome: "ok",
@@ -156,9 +167,7 @@ export function observationsFromSeries(
       // proxyscope_node_phase_inferred is not queried: whether kube-proxy answered is not said here.
       phaseInferred: null,
       verdict: v?.success ? v.data : "unknown",
-      findings: (findings.get(node) ?? []).flatMap((f) =>
-        f.severity.success ? [{ id: f.id, severity: f.severity.data }] : [],
-      ),
+      findings: findingsOf,
       agentVersion: build.get(node)?.[0] ?? null,
       scannedAt: lastScan !== null ? new Date(lastScan * 1000).toISOString() : null,
       kernelRelease: null,
@@ -167,8 +176,55 @@ export function observationsFromSeries(
       ipvsVirtualServers: first(vs),
       kubeIpvs0Addresses: first(addrs),
       blackHoledAddresses: first(bh),
+      parity: parityFromSeries(
+        parityState.get(node) ?? [],
+        parityServices.get(node) ?? [],
+        first(paritySnapshot),
+        lastScan ?? nowS,
+      ),
+      ...(newer.length > 0 ? { unknownToCollector: newer } : {}),
     } satisfies NodeObservation;
   });
+}
+
+const STATUS = {
+  same: "same",
+  missing_after: "missingAfter",
+  endpoints_differ: "endpointsDiffer",
+  new_after: "newAfter",
+} as const;
+
+/**
+ * Pure: a node's parity from its three gauges. No state series (an agent that predates #17, or whose
+ * parity probe failed): null, "not reported", never zero. "compared" only with all four counts: a
+ * partial set of series is not a reading, and a canary must not pass on it.
+ */
+export function parityFromSeries(
+  states: readonly string[],
+  services: readonly (readonly [string, number])[],
+  snapshotAt: number | null,
+  scannedAt: number,
+): NodeObservation["parity"] {
+  const current = [...new Set(states)];
+  if (current.length !== 1) return null;
+  const state = current[0]!;
+  const snapshotAgeSeconds = snapshotAt === null ? null : Math.max(0, Math.round(scannedAt - snapshotAt));
+  if (state !== "compared") return { state, snapshotAgeSeconds, counts: null, lost: [] };
+  const counts: Partial<Record<(typeof STATUS)[keyof typeof STATUS], number>> = {};
+  for (const [status, v] of services) {
+    const key = STATUS[status as keyof typeof STATUS];
+    if (key !== undefined && Number.isInteger(v) && v >= 0) counts[key] = v;
+  }
+  const { same, missingAfter, endpointsDiffer, newAfter } = counts;
+  if (
+    same === undefined ||
+    missingAfter === undefined ||
+    endpointsDiffer === undefined ||
+    newAfter === undefined
+  )
+    return null;
+  // Prometheus carries the counts, not the addresses: the lost list is the agent's /parity.
+  return { state, snapshotAgeSeconds, counts: { same, missingAfter, endpointsDiffer, newAfter }, lost: [] };
 }
 
 /** Every fact for every node, in one query per fact (a dozen queries, whatever the fleet size). */

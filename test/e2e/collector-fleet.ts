@@ -154,7 +154,11 @@ users:
 }
 
 /** The agent flags that point it at a fixture node: this /proc, the recorded host files, no tools, the stand-in. */
-function fixtureNodeFlags(root: string, kp: { metricsUrl: string; healthUrl: string }): string[] {
+function fixtureNodeFlags(
+  root: string,
+  kp: { metricsUrl: string; healthUrl: string },
+  toolDir = join(root, "no-tools"),
+): string[] {
   return [
     "--proc-root",
     join(root, "proc"),
@@ -163,7 +167,7 @@ function fixtureNodeFlags(root: string, kp: { metricsUrl: string; healthUrl: str
     "--sys-root",
     join(root, "sys"),
     "--tool-dir",
-    join(root, "no-tools"),
+    toolDir,
     "--kube-proxy-metrics-url",
     kp.metricsUrl,
     "--kube-proxy-health-url",
@@ -304,6 +308,8 @@ export async function startRealAgent(
   port: number,
   kernel: string,
   mode: "ipvs" | "iptables" | "nftables" | "",
+  /** A tool dir instead of none, and flags added to `serve` (the parity snapshot's). */
+  extra: { toolDir?: string; args?: string[] } = {},
 ): Promise<RealAgent> {
   const kp = await startStandin({ mode, version: "v1.37.1" });
   const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
@@ -320,7 +326,8 @@ export async function startRealAgent(
       ip,
       "--port",
       String(port),
-      ...fixtureNodeFlags(root, kp),
+      ...fixtureNodeFlags(root, kp, extra.toolDir),
+      ...(extra.args ?? []),
       "--scan-interval-s",
       "2",
       "--log-level",

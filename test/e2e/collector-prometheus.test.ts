@@ -2,11 +2,14 @@
 // processes on loopback; the API server STAND-IN lists one node more than Prometheus has series for.
 import t from "tap";
 import { EXIT } from "../../common/exit-codes.js";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { FleetReport } from "../../collector/report/schema.js";
 import { gatherBurnDown } from "../../collector/sources/prometheus.js";
 import { freePort, PROMETHEUS, startPrometheus } from "../helpers/prometheus.js";
 import { agentPod, collector, fleetFlags, node, startApiServer, startRealAgent } from "./collector-fleet.js";
+import { LOST_ADDRESS, PARITY_NFT_ANSWERS, snapshotOfRecording } from "../helpers/parity-snapshot.js";
 
 if (!existsSync(PROMETHEUS)) {
   t.plan(0, "Debian prometheus is not installed");
@@ -19,7 +22,42 @@ const fleet = [
   { name: "prom-old", ip: "127.0.0.42", kernel: "4.18.0-553.el8_10.x86_64", mode: "ipvs" as const },
   { name: "prom-nft", ip: "127.0.0.43", kernel: "6.1.0-26-amd64", mode: "nftables" as const },
 ];
-const agents = await Promise.all(fleet.map((n) => startRealAgent(n.name, n.ip, port, n.kernel, n.mode)));
+// #17: prom-parity switched with a snapshot and an nft that answers the parity probe's reads from the
+// recorded 1.34 ruleset (and nothing else: its nftables probe fails, named); prom-nft has a snapshot
+// but no nft at all, so its parity is not read and its parity metrics are absent.
+const parityDir = mkdtempSync(join(tmpdir(), "proxyscope-prom-parity-"));
+t.teardown(() => rmSync(parityDir, { recursive: true, force: true }));
+const nftScript = [
+  "#!/bin/sh",
+  'case "$*" in',
+  ...Object.entries(PARITY_NFT_ANSWERS).map(([args, file]) => `  '${args}') exec /bin/cat '${file}' ;;`),
+  '  *) echo "unexpected arguments: $*" >&2; exit 99 ;;',
+  "esac",
+].join("\n");
+writeFileSync(join(parityDir, "nft"), `${nftScript}\n`);
+chmodSync(join(parityDir, "nft"), 0o755);
+const snapshotFlags = (name: string) => {
+  const path = join(parityDir, `${name}-snapshot.json`);
+  writeFileSync(path, JSON.stringify(snapshotOfRecording(name, Math.floor(Date.now() / 1000))));
+  return ["--parity-snapshot", path];
+};
+fleet.push({ name: "prom-parity", ip: "127.0.0.44", kernel: "6.1.0-26-amd64", mode: "nftables" as const });
+const agents = await Promise.all(
+  fleet.map((n) =>
+    startRealAgent(
+      n.name,
+      n.ip,
+      port,
+      n.kernel,
+      n.mode,
+      n.name === "prom-parity"
+        ? { toolDir: parityDir, args: snapshotFlags(n.name) }
+        : n.name === "prom-nft"
+          ? { args: snapshotFlags(n.name) }
+          : {},
+    ),
+  ),
+);
 t.teardown(() => Promise.all(agents.map((a) => a.stop())));
 
 // The shipped scrape config sets `node` by relabeling from __meta_kubernetes_pod_node_name; static
@@ -84,7 +122,7 @@ t.test("a node the API lists but Prometheus has no series for is no-data, never 
   const silent = p.nodes.find((x) => x.node === "prom-silent");
   t.equal(silent?.outcome, "no-data");
   t.equal(p.partial, true);
-  t.equal(p.nodes.length, 4);
+  t.equal(p.nodes.length, fleet.length + 1);
   const a = FleetReport.parse(JSON.parse(viaAgents.stdout));
   t.equal(a.nodes.find((x) => x.node === "prom-silent")?.outcome, "no-agent");
 });
@@ -95,7 +133,7 @@ t.test("the burn-down: nodes by phase over time, from a range query", async (t) 
   const hist = p.history ?? [];
   t.ok(hist.length >= 1, `points (${hist.length})`);
   // Prometheus's own count of the fleet's phase series at the last step agrees with the report's now.
-  t.same(hist.at(-1)?.byPhase, { ipvs: 2, nftables: 1 }, "the last point: two nodes on ipvs, one off");
+  t.same(hist.at(-1)?.byPhase, { ipvs: 2, nftables: 2 }, "the last point: two nodes on ipvs, two off");
   t.same(
     hist.map((x) => x.at),
     [...hist.map((x) => x.at)].sort(),
@@ -124,6 +162,50 @@ t.test("the burn-down: nodes by phase over time, from a range query", async (t) 
   t.match(page.stdout, /<section class="span12" id="burn-down"><h2>Burn-down \(from Prometheus\)<\/h2>/);
   t.match(page.stdout, /nodes in ipvs mode: \d+ → 2/);
 });
+
+t.test(
+  "parity through Prometheus: the agents' counts; absent metrics are not reported, never zero",
+  async (t) => {
+    const p = FleetReport.parse(JSON.parse(viaProm.stdout));
+    const a = FleetReport.parse(JSON.parse(viaAgents.stdout));
+    const pp = p.nodes.find((x) => x.node === "prom-parity")!;
+    const ap = a.nodes.find((x) => x.node === "prom-parity")!;
+    t.equal(ap.parity?.state, "compared", "the agent compared");
+    t.equal(ap.parity?.counts?.missingAfter, 1, "one Service IP lost");
+    t.ok(
+      ap.parity?.lost.some((l) => l.startsWith(`${LOST_ADDRESS}:80`)),
+      "named by the agent's /report",
+    );
+    t.equal(pp.parity?.state, "compared", "Prometheus: compared");
+    t.same(pp.parity?.counts, ap.parity?.counts, "Prometheus: the same counts as the agent's /report");
+    t.ok(pp.parity?.snapshotAgeSeconds !== null && pp.parity!.snapshotAgeSeconds! >= 0, "snapshot age known");
+    t.same(pp.parity?.lost, [], "Prometheus carries no addresses");
+    // prom-nft: parity not read on the node, so no parity series at all.
+    t.equal(a.nodes.find((x) => x.node === "prom-nft")?.parity, null, "agents: parity not read");
+    t.equal(p.nodes.find((x) => x.node === "prom-nft")?.parity, null, "Prometheus: not reported, not zero");
+    for (const n of ["prom-ipvs", "prom-old"])
+      t.equal(p.nodes.find((x) => x.node === n)?.parity?.state, "off", n);
+    t.match(p.summary.parity, {
+      byState: { compared: 1, unknown: 1, off: 2 },
+      nodesWithLost: ["prom-parity"],
+      missingAfter: 1,
+    });
+    const step = p.plan.find((x) => x.id === "canary-then-pools");
+    t.match(step?.detail, /Services lost in the switch on prom-parity/);
+    t.match(step?.detail, /parity not shown on switched node\(s\) prom-nft/);
+    const page = await collector(viaPromArgs("html"));
+    const section = /<section class="span12" id="parity">[\s\S]*?<\/section>/.exec(page.stdout)?.[0] ?? "";
+    t.match(
+      section,
+      /<tr data-node="prom-parity"><td>prom-parity<\/td><td><span class="chip c-bad">compared<\/span>/,
+    );
+    t.match(section, /not carried by this source \(read the node's \/parity\)/);
+    t.match(
+      section,
+      /<tr data-node="prom-nft"><td>prom-nft<\/td><td><span class="chip c-none">not reported<\/span>/,
+    );
+  },
+);
 
 t.test("Prometheus unreachable: no report, its own exit code", async (t) => {
   const closed = await freePort();
