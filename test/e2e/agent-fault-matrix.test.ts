@@ -372,7 +372,7 @@ const NFT_MODE = { standin: { mode: "nftables" } };
 const DAY = 86_400;
 const writeSnapshot = (takenAt: number) => (path: string) =>
   writeFileSync(path, JSON.stringify(snapshotOfRecording("matrix-node", takenAt)));
-const unproven = (t: Tap, s: Served) => {
+const unproven = (t: Test, s: Served) => {
   const ids = s.report.findings.map((f) => f.id);
   t.notOk(ids.includes("services-lost-in-switch"), "no services-lost-in-switch");
   t.notOk(ids.includes("service-endpoints-differ-after-switch"), "no service-endpoints-differ-after-switch");
@@ -388,7 +388,7 @@ const unproven = (t: Tap, s: Served) => {
 };
 const parityState =
   (state: string, why: RegExp) =>
-  (t: Tap, s: Served): void => {
+  (t: Test, s: Served): void => {
     const p = s.report.facts.parity as { state?: string; why?: string } | null;
     t.equal(p?.state, state, `/report: parity ${state}`);
     if (state === "corrupt") t.match(p?.why, why, `/report names it: ${p?.why}`);
