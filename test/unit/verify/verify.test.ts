@@ -357,7 +357,9 @@ t.test("the sync window reads kube-proxy's /metrics twice, for real", async (t) 
   t.equal(reads, 1, "one more read after the window");
   const sync = v.checks.find((c) => c.id === "sync-failures");
   t.equal(sync?.status, "fail");
-  t.match(sync?.detail, /^rose from 0 to 3 in 0\.\d s$/, "the window actually waited");
+  // The span runs from the scan's time to the second read: at least the window, more on a busy machine.
+  const span = Number(/^rose from 0 to 3 in (\d+(?:\.\d)?) s$/.exec(sync?.detail ?? "")?.[1] ?? NaN);
+  t.ok(span >= 0.2, `the window actually waited (${sync?.detail})`);
   t.equal(v.checks.find((c) => c.id === "last-sync")?.status, "ok", "freshness from the later read");
   t.equal(v.passed, false);
 });
