@@ -41,9 +41,16 @@ export function ipvsOwner(
   ev: IpvsEvidence,
   kubeIpvs0: ReadonlySet<string> | null,
   local: ReadonlySet<string> | null,
+  kubeRouterIps: ReadonlySet<string> | null = null,
 ): IpvsOwner {
   if (v.protocol === "FWM" || v.address === null || v.port === null)
     return { owner: "foreign", why: "a firewall-mark service: kube-proxy makes none" };
+  // Even when a set kube-proxy left names the same ClusterIP:port: kube-router serves it now.
+  if (kubeRouterIps?.has(v.address))
+    return {
+      owner: "foreign",
+      why: "its address is on kube-dummy-if: kube-router's service proxy serves it (kube-proxy never binds there)",
+    };
   if (!ev.read) return { owner: "unknown", why: `cannot tell whose it is: ${ev.why}` };
   const forwards = ev.forwards.get(vsKey(v));
   if (forwards === undefined)

@@ -1,5 +1,6 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeReport } from "../report/schema.js";
+import { KUBE_ROUTER_LINK } from "../view/other-proxy.js";
 import { ipvsOwner, type IpvsEvidence } from "./ipvs-owner.js";
 import type { IptablesRuleSet } from "./iptables-rules.js";
 import { planIptables } from "./plan-iptables.js";
@@ -69,6 +70,14 @@ function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsP
             .filter((i) => i.name !== "kube-ipvs0")
             .flatMap((i) => i.addresses.map((a) => a.address)),
         );
+  const kubeRouterIps =
+    f.addresses === null
+      ? null
+      : new Set(
+          f.addresses.interfaces
+            .filter((i) => i.name === KUBE_ROUTER_LINK)
+            .flatMap((i) => i.addresses.map((a) => a.address)),
+        );
   const ev: IpvsEvidence = evidence ?? {
     read: false,
     why: "the IPVS table and kube-proxy's ipsets were not read for cleanup",
@@ -77,7 +86,7 @@ function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsP
   const kept: KeptItem[] = [];
   const unread: KeptItem[] = [];
   for (const v of f.ipvs.virtualServers) {
-    const o = ipvsOwner(v, ev, kubeIpvs0, local);
+    const o = ipvsOwner(v, ev, kubeIpvs0, local, kubeRouterIps);
     if (o.owner === "kube-proxy") mine.push(v);
     else (o.owner === "foreign" ? kept : unread).push({ what: `IPVS ${vsName(v)}`, why: o.why });
   }

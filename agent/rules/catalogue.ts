@@ -15,6 +15,7 @@ import { kubeProxyNotAnswering } from "./any/kube-proxy-not-answering.js";
 import { rulesStale } from "./any/kube-proxy-rules-stale.js";
 import { syncFailing } from "./any/kube-proxy-sync-failing.js";
 import { rollbackLeftovers } from "./any/nftables-state-after-rollback.js";
+import { otherServiceProxyIpvs } from "./any/other-service-proxy-ipvs.js";
 import { scanIncomplete } from "./any/scan-incomplete.js";
 import { conntrackWorkaround } from "./before/conntrack-workaround-relied-on.js";
 import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpoints.js";
@@ -68,6 +69,7 @@ export const RULES = [
   kubeProxyUnhealthy,
   deprecationStage,
   kubeProxyFree,
+  otherServiceProxyIpvs,
   rollbackLeftovers,
   scanIncomplete,
 ] as const;

@@ -2,7 +2,7 @@ import type { NodeView } from "../view/build.js";
 
 /** How to find out what runs on a node whose kube-proxy did not say its mode. */
 export const HOW_TO_CONFIRM =
-  "kube-proxy did not answer /proxyMode, so the phase is a guess from kernel state. Look for a kube-proxy pod on this node (kubectl -n kube-system get pods -o wide --field-selector spec.nodeName=<node>) and ask it (curl -s http://127.0.0.1:10249/proxyMode on the node), and check whether a CNI such as Cilium or Calico eBPF now implements Services here";
+  "kube-proxy did not answer /proxyMode, so the phase is a guess from kernel state. Look for a kube-proxy pod on this node (kubectl -n kube-system get pods -o wide --field-selector spec.nodeName=<node>) and ask it (curl -s http://127.0.0.1:10249/proxyMode on the node), and check whether a CNI such as Cilium or Calico eBPF, or kube-router's service proxy (--run-service-proxy), now implements Services here";
 
 /**
  * A remedy that deletes kernel state, as the thing to do only when kube-proxy itself said its mode. On a

@@ -11,6 +11,7 @@ import {
 import type { RuleOptions } from "./options.js";
 import { notCounted, type NotCounted } from "./not-counted.js";
 import { kubeProxyChains, kubeProxyIpsets, type BackendChains } from "./owned.js";
+import { otherServiceProxy, type OtherServiceProxy } from "./other-proxy.js";
 import { answeredMode, decidePhase, type PhaseDecision } from "./phase.js";
 import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import { ipvsPlane } from "./ipvs-plane.js";
@@ -37,7 +38,12 @@ export interface NodeView extends PhaseDecision {
   blackHoled: string[] | null;
   kubeProxyIpsets: NonNullable<NodeFacts["ipsets"]>["sets"] | null;
   kubeProxyChains: BackendChains[] | null;
-  /** The IPVS table split by owner: Service IPs, NodePorts (the node's NodePort set) and foreign ones. */
+  /**
+   * Another service proxy programming IPVS here (kube-router's --run-service-proxy): "absent" when what
+   * was read rules it out, null when a part it would show was not read (then nothing is taken for it).
+   */
+  otherServiceProxy: OtherServiceProxy | "absent" | null;
+  /** The IPVS table split by owner: Service IPs, NodePorts (the node's NodePort set), the other proxy's, foreign ones. */
   virtualServers: VirtualServerClasses;
   /** kube-proxy's sync and cleanup failure counters for its mode, summed; null when unknowable. */
   syncFailures: number | null;
@@ -59,8 +65,10 @@ export function buildView(
 ): NodeView {
   const answered = answeredMode(facts);
   const runningMode = answered || null;
-  const decision = decidePhase(facts, failedProbes, runningMode);
-  const virtualServers = classifyVirtualServers(facts, opts);
+  const other = otherServiceProxy(facts, opts);
+  const othersVs = other === null || other === "absent" ? [] : other.virtualServers;
+  const decision = decidePhase(facts, failedProbes, runningMode, othersVs);
+  const virtualServers = classifyVirtualServers(facts, opts, othersVs);
   return {
     ...decision,
     answeredMode: answered,
@@ -70,6 +78,7 @@ export function buildView(
     blackHoled: blackHoled(facts, runningMode === "ipvs"),
     kubeProxyIpsets: kubeProxyIpsets(facts),
     kubeProxyChains: kubeProxyChains(facts),
+    otherServiceProxy: other,
     virtualServers,
     syncFailures: counterSum(facts, runningMode, SYNC_FAILURE_COUNTERS),
     cleanupFailures: counterSum(facts, runningMode, [CLEANUP_FAILURE_COUNTER]),

@@ -1,4 +1,5 @@
 import type { ProbeError } from "../facts/probe-error.js";
+import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeFacts, Phase } from "../report/schema.js";
 import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import { kubeProxyIpsets } from "./owned.js";
@@ -28,11 +29,15 @@ export function runningModeOf(f: Pick<NodeFacts, "proxyMode">): string | null {
   return answeredMode(f) || null;
 }
 
-/** What each mode leaves in the kernel, as read by the probes. */
-export function modeEvidence(f: NodeFacts): PhaseDecision["mixed"] {
+/**
+ * What each mode leaves in the kernel, as read by the probes. Virtual servers another service proxy made
+ * (kube-router's, view/other-proxy.ts) are no kube-proxy mode's state.
+ */
+export function modeEvidence(f: NodeFacts, others: readonly VirtualServer[] = []): PhaseDecision["mixed"] {
   const out: PhaseDecision["mixed"] = [];
-  if (f.ipvs && f.ipvs.virtualServerCount > 0) {
-    out.push({ mode: "ipvs", evidence: `${f.ipvs.virtualServerCount} IPVS virtual servers` });
+  const vsCount = (f.ipvs?.virtualServerCount ?? 0) - others.length;
+  if (vsCount > 0) {
+    out.push({ mode: "ipvs", evidence: `${vsCount} IPVS virtual servers` });
   }
   if (f.kubeIpvs0?.present) {
     out.push({
@@ -77,14 +82,22 @@ const KERNEL_PROBES = ["ipvs", "kube-ipvs0", "iptables", "nftables"] as const;
  * iptables mode's per-Service chains. A mode whose part of the kernel was not read is "unread", never
  * "carries nothing".
  */
-export function carryingState(f: NodeFacts): { carrying: PhaseDecision["carrying"]; unread: Set<Mode> } {
+export function carryingState(
+  f: NodeFacts,
+  others: readonly VirtualServer[] = [],
+): { carrying: PhaseDecision["carrying"]; unread: Set<Mode> } {
   const carrying: PhaseDecision["carrying"] = [];
   const unread = new Set<Mode>();
   if (f.ipvs === null) unread.add("ipvs");
   else {
     const serviceIPs = f.kubeIpvs0 ? new Set(kubeIpvs0ServiceIps(f.kubeIpvs0)) : null;
+    // Another proxy's virtual servers carry its Services, not kube-proxy's, even on a kube-ipvs0 left behind.
+    const theirs = new Set(others);
     const live = f.ipvs.virtualServers.filter(
-      (v) => v.realServers > 0 && (serviceIPs === null || (v.address !== null && serviceIPs.has(v.address))),
+      (v) =>
+        !theirs.has(v) &&
+        v.realServers > 0 &&
+        (serviceIPs === null || (v.address !== null && serviceIPs.has(v.address))),
     );
     if (live.length > 0)
       carrying.push({
@@ -131,8 +144,9 @@ export function carryingState(f: NodeFacts): { carrying: PhaseDecision["carrying
 function guessPhase(
   f: NodeFacts,
   evidence: PhaseDecision["mixed"],
+  others: readonly VirtualServer[],
 ): { phase: Phase; carrying: PhaseDecision["carrying"] } {
-  const { carrying, unread } = carryingState(f);
+  const { carrying, unread } = carryingState(f, others);
   const modes = new Set(carrying.map((c) => c.mode));
   const seen = new Set(evidence.map((e) => e.mode));
   const order: Mode[] = ["ipvs", "nftables", "iptables"];
@@ -147,14 +161,16 @@ function guessPhase(
 
 /**
  * kube-proxy's own /proxyMode decides; kernel state only when kube-proxy does not answer. Never the
- * ConfigMap: the mode configured and the mode running differ exactly when it matters.
+ * ConfigMap: the mode configured and the mode running differ exactly when it matters. `others`: the
+ * virtual servers another service proxy made, which say nothing about kube-proxy.
  */
 export function decidePhase(
   f: NodeFacts,
   failedProbes: ReadonlyMap<string, ProbeError>,
   answered: string | null = runningModeOf(f),
+  others: readonly VirtualServer[] = [],
 ): PhaseDecision {
-  const evidence = modeEvidence(f);
+  const evidence = modeEvidence(f, others);
   if (answered) {
     const phase: Phase =
       answered === "ipvs" || answered === "iptables" || answered === "nftables" ? answered : "unknown";
@@ -177,7 +193,7 @@ export function decidePhase(
       return { phase: "unknown", source: "none", ...none };
     return { phase: "none", source: "kernel-state", ...none };
   }
-  const { phase, carrying } = guessPhase(f, evidence);
+  const { phase, carrying } = guessPhase(f, evidence, others);
   return {
     phase,
     source: "kernel-state",

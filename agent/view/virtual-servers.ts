@@ -8,6 +8,8 @@ export interface VirtualServerClasses {
   services: VirtualServer[];
   /** A local address with a port in the NodePort range: ipvs mode's NodePort virtual servers. */
   nodePorts: VirtualServer[];
+  /** Another service proxy's (kube-router's, view/other-proxy.ts): live Services, never kube-proxy's nor foreign. */
+  otherProxy: VirtualServer[];
   /** Everything else: someone else's (keepalived, kube-vip, a firewall-mark service). */
   foreign: VirtualServer[];
 }
@@ -27,10 +29,15 @@ export function learnedNodePorts(f: NodeFacts): Set<string> {
  * Splits the IPVS table by owner. Needs kube-ipvs0's addresses to know the Service IPs; without them
  * (probe failed) nothing is called foreign, because a wrong accusation is worse than silence.
  */
-export function classifyVirtualServers(f: NodeFacts, opts: RuleOptions): VirtualServerClasses {
-  const out: VirtualServerClasses = { services: [], nodePorts: [], foreign: [] };
+export function classifyVirtualServers(
+  f: NodeFacts,
+  opts: RuleOptions,
+  others: readonly VirtualServer[] = [],
+): VirtualServerClasses {
+  const out: VirtualServerClasses = { services: [], nodePorts: [], otherProxy: [], foreign: [] };
   const vs = f.ipvs?.virtualServers ?? [];
   if (vs.length === 0 || f.kubeIpvs0 === null || f.addresses === null) return out;
+  const theirs = new Set(others);
   const serviceIPs = new Set(kubeIpvs0ServiceIps(f.kubeIpvs0));
   const local = new Set(
     f.addresses.interfaces
@@ -43,6 +50,7 @@ export function classifyVirtualServers(f: NodeFacts, opts: RuleOptions): Virtual
     v.port !== null && ((v.port >= lo && v.port <= hi) || learned.has(`${v.protocol}:${v.port}`));
   for (const v of vs) {
     if (v.address !== null && serviceIPs.has(v.address)) out.services.push(v);
+    else if (theirs.has(v)) out.otherProxy.push(v);
     else if (v.address !== null && local.has(v.address) && isNodePort(v)) out.nodePorts.push(v);
     else out.foreign.push(v);
   }

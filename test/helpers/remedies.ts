@@ -3,6 +3,7 @@
 // profile tests that check "a guess is never a reason to delete".
 export const DELETING: readonly RegExp[] = [
   /ipvsadm\s+(--clear|-C)\b/,
+  /ipvsadm\s+-D\b/,
   /ip link del(ete)?\s+kube-ipvs0/,
   /ipset (destroy|-X)\b/,
   /nft (delete|flush) (table|ruleset)/,

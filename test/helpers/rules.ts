@@ -1,7 +1,7 @@
 import type { AddressesFacts } from "../../agent/facts/host.js";
 import { judge as judgeFacts } from "../../agent/rules/index.js";
 import { FINDINGS } from "../../agent/rules/catalogue.js";
-import { configz, emptyFacts, metrics, noKernelState, vs } from "./facts.js";
+import { configz, emptyFacts, iptablesBackend, metrics, noKernelState, vs } from "./facts.js";
 
 /**
  * The rules over these facts, as the agent runs them, with one more check: every finding is one its
@@ -92,3 +92,76 @@ export const nftNode = (over = {}) =>
     kubeIpvs0: noKernelState.kubeIpvs0,
     ...over,
   });
+
+/**
+ * kube-router as the service proxy, kube-proxy not deployed (test/profiles/corpus/kube-router-proxy.ts):
+ * its Service IPs on kube-dummy-if, its NodePort on the node's address, its kube-router-svip* sets and
+ * KUBE-ROUTER-SERVICES chain, no kube-ipvs0, nothing on kube-proxy's ports.
+ */
+export const kubeRouterNode = (over = {}) => {
+  const base = addresses("172.18.0.30");
+  return emptyFacts({
+    ...noKernelState,
+    kernel: kernel("6.1.0-27-amd64"),
+    addresses: {
+      ...base,
+      interfaces: [
+        ...base.interfaces,
+        {
+          name: "kube-dummy-if",
+          kind: "dummy",
+          operState: "UNKNOWN",
+          addresses: ["10.96.0.1", "10.96.0.10"].map((address) => ({
+            family: "inet" as const,
+            address,
+            prefixLen: 32,
+            scope: "link",
+          })),
+        },
+      ],
+    },
+    ipvs: {
+      available: true,
+      virtualServerCount: 3,
+      realServerCount: 3,
+      schedulers: { rr: 3 },
+      virtualServers: [
+        vs("10.96.0.1", 443),
+        vs("10.96.0.10", 53, { protocol: "UDP" }),
+        vs("172.18.0.30", 31080),
+      ],
+      timeouts: null,
+    },
+    ipsets: {
+      available: true,
+      sets: [
+        ["kube-router-local-ips", "hash:ip", 2],
+        ["kube-router-svip", "hash:ip", 3],
+        ["kube-router-svip-prt", "hash:ip,port", 3],
+      ].map(([name, type, entries]) => ({
+        name: name as string,
+        type: type as string,
+        family: "inet" as const,
+        entries: entries as number,
+        references: 1,
+        kubeProxy: false,
+      })),
+      nodePorts: [],
+    },
+    iptables: {
+      backends: [
+        iptablesBackend({
+          backend: "legacy",
+          kubeChains: [{ table: "filter", name: "KUBE-ROUTER-SERVICES", rules: 5, owner: "unknown" }],
+        }),
+      ],
+    },
+    sysctls: {
+      values: [
+        { name: "net.ipv4.conf.all.arp_ignore", value: "1" },
+        { name: "net.ipv4.conf.all.arp_announce", value: "2" },
+      ],
+    },
+    ...over,
+  });
+};

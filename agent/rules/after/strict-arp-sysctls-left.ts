@@ -9,8 +9,11 @@ export const strictArpLeft = rule({
     },
   },
   needs: ["sysctls"],
-  evaluate({ facts, view: { phase } }) {
+  evaluate({ facts, view: { phase, otherServiceProxy } }) {
     if (phase !== "nftables" && phase !== "none") return [];
+    // kube-router's service proxy sets them itself on every start, for the VIPs on its dummy link
+    // (kube-router @7c2c2779 network_services_controller.go Run: arp_ignore=1, arp_announce=2).
+    if (otherServiceProxy !== null && otherServiceProxy !== "absent") return [];
     const get = (n: string) => facts.sysctls?.values.find((v) => v.name === n)?.value ?? null;
     const ignore = get("net.ipv4.conf.all.arp_ignore");
     const announce = get("net.ipv4.conf.all.arp_announce");

@@ -131,3 +131,44 @@ t.test(
     t.equal(unread.unread.filter((u) => u.what.startsWith("IPVS")).length, 2, "each named as unknown");
   },
 );
+
+t.test(
+  "a Service IP on kube-dummy-if is kube-router's, even when a set kube-proxy left names it",
+  async (t) => {
+    const { ev, table: tb } = evidence("kube-small/proc/net/ip_vs", "ipsets/kube/ipset-list.txt");
+    const api = tb.virtualServers.find((v) => v.address === "10.96.0.1" && v.port === 443)!;
+    t.match(ipvsOwner(api, ev, new Set(["10.96.0.1"]), new Set(["192.168.4.11"]), new Set(["10.96.0.1"])), {
+      owner: "foreign",
+      why: /kube-dummy-if: kube-router/,
+    });
+    const base = addresses("192.168.4.11");
+    const r: NodeReport = reportOf(
+      emptyFacts({
+        ...noKernelState,
+        addresses: {
+          ...base,
+          interfaces: [
+            ...base.interfaces,
+            {
+              name: "kube-dummy-if",
+              kind: "dummy",
+              operState: "UNKNOWN",
+              addresses: [{ family: "inet", address: "10.96.0.1", prefixLen: 32, scope: "link" }],
+            },
+          ],
+        },
+        ipvs: {
+          available: true,
+          virtualServerCount: 1,
+          realServerCount: api.realServers,
+          schedulers: { rr: 1 },
+          virtualServers: [api],
+          timeouts: null,
+        },
+      }),
+    );
+    const plan = planCleanup(r, [], { strictArp: false, ipvsEvidence: ev });
+    t.same(plan.actions, [], "nothing of kube-router's is deleted, and no --clear");
+    t.match(plan.kept, [{ what: "IPVS TCP 10.96.0.1:443", why: /kube-router/ }]);
+  },
+);

@@ -3,7 +3,7 @@ import { FINDING_IDS } from "../../../agent/rules/catalogue.js";
 import { DEFAULT_RULE_OPTIONS } from "../../../agent/view/options.js";
 import type { ProbeError } from "../../../agent/facts/probe-error.js";
 import type { NodeFacts } from "../../../agent/report/schema.js";
-import { addresses, ipvsNode, judge, kernel, NOW } from "../../helpers/rules.js";
+import { addresses, ipvsNode, judge, kernel, kubeRouterNode, NOW } from "../../helpers/rules.js";
 import {
   configz,
   emptyFacts,
@@ -202,6 +202,16 @@ const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
     silent,
     "none",
   ],
+  // kube-router took over the Services and kube-proxy's DaemonSet was deleted without `kube-proxy --cleanup`
+  // (kube-router docs/kubeadm.md asks for it): kube-proxy's kube-ipvs0 and sets are left, and the live
+  // virtual servers are kube-router's, on kube-dummy-if. None of them is kube-proxy's to guess from.
+  "kube-router proxies Services; kube-proxy's kube-ipvs0 and ipsets left from before it": [
+    ((f) => ({ ...f, ipsets: { ...f.ipsets!, sets: [...f.ipsets!.sets, ...kubeSets.sets] } }))(
+      kubeRouterNode({ kubeIpvs0: kubeIpvs0("10.96.0.1", "10.96.0.10") }),
+    ),
+    silent,
+    "none",
+  ],
   "nftables state carrying Services, ipvs leftovers beside it": [
     emptyFacts({
       ...noKernelState,
@@ -386,6 +396,18 @@ for (const [name, [facts, failed, phase]] of Object.entries(GUESSED)) {
     }
   });
 }
+
+t.test("kube-router's live Services are neither the guess nor leftovers nor a black hole", async (t) => {
+  const [facts, failed] =
+    GUESSED["kube-router proxies Services; kube-proxy's kube-ipvs0 and ipsets left from before it"]!;
+  const j = judge(facts, failed, NOW);
+  t.same(j.view.carrying, [], "kube-router's virtual servers carry no kube-proxy mode");
+  const got = j.findings.map((f) => f.id);
+  t.ok(got.includes("other-service-proxy-ipvs"), "kube-router is named");
+  t.ok(got.includes("kube-ipvs0-left"), "kube-proxy's link is left");
+  for (const id of ["ipvs-virtual-servers-left", "kube-ipvs0-black-hole", "strict-arp-sysctls-left"])
+    t.notOk(got.includes(id), `no ${id}: the addresses are kube-router's, backed by its virtual servers`);
+});
 
 t.test("every finding id is checked on a guessed phase, or needs kube-proxy's answer", async (t) => {
   for (const [id, facts] of Object.entries(ANSWER_NEEDED)) {

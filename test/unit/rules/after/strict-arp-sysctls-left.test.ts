@@ -1,5 +1,6 @@
 import t from "tap";
-import { ids, ipvsNode, judge, nftNode, NOW } from "../../../helpers/rules.js";
+import { ids, ipvsNode, judge, kubeRouterNode, nftNode, NOW } from "../../../helpers/rules.js";
+import { noKernelState, refused } from "../../../helpers/facts.js";
 
 const arp = (ignore: string, announce: string) => ({
   values: [
@@ -17,5 +18,23 @@ t.test("strictARP sysctls left after the switch are info; cleared ones are nothi
   t.notOk(
     ids(judge(ipvsNode({ sysctls: arp("1", "2") }), new Map(), NOW)).includes("strict-arp-sysctls-left"),
     "in ipvs mode they are needed",
+  );
+});
+
+t.test("kube-router's service proxy sets them itself: not left, unless it was not read", async (t) => {
+  const silent = new Map([["kube-proxy-mode", refused]]);
+  t.notOk(
+    ids(judge(kubeRouterNode({ sysctls: arp("1", "2") }), silent, NOW)).includes("strict-arp-sysctls-left"),
+    "kube-router (network_services_controller.go Run) needs arp_ignore for the VIPs on kube-dummy-if",
+  );
+  const unread = new Map([...silent, ["ipsets", { kind: "exit-status" as const, message: "exit status 1" }]]);
+  const kubeProxyGone = kubeRouterNode({
+    sysctls: arp("1", "2"),
+    ipsets: null,
+    ipvs: noKernelState.ipvs,
+  });
+  t.ok(
+    ids(judge(kubeProxyGone, unread, NOW)).includes("strict-arp-sysctls-left"),
+    "kube-router not established (ipsets unread): judged as without it",
   );
 });
