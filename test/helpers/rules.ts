@@ -93,6 +93,14 @@ export const nftNode = (over = {}) =>
     ...over,
   });
 
+/** kube-router's dummy link holding these Service IPs (kube-router linux_networking.go ipAddrAdd: scope link). */
+export const kubeDummyIf = (...ips: string[]) => ({
+  name: "kube-dummy-if",
+  kind: "dummy",
+  operState: "UNKNOWN",
+  addresses: ips.map((address) => ({ family: "inet" as const, address, prefixLen: 32, scope: "link" })),
+});
+
 /**
  * kube-router as the service proxy, kube-proxy not deployed (test/profiles/corpus/kube-router-proxy.ts):
  * its Service IPs on kube-dummy-if, its NodePort on the node's address, its kube-router-svip* sets and
@@ -105,20 +113,7 @@ export const kubeRouterNode = (over = {}) => {
     kernel: kernel("6.1.0-27-amd64"),
     addresses: {
       ...base,
-      interfaces: [
-        ...base.interfaces,
-        {
-          name: "kube-dummy-if",
-          kind: "dummy",
-          operState: "UNKNOWN",
-          addresses: ["10.96.0.1", "10.96.0.10"].map((address) => ({
-            family: "inet" as const,
-            address,
-            prefixLen: 32,
-            scope: "link",
-          })),
-        },
-      ],
+      interfaces: [...base.interfaces, kubeDummyIf("10.96.0.1", "10.96.0.10")],
     },
     ipvs: {
       available: true,

@@ -6,7 +6,7 @@ import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { parseIpvsProc } from "../../../agent/parse/ipvs-proc.js";
 import type { NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
-import { addresses } from "../../helpers/rules.js";
+import { addresses, kubeDummyIf } from "../../helpers/rules.js";
 import { reportOf } from "../../helpers/reports.js";
 
 // #13.3: whose is an IPVS virtual server, from what only kube-proxy does (Masq forwarding, its own
@@ -24,6 +24,16 @@ function table(ipVs: string) {
   if (!p.ok) throw new Error(p.error);
   return p.value;
 }
+
+/** An IPVS table holding this one virtual server. */
+const only = (v: ReturnType<typeof table>["virtualServers"][number]) => ({
+  available: true,
+  virtualServerCount: 1,
+  realServerCount: v.realServers,
+  schedulers: { [v.scheduler]: 1 },
+  virtualServers: [v],
+  timeouts: null,
+});
 
 t.test("ipset list members, as recorded", async (t) => {
   const p = parseIpsetMembers(fx("ipsets/kube/ipset-list.txt"));
@@ -51,14 +61,7 @@ t.test(
       emptyFacts({
         ...noKernelState,
         addresses: addresses("192.168.4.11"),
-        ipvs: {
-          available: true,
-          virtualServerCount: 1,
-          realServerCount: api.realServers,
-          schedulers: { rr: 1 },
-          virtualServers: [api],
-          timeouts: null,
-        },
+        ipvs: only(api),
       }),
     );
     const plan = planCleanup(r, [], { strictArp: false, ipvsEvidence: ev });
@@ -147,24 +150,9 @@ t.test(
         ...noKernelState,
         addresses: {
           ...base,
-          interfaces: [
-            ...base.interfaces,
-            {
-              name: "kube-dummy-if",
-              kind: "dummy",
-              operState: "UNKNOWN",
-              addresses: [{ family: "inet", address: "10.96.0.1", prefixLen: 32, scope: "link" }],
-            },
-          ],
+          interfaces: [...base.interfaces, kubeDummyIf("10.96.0.1")],
         },
-        ipvs: {
-          available: true,
-          virtualServerCount: 1,
-          realServerCount: api.realServers,
-          schedulers: { rr: 1 },
-          virtualServers: [api],
-          timeouts: null,
-        },
+        ipvs: only(api),
       }),
     );
     const plan = planCleanup(r, [], { strictArp: false, ipvsEvidence: ev });
