@@ -81,7 +81,7 @@ function ipvs(r: NodeReport, v: NodeView): VerifyCheck {
   const vs = (v: (typeof c.foreign)[number]) =>
     `${v.protocol} ${v.address ?? `fwmark ${v.fwmark}`}:${v.port ?? ""}`;
   const mine = [...c.services, ...c.nodePorts];
-  const unclassified = n - mine.length - c.foreign.length;
+  const unclassified = n - mine.length - c.foreign.length - c.otherProxy.length;
   if (mine.length > 0 || unclassified > 0 || f.kubeIpvs0 === null || f.addresses === null)
     return check(
       "ipvs-virtual-servers",
@@ -89,12 +89,21 @@ function ipvs(r: NodeReport, v: NodeView): VerifyCheck {
       "fail",
       mine.length > 0 ? `${n} left, ${mine.length} of them kube-proxy's: ${some(mine.map(vs))}` : `${n} left`,
     );
-  // Not kube-proxy's (keepalived, kube-vip): cleanup never removes them, so they cannot fail the node.
+  // Not kube-proxy's (keepalived, kube-vip, kube-router's Services): cleanup never removes them, so they
+  // cannot fail the node.
+  const kept = [
+    ...(c.foreign.length > 0
+      ? [`${c.foreign.length} foreign virtual servers kept (${some(c.foreign.map(vs))})`]
+      : []),
+    ...(c.otherProxy.length > 0
+      ? [`${c.otherProxy.length} of kube-router's service proxy kept (${some(c.otherProxy.map(vs))})`]
+      : []),
+  ];
   return check(
     "ipvs-virtual-servers",
     name,
     "ok",
-    `${c.foreign.length} foreign virtual servers kept (${some(c.foreign.map(vs))}); kube-proxy in nftables mode flushes them when it restarts`,
+    `${kept.join("; ")}; kube-proxy in nftables mode flushes them when it restarts`,
   );
 }
 

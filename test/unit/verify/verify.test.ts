@@ -10,6 +10,7 @@ import { ToolRunner } from "../../../agent/io/run.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
+import { kubeRouterNode } from "../../helpers/rules.js";
 
 const NOW = Date.parse("2026-01-01T00:00:00.000Z") / 1000;
 const metrics = (over: Record<string, number> = {}): NodeFacts["kubeProxyMetrics"] => ({
@@ -363,3 +364,19 @@ t.test("the sync window reads kube-proxy's /metrics twice, for real", async (t) 
   t.equal(v.checks.find((c) => c.id === "last-sync")?.status, "ok", "freshness from the later read");
   t.equal(v.passed, false);
 });
+
+t.test(
+  "kube-router's virtual servers are kept, not left: the ipvs check passes and names them",
+  async (t) => {
+    const f = kubeRouterNode();
+    const checks = verifyChecks({
+      report: report({ addresses: f.addresses, ipsets: f.ipsets, ipvs: f.ipvs, iptables: f.iptables }),
+      second: null,
+      syncWindowS: 0,
+      connect: connected,
+    });
+    const ipvs = checks.find((c) => c.id === "ipvs-virtual-servers");
+    t.equal(ipvs?.status, "ok");
+    t.match(ipvs?.detail, /^3 of kube-router's service proxy kept \(TCP 10\.96\.0\.1:443/);
+  },
+);
