@@ -402,7 +402,7 @@ t.test("kube-router's live Services are neither the guess nor leftovers nor a bl
     GUESSED["kube-router proxies Services; kube-proxy's kube-ipvs0 and ipsets left from before it"]!;
   const j = judge(facts, failed, NOW);
   t.same(j.view.carrying, [], "kube-router's virtual servers carry no kube-proxy mode");
-  const got = j.findings.map((f) => f.id);
+  const got: string[] = j.findings.map((f) => f.id);
   t.ok(got.includes("other-service-proxy-ipvs"), "kube-router is named");
   t.ok(got.includes("kube-ipvs0-left"), "kube-proxy's link is left");
   for (const id of ["ipvs-virtual-servers-left", "kube-ipvs0-black-hole", "strict-arp-sysctls-left"])
