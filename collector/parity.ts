@@ -62,7 +62,10 @@ function holdsBack(n: FleetNode): boolean {
   const p = n.parity;
   if (!p) return false;
   const checks = p.checks;
-  if (checks === undefined) return (p.counts?.missingAfter ?? 0) > 0;
+  const missing = p.counts?.missingAfter ?? 0;
+  if (checks === undefined) return missing > 0;
+  // Lost Services the API never judged (the agent's list is cut; Prometheus carries counts only) are unproven.
+  if (missing > checks.filter((c) => c.agent === "missing-after").length) return true;
   return checks.some((c) => isLoss(c) || (c.agent === "missing-after" && c.verdict === "not-confirmed"));
 }
 

@@ -255,4 +255,25 @@ t.test("the canary step: explained losses do not hold the next pool; unconfirmed
     ["c"],
     "no confirmation at all: the agent's count decides",
   );
+  // The agent cut its list (or Prometheus carried the count only): what the API never judged is unproven.
+  const cut = {
+    node: "c",
+    outcome: "ok",
+    phase: "nftables",
+    parity: {
+      ...parity({ lost: ["x"], checks: [{ ...base, verdict: "explained", severity: "info" }] }),
+      counts: { same: 0, missingAfter: 40, endpointsDiffer: 0, newAfter: 0 },
+    },
+  } as unknown as FleetNode;
+  t.same(canaryParityNote([cut]).blocked, ["c"], "39 lost Services no check covered hold the pool");
+  const countsOnly = {
+    node: "p",
+    outcome: "ok",
+    phase: "nftables",
+    parity: {
+      ...parity({ lost: [], checks: [] }),
+      counts: { same: 5, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 },
+    },
+  } as unknown as FleetNode;
+  t.same(canaryParityNote([countsOnly]).blocked, ["p"], "a count with no list (Prometheus) holds the pool");
 });
