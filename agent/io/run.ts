@@ -73,6 +73,23 @@ interface RawEnd {
 // killed outright when this process exits, so no tool outlives the agent.
 const LIVE_GROUPS = new Set<number>();
 let exitHookInstalled = false;
+// Where a scan thread also writes them, for its parent to kill should the thread die (shared-groups.ts).
+let mirror: { add(pgid: number): unknown; delete(pgid: number): unknown } | null = null;
+
+/** A scan worker lists its tools' process groups here too, so its parent can end them if it dies. */
+export function mirrorLiveGroups(to: typeof mirror): void {
+  mirror = to;
+}
+
+function liveGroup(pgid: number, live: boolean): void {
+  if (live) {
+    LIVE_GROUPS.add(pgid);
+    mirror?.add(pgid);
+  } else {
+    LIVE_GROUPS.delete(pgid);
+    mirror?.delete(pgid);
+  }
+}
 
 function signalGroup(pgid: number, signal: NodeJS.Signals | 0): boolean {
   try {
@@ -149,7 +166,7 @@ class Call {
     });
     if (child.pid !== undefined) {
       installExitHook();
-      LIVE_GROUPS.add(child.pid);
+      liveGroup(child.pid, true);
     }
     for (const stream of [child.stdout, child.stderr] as (Readable | null | undefined)[]) {
       if (!stream) continue; // EMFILE: Node gave up before it made the pipes (undefined, not null)
@@ -208,7 +225,7 @@ class Call {
     // Unref'd: a one-shot command may exit before it fires; the exit hook then SIGKILLs the group.
     this.killTimer = setTimeout(() => {
       signalGroup(pid, "SIGKILL");
-      LIVE_GROUPS.delete(pid);
+      liveGroup(pid, false);
     }, KILL_GRACE_MS);
     this.killTimer.unref();
   }
@@ -232,7 +249,7 @@ class Call {
     const pid = this.child?.pid;
     // Nobody left in the group: forget it now rather than signal a reused id later.
     if (pid !== undefined && !signalGroup(pid, 0)) {
-      LIVE_GROUPS.delete(pid);
+      liveGroup(pid, false);
       if (this.killTimer !== null) clearTimeout(this.killTimer);
     }
     this.onFinish(this);

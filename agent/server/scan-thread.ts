@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { SharedGroups } from "../io/shared-groups.js";
 import type { NodeReport } from "../report/schema.js";
 import type { ScanInput } from "../scan.js";
 import type { RuleOptions } from "../view/options.js";
@@ -9,6 +10,10 @@ export interface ScanWorkerData {
   input: Omit<ScanInput, "tools"> & { node: string; agentVersion: string; ruleOptions?: RuleOptions };
   /** Tests only: a module exporting PROBES to run instead of the registry's. */
   probesModule?: string;
+  /** Seconds between two full reads of a source reused under an unchanged fingerprint; 0: no cache. */
+  fullReadIntervalS?: number;
+  /** Set by ScanThread: where the worker lists its tools' process groups (io/shared-groups.ts). */
+  groups?: SharedArrayBuffer;
 }
 
 export type ToWorker = { type: "scan"; id: number; previous: NodeReport | null } | { type: "close" };
@@ -41,6 +46,8 @@ export class ScanThread {
   private seq = 0;
   /** Workers started so far (a crash makes the next scan start another). */
   started = 0;
+  /** Process groups killed because their worker was gone (a crash, an exit, a terminate). */
+  orphanGroupsKilled = 0;
 
   constructor(
     private readonly data: ScanWorkerData,
@@ -73,7 +80,9 @@ export class ScanThread {
   }
 
   private start(): Worker {
-    const w = new Worker(this.url, { workerData: this.data });
+    // One list per worker: a new worker never inherits (or clears) the groups of the one that died.
+    const groups = new SharedGroups();
+    const w = new Worker(this.url, { workerData: { ...this.data, groups: groups.buffer } });
     this.started++;
     this.worker = w;
     w.on("message", (m: FromWorker) => {
@@ -89,6 +98,9 @@ export class ScanThread {
       this.fail(w, `scan thread crashed: ${e.message}`);
     });
     w.on("exit", (code) => {
+      // However the thread ended, a tool it started must not outlive it (its exit hooks may not
+      // have run: terminate() and a fatal error skip them).
+      this.orphanGroupsKilled += groups.killAll();
       this.forget(w);
       this.fail(w, `scan thread exited (code ${code}) before the scan finished`);
     });

@@ -12,7 +12,7 @@ const FAILSAFE_MS = 120_000;
 
 export const PROBES = [
   defineProbe("kernel", {
-    async run() {
+    async run(ctx) {
       if (at("crash")) {
         // An error nothing catches, as a bug deep in a parser would throw it: the thread dies.
         setImmediate(() => {
@@ -21,6 +21,22 @@ export const PROBES = [
         await new Promise(() => {});
       }
       if (at("exit")) process.exit(7);
+      if (at("orphan-crash") || at("orphan-hang")) {
+        // A tool call still running when the thread dies: the test's fake nft (a shell that loops).
+        void ctx.tools.run("nft", ["-j", "list", "chains"], { timeoutMs: FAILSAFE_MS, maxBytes: 1024 });
+        // The test looks at the running tool first, then says go.
+        while (!at("go")) await new Promise((r) => setTimeout(r, 20));
+        if (at("orphan-crash")) {
+          setImmediate(() => {
+            throw new Error("stand-in crash mid-call");
+          });
+          await new Promise(() => {});
+        }
+        // Never yields again: only terminate() can end this thread.
+        writeFileSync(`${dir}/spinning`, "");
+        const started = Date.now();
+        while (Date.now() - started < FAILSAFE_MS);
+      }
       if (at("hold")) {
         // Synchronous work that never yields, as parsing a 20 MB listing does: on the serving thread
         // no request could be answered until it ends.

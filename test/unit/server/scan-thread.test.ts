@@ -1,5 +1,5 @@
 import t, { type Test } from "tap";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
@@ -7,6 +7,7 @@ import { buildApp } from "../../../agent/server/app.js";
 import { ScanLoop } from "../../../agent/server/scan-loop.js";
 import { ScanThread, ScanThreadError } from "../../../agent/server/scan-thread.js";
 import { AgentState } from "../../../agent/server/state.js";
+import { processesWith, untilNoneWith } from "../../helpers/procs.js";
 
 const PROBES = new URL("./scan-thread-probes.ts", import.meta.url).href;
 
@@ -116,3 +117,35 @@ t.test(
     t.equal((await thread.scan(good.report)).node, "node-a");
   },
 );
+
+// A tool that never ends on its own, found by its path (which holds the test's own directory): a
+// shell that says it started, then loops, so it is alive until something kills its process group.
+function fakeNft(dir: string): void {
+  const path = join(dir, "nft");
+  writeFileSync(path, `#!/bin/sh\n: > "${dir}/tool-started"\nwhile :; do /bin/sleep 1; done\n`);
+  chmodSync(path, 0o755);
+}
+
+for (const how of ["crash", "hang"] as const) {
+  t.test(
+    `a scan thread that ${how === "crash" ? "crashes" : "is terminated"} mid-call leaves no tool process behind`,
+    async (t) => {
+      const { dir, thread, file } = setup(t);
+      fakeNft(dir);
+      file(`orphan-${how}`);
+      const scan = thread.scan(null);
+      await until(() => existsSync(join(dir, "tool-started")));
+      t.ok(processesWith(dir).length > 0, "the fake tool runs");
+      file("go");
+      if (how === "crash") {
+        await t.rejects(scan, /scan thread crashed: stand-in crash mid-call/);
+      } else {
+        // The thread never reads the close message: close() has to terminate it.
+        await until(() => existsSync(join(dir, "spinning")));
+        await thread.close(100);
+        await t.rejects(scan, /scan thread exited/);
+      }
+      t.same(await untilNoneWith(dir), [], "every process the thread started is gone");
+    },
+  );
+}
