@@ -60,6 +60,7 @@ export const AgentConfig = z.object({
   listenHost,
   listenPort: port(0),
   scanIntervalS: durationS(),
+  fullReadIntervalS: durationS(undefined, true),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
   webConfigFile: z.string().min(1).max(4096).nullable(),
   detailFrom: z.enum(["loopback", "any"]),
@@ -180,6 +181,11 @@ const SERVE: FlagSpec[] = [
     help: `seconds between scans (default 60, at most ${MAX_TIMER_S})`,
   },
   {
+    flags: "--full-read-interval-s <n>",
+    field: "fullReadIntervalS",
+    help: "at most this many seconds between two full reads of a source a scan may reuse while its fingerprint is unchanged (nftables chains; default 600; 0: read everything every scan)",
+  },
+  {
     flags: "--web.config.file <file>",
     field: "webConfigFile",
     help: "TLS and basic auth, in the Prometheus exporter-toolkit format (the file node_exporter reads)",
@@ -267,6 +273,7 @@ export function configFrom(
     listenHost: v.listenHost ?? "0.0.0.0",
     listenPort: v.listenPort ?? DEFAULT_PORT,
     scanIntervalS: v.scanIntervalS ?? 60,
+    fullReadIntervalS: v.fullReadIntervalS ?? 600,
     logLevel: v.logLevel ?? "info",
     webConfigFile: v.webConfigFile ?? null,
     detailFrom: v.detailFrom ?? "loopback",

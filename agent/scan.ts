@@ -4,6 +4,7 @@ import type { ProbeRun } from "./facts/sources.js";
 import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
 import type { ParityOptions, Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
+import { newScanShared, type ScanCache, type ScanShared } from "./probes/scan-cache.js";
 import type { NodeReport } from "./report/schema.js";
 import type { RuleOptions } from "./view/options.js";
 
@@ -20,6 +21,8 @@ export interface ScanInput {
   parity?: ParityOptions | null;
   /** Hard deadline for a whole probe, however many calls it makes. */
   probeTimeoutMs: number;
+  /** Deep reads kept between scans (serve's scan thread); absent or null: every scan reads all. */
+  cache?: ScanCache | null;
 }
 
 /**
@@ -30,6 +33,7 @@ export interface ScanInput {
 export async function runProbes(
   input: ScanInput,
   probes: readonly Probe<unknown>[] = PROBES,
+  shared: ScanShared = newScanShared(),
 ): Promise<ProbeRun[]> {
   const results = new Map<ProbeName, ProbeRun>();
   const prior: ProbeContext["prior"] = {};
@@ -43,6 +47,8 @@ export async function runProbes(
     nodeIPs: input.nodeIPs,
     callTimeoutMs: input.callTimeoutMs,
     parity: input.parity ?? null,
+    cache: input.cache ?? null,
+    shared,
   };
   let pending = [...probes];
   while (pending.length > 0) {
@@ -117,16 +123,24 @@ export async function scanNode(
   probes: readonly Probe<unknown>[] = PROBES,
 ): Promise<NodeReport> {
   const startedAt = new Date();
-  const runs = await runProbes(input, probes);
-  return buildReport(
+  const shared = newScanShared();
+  const runs = await runProbes(input, probes, shared);
+  const finishedAt = new Date();
+  const report = buildReport(
     runs,
     {
       node: input.node,
       agentVersion: input.agentVersion,
       startedAt,
-      finishedAt: new Date(),
+      finishedAt,
       previous: input.previous ?? null,
     },
     input.ruleOptions,
   );
+  if (input.cache == null || shared.freshness.length === 0) return report;
+  const sources = shared.freshness.map((f) => ({
+    ...f,
+    ageSeconds: Math.max(0, Math.round((finishedAt.getTime() - Date.parse(f.readAt)) / 100) / 10),
+  }));
+  return { ...report, sources };
 }

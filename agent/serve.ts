@@ -54,7 +54,11 @@ export async function runServe(
   // Scans run on their own thread: parsing a 10,000-Service node's listings takes the CPU for
   // seconds, which on this thread would hold every /metrics and /report answer behind it.
   const { tools: _tools, ...plain } = input;
-  const thread = new ScanThread({ toolDirs: cfg.toolDirs, input: plain });
+  const thread = new ScanThread({
+    toolDirs: cfg.toolDirs,
+    input: plain,
+    fullReadIntervalS: cfg.fullReadIntervalS,
+  });
   const loop = new ScanLoop({
     // The previous report goes in so that cumulative failure counters are judged by what rose since.
     scan: () => thread.scan(state.current?.report ?? null),

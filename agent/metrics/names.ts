@@ -39,5 +39,6 @@ export const METRIC = {
   probeDurationSeconds: "proxyscope_probe_duration_seconds",
   lastScanTimestampSeconds: "proxyscope_last_scan_timestamp_seconds",
   lastScanDurationSeconds: "proxyscope_last_scan_duration_seconds",
+  sourceAgeSeconds: "proxyscope_source_age_seconds",
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];

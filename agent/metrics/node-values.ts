@@ -127,6 +127,11 @@ export const NODE_METRICS = {
     labels: [],
   },
   proxyscope_last_scan_duration_seconds: { help: "How long the last scan took", labels: [] },
+  // One series per source a scan may reuse (facts/freshness.ts SOURCE_NAMES): bounded.
+  proxyscope_source_age_seconds: {
+    help: "Age, at the end of the last scan, of the data it reported for a source it may reuse while that source's fingerprint is unchanged (0 to a few seconds: read in that scan)",
+    labels: ["source"],
+  },
 } as const satisfies Partial<
   Record<MetricName, { help: string; labels: readonly string[]; type?: "counter" }>
 >;
@@ -225,6 +230,9 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
     })),
     proxyscope_last_scan_timestamp_seconds: one(scanEnd),
     proxyscope_last_scan_duration_seconds: one(r.scanDurationMs / 1000),
+    proxyscope_source_age_seconds: r.sources
+      ? r.sources.map((s) => ({ labels: { source: s.source }, value: s.ageSeconds }))
+      : null,
   };
 }
 

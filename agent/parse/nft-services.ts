@@ -158,9 +158,19 @@ export function addNftMaps(into: NftServed, text: string, table: string): Parsed
 export function addNftChains(into: NftServed, text: string, table: string): Parsed<NftServed> {
   const r = nftItems(text, "nft -j list chains");
   if (!r.ok) return r;
-  for (const it of r.value) {
-    const c = it.chain;
-    if (!isObj(c) || c.table !== table || typeof c.name !== "string") continue;
+  const chains: { family: unknown; table: unknown; name: unknown }[] = [];
+  for (const it of r.value) if (isObj(it.chain)) chains.push(it.chain as Obj & typeof chains[number]);
+  return parsed(addChains(into, chains, table));
+}
+
+/** The same from a listing already parsed (the nftables probe's, reused within one scan). */
+export function addChains(
+  into: NftServed,
+  chains: readonly { family: unknown; table: unknown; name: unknown }[],
+  table: string,
+): NftServed {
+  for (const c of chains) {
+    if (c.table !== table || typeof c.name !== "string") continue;
     if (c.family === "ip" || c.family === "ip6") into.families.add(c.family);
     const ep = endpointOfChain(c.name);
     if (ep === null) continue;
@@ -172,5 +182,5 @@ export function addNftChains(into: NftServed, text: string, table: string): Pars
     set.add(ep.endpoint);
     into.endpoints.set(ep.key, set);
   }
-  return parsed(into);
+  return into;
 }

@@ -4,7 +4,7 @@ import { IpvsSnapshot, type ParityFacts } from "../facts/parity.js";
 import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { writeFileAtomic } from "../io/snapshot-file.js";
-import { addNftChains, addNftMaps, emptyServed } from "../parse/nft-services.js";
+import { addChains, addNftChains, addNftMaps, emptyServed } from "../parse/nft-services.js";
 import { buildSnapshot, compareParity } from "../parse/parity.js";
 import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
 
@@ -100,8 +100,15 @@ async function compare(
 
   const table = tableName(ctx);
   const served = emptyServed();
+  // What the nftables probe already listed in this scan (its chain listing, its answers for these
+  // maps) is used as is: at 10,000 Services `list chains` alone is ~3 s of CPU (bench/results).
+  const shared = ctx.shared;
   const nft = async (args: string[], add: typeof addNftMaps) => {
-    const r = await ctx.tools.run("nft", args, { timeoutMs: ctx.callTimeoutMs, maxBytes: NFT_MAX_BYTES });
+    const known = shared?.nftSetAnswers.get(args.join(" "));
+    const r =
+      known !== undefined
+        ? ({ ok: true, stdout: known } as const)
+        : await ctx.tools.run("nft", args, { timeoutMs: ctx.callTimeoutMs, maxBytes: NFT_MAX_BYTES });
     if (!r.ok) return r;
     const parsed = add(served, r.stdout, table);
     return parsed.ok
@@ -111,9 +118,13 @@ async function compare(
           error: { kind: "garbage", message: parsed.error, command: `nft ${args.join(" ")}` },
         } as const);
   };
+  const listedChains = shared?.nftChains;
+  if (listedChains !== undefined) addChains(served, listedChains, table);
   for (const family of ["ip", "ip6"]) {
-    const c = await nft(["-j", "list", "chains", family], addNftChains);
-    if (!c.ok) return c;
+    if (listedChains === undefined) {
+      const c = await nft(["-j", "list", "chains", family], addNftChains);
+      if (!c.ok) return c;
+    }
     // A family without kube-proxy's table has no maps to ask for (asking would be an error).
     if (!served.families.has(family)) continue;
     // One map at a time: nft 1.0.6 answers `list maps <family>` by fetching the whole ruleset, rules
@@ -143,7 +154,8 @@ async function compare(
  * own answer counts: a guessed phase neither overwrites the snapshot nor compares against it.
  */
 export const parityProbe = defineProbe("parity", {
-  needs: ["kube-proxy-mode", "kube-proxy-configz", "kube-ipvs0", "ipsets"],
+  // nftables first: its listing of this scan is reused here rather than read twice.
+  needs: ["kube-proxy-mode", "kube-proxy-configz", "kube-ipvs0", "ipsets", "nftables"],
   async run(ctx) {
     const p = ctx.parity ?? null;
     if (p === null) return { ok: true, facts: { state: "off" } };

@@ -7,6 +7,7 @@ import {
   type ProbeOutcome,
 } from "../facts/sources.js";
 import type { ToolRunner } from "../io/run.js";
+import type { ScanCache, ScanShared } from "./scan-cache.js";
 import type { z } from "zod";
 
 export type { ProbeName, ProbeOutcome };
@@ -33,6 +34,10 @@ export interface ProbeContext {
   callTimeoutMs: number;
   /** The parity snapshot (issue #17): its file, its age limit and this node's name; absent: off. */
   parity?: ParityOptions | null;
+  /** What a long-running agent keeps between scans (serve); absent or null: read everything. */
+  cache?: ScanCache | null;
+  /** What this scan's probes share (one listing read once, and how fresh each source is). */
+  shared?: ScanShared;
   /** Outcomes of the probes this one `needs`, already finished. */
   prior: Partial<Record<ProbeName, ProbeOutcome<unknown>>>;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SourceFreshness } from "../facts/freshness.js";
 import { ProbeError } from "../facts/probe-error.js";
 import { NodeFacts } from "../facts/sources.js";
 
@@ -146,6 +147,12 @@ export const NodeReport = z.object({
   /** What the facts mean, derived before lists were cut; absent from agents that predate it. */
   view: ViewSummary.optional(),
   probes: z.array(ProbeStatus),
+  /**
+   * How fresh each expensive source is: read in this scan or reused under an unchanged fingerprint
+   * (issue #14). Absent from agents that predate it, and from a scan that read everything afresh
+   * without a cache (the one-shot `scan` command).
+   */
+  sources: z.array(SourceFreshness).optional(),
   /** Lists longer than the cap are cut; `truncated` names each cut list and its full length. */
   truncated: z.record(z.string(), z.number().int()),
   facts: NodeFacts,

@@ -1,0 +1,128 @@
+// Issue #14: what a steady-state scan costs (nothing changed since the last one, so the chain listing
+// is reused under its fingerprint) against a full scan, measured side by side in one run, alternating,
+// so both see the same machine load. Runs in a namespace that already holds kube-proxy's nftables
+// state (bench/nft-calls.ts --keep builds one), with the kube-proxy STAND-IN (test/standins/, built
+// into dist/) answering /metrics in kube-proxy's format, since no real kube-proxy runs there.
+//   ip netns exec NS node dist/bench/node/scan-steady.js [--pairs 3] [--out bench/results/scan-steady-10000]
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { ToolRunner } from "../../agent/io/run.js";
+import { ScanCache } from "../../agent/probes/scan-cache.js";
+import { scanNode } from "../../agent/scan.js";
+import { summarize } from "../lib/stats.js";
+import { benchScanInput, childrenCpuMs } from "./scan-once.js";
+
+const REPO = fileURLToPath(new URL("../../../", import.meta.url)).replace(/\/$/, "");
+const log = (m: string) => process.stderr.write(`[scan-steady] ${m}\n`);
+const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
+
+interface Sample {
+  kind: "full" | "steady";
+  wallMs: number;
+  cpuMs: number;
+  selfCpuMs: number;
+  toolsCpuMs: number;
+  nftChains: string;
+  load: string;
+}
+
+async function standin(): Promise<{ url: string; stop: () => void }> {
+  const dir = mkdtempSync(join(tmpdir(), "scan-steady-"));
+  const file = join(dir, "scenario.json");
+  // A kube-proxy that last synced two minutes ago and has nothing pending: the steady state.
+  writeFileSync(
+    file,
+    JSON.stringify({
+      mode: "nftables",
+      version: "v1.34.1",
+      metricsAddress: "127.0.0.1:0",
+      healthAddress: "127.0.0.1:0",
+      lastSync: { unix: Math.floor(Date.now() / 1000) - 120 },
+    }),
+  );
+  const child = spawn(process.execPath, [`${REPO}/dist/test/standins/kube-proxy.js`, file], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /ready (\d+) (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once("exit", (c) => reject(new Error(`stand-in exited ${c}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () => {
+      child.kill("SIGTERM");
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { pairs: { type: "string", default: "3" }, out: { type: "string" } } });
+  const pairs = Number(values.pairs);
+  const kp = await standin();
+  try {
+    const tools = new ToolRunner();
+    const input = { ...benchScanInput(tools), kubeProxyMetricsUrl: kp.url };
+    const cache = new ScanCache(600_000);
+    const samples: Sample[] = [];
+    const once = async (kind: Sample["kind"]) => {
+      const load = loadavg();
+      const cpu0 = process.cpuUsage();
+      const child0 = childrenCpuMs();
+      const t0 = performance.now();
+      const r = await scanNode({ ...input, cache: kind === "steady" ? cache : null });
+      const wallMs = performance.now() - t0;
+      const c = process.cpuUsage(cpu0);
+      const selfCpuMs = (c.user + c.system) / 1000;
+      const toolsCpuMs = childrenCpuMs() - child0;
+      const src = r.sources?.find((s) => s.source === "nft-chains");
+      const s: Sample = {
+        kind,
+        wallMs,
+        cpuMs: selfCpuMs + toolsCpuMs,
+        selfCpuMs,
+        toolsCpuMs,
+        nftChains: src ? (src.reused ? "reused" : `read (${src.why})`) : "read (no cache)",
+        load,
+      };
+      log(`${kind}: ${Math.round(wallMs)} ms wall, ${Math.round(s.cpuMs)} ms CPU, chains ${s.nftChains}, load ${load}`);
+      return s;
+    };
+    // The cache's first scan reads everything, like a full scan: it is shown, not counted as steady.
+    const warm = await once("steady");
+    for (let i = 0; i < pairs; i++) {
+      samples.push(await once("full"));
+      samples.push(await once("steady"));
+    }
+    const med = (k: Sample["kind"], f: (s: Sample) => number) =>
+      summarize(samples.filter((s) => s.kind === k).map(f)).median;
+    const result = {
+      date: new Date().toISOString(),
+      pairs,
+      warm,
+      samples,
+      median: {
+        full: { wallMs: med("full", (s) => s.wallMs), cpuMs: med("full", (s) => s.cpuMs) },
+        steady: { wallMs: med("steady", (s) => s.wallMs), cpuMs: med("steady", (s) => s.cpuMs) },
+      },
+    };
+    process.stdout.write(`${JSON.stringify(result.median)}\n`);
+    if (values.out) writeFileSync(`${values.out}.json`, JSON.stringify(result, null, 1) + "\n");
+  } finally {
+    kp.stop();
+  }
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`scan-steady: ${(e as Error).stack ?? String(e)}\n`);
+  process.exitCode = 1;
+});
