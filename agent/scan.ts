@@ -4,7 +4,7 @@ import type { ProbeRun } from "./facts/sources.js";
 import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
 import type { ParityOptions, Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
-import { newScanShared, type ScanCache, type ScanShared } from "./probes/scan-cache.js";
+import { newScanShared, ScanCache, type ScanShared } from "./probes/scan-cache.js";
 import type { NodeReport } from "./report/schema.js";
 import type { RuleOptions } from "./view/options.js";
 
@@ -23,6 +23,11 @@ export interface ScanInput {
   probeTimeoutMs: number;
   /** Deep reads kept between scans (serve's scan thread); absent or null: every scan reads all. */
   cache?: ScanCache | null;
+}
+
+/** The deep reads a long-running agent keeps between scans; the serve loop's scan thread holds one. */
+export function newScanCache(fullReadIntervalMs: number): ScanCache {
+  return new ScanCache(fullReadIntervalMs);
 }
 
 /**

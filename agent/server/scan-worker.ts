@@ -4,8 +4,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { mirrorLiveGroups, ToolRunner } from "../io/run.js";
 import { SharedGroups } from "../io/shared-groups.js";
-import { ScanCache } from "../probes/scan-cache.js";
-import { scanNode } from "../scan.js";
+import { newScanCache, scanNode } from "../scan.js";
 import type { FromWorker, ScanWorkerData, ToWorker } from "./scan-thread.js";
 
 const data = workerData as ScanWorkerData;
@@ -13,7 +12,7 @@ if (data.groups) mirrorLiveGroups(new SharedGroups(data.groups));
 const tools = new ToolRunner(data.toolDirs);
 // The deep reads kept between scans live as long as this thread; a new thread starts with none.
 const interval = data.fullReadIntervalS ?? 0;
-const cache = interval > 0 ? new ScanCache(interval * 1000) : null;
+const cache = interval > 0 ? newScanCache(interval * 1000) : null;
 // Tests name a module of their own probes; the agent always runs the registry's.
 type Probes = Parameters<typeof scanNode>[1];
 const probes: Probes = data.probesModule
