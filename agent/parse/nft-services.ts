@@ -159,7 +159,7 @@ export function addNftChains(into: NftServed, text: string, table: string): Pars
   const r = nftItems(text, "nft -j list chains");
   if (!r.ok) return r;
   const chains: { family: unknown; table: unknown; name: unknown }[] = [];
-  for (const it of r.value) if (isObj(it.chain)) chains.push(it.chain as Obj & typeof chains[number]);
+  for (const it of r.value) if (isObj(it.chain)) chains.push(it.chain as Obj & (typeof chains)[number]);
   return parsed(addChains(into, chains, table));
 }
 

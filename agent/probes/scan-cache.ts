@@ -28,12 +28,17 @@ export class ScanCache {
    * `settleSyncs` how many completed kube-proxy syncs (distinct last-sync timestamps after the
    * fingerprint was first seen) make a read under it trustworthy.
    */
-  lookup<T>(source: string, fp: Fingerprint, settleSyncs: number): { hit: true; value: T; readAtMs: number } | { hit: false; why: string } {
+  lookup<T>(
+    source: string,
+    fp: Fingerprint,
+    settleSyncs: number,
+  ): { hit: true; value: T; readAtMs: number } | { hit: false; why: string } {
     const e = this.entries.get(source);
     const seen = this.observe(source, fp);
     if (!fp.known) return { hit: false, why: `fingerprint unknown: ${fp.why}` };
     if (e === undefined) return { hit: false, why: "first read" };
-    if (this.now() - e.fullReadAtMs >= this.fullReadIntervalMs) return { hit: false, why: "full-read interval reached" };
+    if (this.now() - e.fullReadAtMs >= this.fullReadIntervalMs)
+      return { hit: false, why: "full-read interval reached" };
     if (e.key !== fp.key) return { hit: false, why: "fingerprint changed" };
     // kube-proxy has not finished a sync since this was read: nothing it does can have changed it.
     if (fp.lastSyncS !== null && fp.lastSyncS * 1000 < e.readStartedMs) {
@@ -83,8 +88,7 @@ interface Entry {
 }
 
 export type Fingerprint =
-  | { known: true; key: string; lastSyncS: number | null }
-  | { known: false; why: string };
+  { known: true; key: string; lastSyncS: number | null } | { known: false; why: string };
 
 // kube-proxy's own counters (pkg/proxy/metrics/metrics.go): every Service and EndpointSlice change it
 // sees, the syncs that failed (a failed sync may have deleted stale chains before its main

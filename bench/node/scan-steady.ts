@@ -66,7 +66,9 @@ async function standin(): Promise<{ url: string; stop: () => void }> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { pairs: { type: "string", default: "3" }, out: { type: "string" } } });
+  const { values } = parseArgs({
+    options: { pairs: { type: "string", default: "3" }, out: { type: "string" } },
+  });
   const pairs = Number(values.pairs);
   const kp = await standin();
   try {
@@ -94,7 +96,9 @@ async function main(): Promise<void> {
         nftChains: src ? (src.reused ? "reused" : `read (${src.why})`) : "read (no cache)",
         load,
       };
-      log(`${kind}: ${Math.round(wallMs)} ms wall, ${Math.round(s.cpuMs)} ms CPU, chains ${s.nftChains}, load ${load}`);
+      log(
+        `${kind}: ${Math.round(wallMs)} ms wall, ${Math.round(s.cpuMs)} ms CPU, chains ${s.nftChains}, load ${load}`,
+      );
       return s;
     };
     // The cache's first scan reads everything, like a full scan: it is shown, not counted as steady.

@@ -27,7 +27,10 @@ t.test("unknown fingerprints: /metrics unread, a counter missing, changes pendin
   t.match(chainsFingerprint(null, cheap), { known: false, why: /not read/ });
   const m = metrics();
   delete m.metrics["kubeproxy_sync_proxy_rules_endpoint_changes_total"];
-  t.match(chainsFingerprint(m, cheap), { known: false, why: /no kubeproxy_sync_proxy_rules_endpoint_changes_total/ });
+  t.match(chainsFingerprint(m, cheap), {
+    known: false,
+    why: /no kubeproxy_sync_proxy_rules_endpoint_changes_total/,
+  });
   t.match(chainsFingerprint(metrics({ kubeproxy_sync_proxy_rules_service_changes_pending: 2 }), cheap), {
     known: false,
     why: /2 changes not synced yet/,
