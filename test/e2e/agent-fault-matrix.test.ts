@@ -130,7 +130,7 @@ const TOOL_FAULTS = {
 } as const;
 type ToolFault = keyof typeof TOOL_FAULTS;
 
-/** `broken`: whole tools, or one call of a tool as "tool argv" (the parity probe's own nft read). */
+/** `broken`: whole tools, or one call of a tool as "tool argv" (the chain listings parity needs). */
 function toolDir(broken: readonly string[], fault: ToolFault | null): string {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-matrix-tools-"));
   for (const [tool, byArgs] of Object.entries(ANSWERS)) {
@@ -486,16 +486,23 @@ for (const f of PARITY_FILE_FAULTS)
     parity: { file: f.file, maxAgeS: DAY },
     check: parityState(f.state, f.why),
   });
-// The nft reads only the parity probe makes (each family's chains): the nftables probe stays whole.
+// The chain listing parity needs: it reuses the nftables probe's `list chains` of the same scan and reads
+// each family's chains itself only when that listing failed, so the fault is on both reads and both fail.
 for (const fault of Object.keys(TOOL_FAULTS) as ToolFault[]) {
   rows.push({
-    name: `parity's nft read ${fault}`,
+    name: `parity's chain listing ${fault}`,
     fails:
       fault === "missing"
         ? { nftables: "missing-tool", parity: "missing-tool" }
-        : { parity: EXPECTED[fault] },
+        : { nftables: EXPECTED[fault], parity: EXPECTED[fault] },
     ...NFT_MODE,
-    tools: { broken: fault === "missing" ? ["nft"] : ["nft -j list chains ip"], fault },
+    tools: {
+      broken:
+        fault === "missing"
+          ? ["nft"]
+          : ["nft -j list chains", "nft -j list chains ip", "nft -j list chains ip6"],
+      fault,
+    },
     parity: { file: writeSnapshot(Math.floor(Date.now() / 1000)) },
     check: (t, s) => {
       t.equal(s.report.facts.parity, null, "/report: parity not read (never an empty table)");
