@@ -91,13 +91,18 @@ export type Fingerprint =
   { known: true; key: string; lastSyncS: number | null } | { known: false; why: string };
 
 // kube-proxy's own counters (pkg/proxy/metrics/metrics.go): every Service and EndpointSlice change it
-// sees, the syncs that failed (a failed sync may have deleted stale chains before its main
-// transaction failed), and what it has seen but not yet synced.
+// sees, the syncs that failed in each mode (nftables mode deletes stale chains in a transaction of its
+// own, so a failed main transaction or cleanup leaves chains a later success changes), and what it has
+// seen but not yet synced.
 const CHANGES = [
   "kubeproxy_sync_proxy_rules_service_changes_total",
   "kubeproxy_sync_proxy_rules_endpoint_changes_total",
 ] as const;
-const FAILURES = "kubeproxy_sync_proxy_rules_iptables_restore_failures_total";
+const FAILURES = [
+  "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
+  "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total",
+  "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+] as const;
 const PENDING = [
   "kubeproxy_sync_proxy_rules_service_changes_pending",
   "kubeproxy_sync_proxy_rules_endpoint_changes_pending",
@@ -126,7 +131,7 @@ export function chainsFingerprint(
     const v = m[name]?.value ?? 0;
     if (v !== 0) return { known: false, why: `kube-proxy has ${v} changes not synced yet (${name})` };
   }
-  parts.push(`${FAILURES}=${m[FAILURES]?.value ?? "absent"}`);
+  for (const name of FAILURES) parts.push(`${name}=${m[name]?.value ?? "absent"}`);
   parts.push(...[...cheap.declarations].sort(), ...[...cheap.counts].sort());
   const last = m[LAST_SYNC]?.value;
   return { known: true, key: parts.join("\n"), lastSyncS: typeof last === "number" ? last : null };

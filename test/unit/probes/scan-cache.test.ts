@@ -73,3 +73,15 @@ t.test("a sync after the read: reused only once kube-proxy has settled", async (
   now += 600_000;
   t.match(c.lookup("nft-chains", fp(2210), 3), { hit: false, why: /full-read interval/ });
 });
+
+t.test("a failed nftables sync or cleanup changes the fingerprint (the mode's own counters)", async (t) => {
+  const before = chainsFingerprint(metrics(), cheap);
+  for (const name of [
+    "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
+    "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total",
+    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
+  ]) {
+    const after = chainsFingerprint(metrics({ [name]: 1 }), cheap);
+    t.ok(before.known && after.known && before.key !== after.key, name);
+  }
+});
