@@ -11,7 +11,8 @@ NOT_SERVICE.addSubnet("fe80::", 10, "ipv6");
 NOT_SERVICE.addAddress("::1", "ipv6");
 NOT_SERVICE.addSubnet("127.0.0.0", 8, "ipv4");
 
-const isServiceAddress = (a: string): boolean => !NOT_SERVICE.check(a, isIPv6(a) ? "ipv6" : "ipv4");
+/** Not one of the addresses the kernel gives a link by itself (any Service dummy link: kube-dummy-if too). */
+export const isServiceAddress = (a: string): boolean => !NOT_SERVICE.check(a, isIPv6(a) ? "ipv6" : "ipv4");
 
 /** The Service IPs kube-ipvs0 holds: its addresses less the kernel's own link-local and loopback ones. */
 export function kubeIpvs0ServiceIps(k: KubeIpvs0Facts): string[] {

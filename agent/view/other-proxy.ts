@@ -1,5 +1,6 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeFacts } from "../report/schema.js";
+import { isServiceAddress } from "./kube-ipvs0.js";
 import type { RuleOptions } from "./options.js";
 
 // kube-router's service proxy (--run-service-proxy), from cloudnativelabs/kube-router @7c2c2779
@@ -47,11 +48,12 @@ export function otherServiceProxy(
       ? [`chain filter ${KUBE_ROUTER_SERVICES_CHAIN} in ${b.family} iptables (${b.backend})`]
       : [],
   );
-  const serviceIps = link.addresses.map((a) => a.address);
+  // kube-router brings its link up (linux_networking.go LinkSetUp), so the kernel adds an fe80:: to it.
+  const serviceIps = link.addresses.map((a) => a.address).filter(isServiceAddress);
   return {
     name: "kube-router",
     evidence: [
-      `dummy link ${KUBE_ROUTER_LINK} with ${link.addresses.length} addresses`,
+      `dummy link ${KUBE_ROUTER_LINK} with ${serviceIps.length} Service addresses`,
       ...sets.map((s) => `ipset ${s.name} (${s.entries} entries)`),
       ...chains,
     ],

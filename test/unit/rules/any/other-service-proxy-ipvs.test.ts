@@ -102,3 +102,18 @@ t.test("kube-proxy answering beside kube-router: two proxies, an error", async (
   t.match(left.remedy, /^ipvsadm -D -t 172\.18\.0\.100:80/, "deleted by name");
   t.notMatch(left.remedy, /^ipvsadm --clear/, "never the whole table");
 });
+
+t.test(
+  "kube-dummy-if is up (kube-router's LinkSetUp): its kernel-given fe80:: is no Service IP",
+  async (t) => {
+    const up = kubeRouterNode();
+    const link = up.addresses!.interfaces.find((i) => i.name === "kube-dummy-if")!;
+    link.addresses = [
+      ...link.addresses,
+      { family: "inet6" as const, address: "fe80::7c40:24ff:fe9c:16f8", prefixLen: 64, scope: "link" },
+    ];
+    const f = judge(up, silent, NOW).findings.find((x) => x.id === "other-service-proxy-ipvs")!;
+    t.same(f.evidence.serviceIps, ["10.96.0.1", "10.96.0.10"]);
+    t.match((f.evidence.seen as string[])[0], /with 2 Service addresses/);
+  },
+);
