@@ -19,12 +19,42 @@ const Link = z.object({
 
 /** The link as kube-proxy's ipvs mode leaves it: a dummy, usually DOWN, with every Service IP as /32 or /128. */
 export function parseKubeIpvs0Json(text: string, device = "kube-ipvs0"): Parsed<KubeIpvs0Facts> {
-  let json: unknown;
+  const json = jsonOf(text);
+  return json.ok ? fromLinks(json.value, device) : json;
+}
+
+/** No such link: an answer, not a failure. */
+export const kubeIpvs0Absent = (): KubeIpvs0Facts => ({
+  present: false,
+  kind: null,
+  operState: null,
+  flags: [],
+  addresses: [],
+});
+
+/**
+ * The same facts taken from `ip -j -d addr show` of every link (the addresses probe's read): the
+ * device's entry is what `... dev <device>` prints, and a listing without it means no such link.
+ */
+export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): Parsed<KubeIpvs0Facts> {
+  const json = jsonOf(text);
+  if (!json.ok) return json;
+  if (!Array.isArray(json.value)) return unparsable("ip -j printed something that is not a list of links");
+  const mine = json.value.filter(
+    (l: unknown) => typeof l === "object" && l !== null && (l as { ifname?: unknown }).ifname === device,
+  );
+  return mine.length === 0 ? parsed(kubeIpvs0Absent()) : fromLinks(mine, device);
+}
+
+function jsonOf(text: string): Parsed<unknown> {
   try {
-    json = JSON.parse(text);
+    return parsed(JSON.parse(text) as unknown);
   } catch {
     return unparsable(`ip -j printed something that is not JSON: ${excerpt(text)}`);
   }
+}
+
+function fromLinks(json: unknown, device: string): Parsed<KubeIpvs0Facts> {
   const links = z.array(Link).safeParse(json);
   if (!links.success) {
     return unparsable(`ip -j printed an unexpected shape: ${links.error.issues[0]?.message ?? ""}`);

@@ -3,6 +3,7 @@ import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { parseIpvsStats } from "../parse/ipvs-stats.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";
+import { shareIpvsTable } from "./scan-reads.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 async function readTimeouts(ctx: ProbeContext): Promise<Pick<IpvsFacts, "timeouts" | "timeoutsError">> {
@@ -31,9 +32,14 @@ async function readStats(ctx: ProbeContext): Promise<Pick<IpvsFacts, "stats" | "
 
 // The IPVS table, summarised. ipvsadm is only asked for the timeouts, and only when IPVS is loaded:
 // ipvsadm on a kernel without IPVS runs `modprobe ip_vs`, which a read-only audit must not cause.
+// With --parity-snapshot the real servers are kept too and the table shared with the parity probe:
+// at 10,000 Services one read of /proc/net/ip_vs is ~13 s of CPU in UML (the kernel walks its
+// service list again for every page), and reading it a second time also risked a snapshot of a table
+// other than the one the findings were judged on.
 export const ipvsProbe = defineProbe("ipvs", {
   async run(ctx) {
-    const r = await readIpvsTable(ctx.procRoot);
+    const forParity = ctx.parity != null;
+    const r = await readIpvsTable(ctx.procRoot, forParity ? { collectRealServers: true } : {});
     if (!r.ok) return r;
     if (!r.available) {
       return {
@@ -49,6 +55,7 @@ export const ipvsProbe = defineProbe("ipvs", {
       };
     }
     const t = r.table;
+    if (forParity) shareIpvsTable(ctx.shared, t);
     return {
       ok: true,
       facts: {

@@ -6,6 +6,7 @@ import { readIpvsTable } from "../io/ipvs-table.js";
 import { writeFileAtomic } from "../io/snapshot-file.js";
 import { addChains, addNftChains, addNftMaps, emptyServed } from "../parse/nft-services.js";
 import { buildSnapshot, compareParity } from "../parse/parity.js";
+import { sharedIpvsTable } from "./scan-reads.js";
 import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
 
 // 10,000 Services x 10 endpoints with their NodePorts on a few addresses is ~4 MB of JSON; this only
@@ -38,14 +39,19 @@ async function record(ctx: ProbeContext, p: ParityOptions): Promise<ParityFacts>
   if (ipsets === null || ipsets.nodePorts == null) {
     return { state: "not-recorded", path: p.path, why: "kube-proxy's NodePort ipsets were not read" };
   }
-  const r = await readIpvsTable(ctx.procRoot, { collectRealServers: true });
-  if (!r.ok) return { state: "not-recorded", path: p.path, why: `IPVS not read: ${r.error.message}` };
-  if (!r.available) return { state: "not-recorded", path: p.path, why: "the kernel has no IPVS loaded" };
-  const reals = r.table.realServers ?? new Map();
+  // The ipvs probe's read of this scan when it kept the real servers; otherwise read here.
+  let table = sharedIpvsTable(ctx.shared);
+  if (table?.realServers === undefined) {
+    const r = await readIpvsTable(ctx.procRoot, { collectRealServers: true });
+    if (!r.ok) return { state: "not-recorded", path: p.path, why: `IPVS not read: ${r.error.message}` };
+    if (!r.available) return { state: "not-recorded", path: p.path, why: "the kernel has no IPVS loaded" };
+    table = r.table;
+  }
+  const reals = table.realServers ?? new Map();
   const snap = buildSnapshot({
     node: p.node,
     takenAt: Math.floor(Date.now() / 1000),
-    virtualServers: r.table.virtualServers.map((v) => ({ ...v, reals: reals.get(v) ?? [] })),
+    virtualServers: table.virtualServers.map((v) => ({ ...v, reals: reals.get(v) ?? [] })),
     serviceIPs: new Set(ipvs0.addresses.map((a) => a.address)),
     nodePorts: new Set(ipsets.nodePorts),
   });
@@ -154,8 +160,8 @@ async function compare(
  * own answer counts: a guessed phase neither overwrites the snapshot nor compares against it.
  */
 export const parityProbe = defineProbe("parity", {
-  // nftables first: its listing of this scan is reused here rather than read twice.
-  needs: ["kube-proxy-mode", "kube-proxy-configz", "kube-ipvs0", "ipsets", "nftables"],
+  // nftables and ipvs first: their listings of this scan are reused here rather than read twice.
+  needs: ["kube-proxy-mode", "kube-proxy-configz", "kube-ipvs0", "ipsets", "nftables", "ipvs"],
   async run(ctx) {
     const p = ctx.parity ?? null;
     if (p === null) return { ok: true, facts: { state: "off" } };
