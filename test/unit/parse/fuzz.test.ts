@@ -32,7 +32,7 @@ import {
   parseProcModules,
 } from "../../../agent/parse/kernel-modules.js";
 import { parseKernelRelease } from "../../../agent/parse/versions.js";
-import { parseKubeIpvs0Json } from "../../../agent/parse/kube-ipvs0.js";
+import { kubeIpvs0FromAddrListing, parseKubeIpvs0Json } from "../../../agent/parse/kube-ipvs0.js";
 import { parseConfigz } from "../../../agent/parse/kube-proxy-configz.js";
 import { parseKubeProxyHealth } from "../../../agent/parse/kube-proxy-health.js";
 import { parseKubeProxyMetrics } from "../../../agent/parse/kube-proxy-metrics.js";
@@ -136,7 +136,14 @@ const subjects: Subject[] = [
   {
     name: "ip -j addr show dev kube-ipvs0",
     parse: (s) => parseKubeIpvs0Json(s),
-    seeds: recordedFiles("ipvs/kube-ipvs0", /(present|empty)\.json$/),
+    seeds: recordedFiles("ipvs/kube-ipvs0", /^(present|empty|listing-present-dev)\.json$/),
+    json: true,
+    schema: KubeIpvs0Facts,
+  },
+  {
+    name: "kube-ipvs0 from ip -j -d addr show",
+    parse: (s) => kubeIpvs0FromAddrListing(s),
+    seeds: recordedFiles("ipvs/kube-ipvs0", /^listing-(present|absent)\.json$/),
     json: true,
     schema: KubeIpvs0Facts,
   },
