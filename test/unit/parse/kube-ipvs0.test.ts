@@ -1,7 +1,7 @@
 import t from "tap";
 import { readFileSync } from "node:fs";
 import { KubeIpvs0Facts } from "../../../agent/facts/ipvs.js";
-import { parseKubeIpvs0Json } from "../../../agent/parse/kube-ipvs0.js";
+import { kubeIpvs0FromAddrListing, parseKubeIpvs0Json } from "../../../agent/parse/kube-ipvs0.js";
 
 const fixture = (name: string) =>
   readFileSync(new URL(`../../fixtures/ipvs/kube-ipvs0/${name}`, import.meta.url), "utf8");
@@ -58,4 +58,38 @@ t.test("garbage is a typed error", async (t) => {
     t.equal(r.ok, false, text.slice(0, 40));
     if (!r.ok) t.match(r.error, why);
   }
+});
+
+// The whole-node listing the addresses probe reads (recorded in one state with the `dev` answer).
+t.test("from every link's listing: the link's own answer, or absent", async (t) => {
+  t.same(
+    kubeIpvs0FromAddrListing(fixture("listing-present.json")),
+    parseKubeIpvs0Json(fixture("listing-present-dev.json")),
+  );
+  t.match(kubeIpvs0FromAddrListing(fixture("listing-present.json")), {
+    ok: true,
+    value: { present: true, kind: "dummy" },
+  });
+  t.same(kubeIpvs0FromAddrListing(fixture("listing-absent.json")), {
+    ok: true,
+    value: { present: false, kind: null, operState: null, flags: [], addresses: [] },
+  });
+  t.match(kubeIpvs0FromAddrListing("[1: lo"), { ok: false, error: /not JSON/ });
+  t.match(kubeIpvs0FromAddrListing('{"ifname": "kube-ipvs0"}'), { ok: false, error: /not a list of links/ });
+  t.match(kubeIpvs0FromAddrListing('[{"ifname": "kube-ipvs0", "flags": []}]'), {
+    ok: false,
+    error: /unexpected shape/,
+  });
+  t.match(
+    kubeIpvs0FromAddrListing(
+      JSON.stringify([
+        ...JSON.parse(fixture("listing-present-dev.json")),
+        ...JSON.parse(fixture("listing-present-dev.json")),
+      ]),
+    ),
+    {
+      ok: false,
+      error: /2 links/,
+    },
+  );
 });
