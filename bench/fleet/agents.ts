@@ -3,7 +3,7 @@
 // and a share of nodes slow, hung, answering garbage or an error. Nodes that are down get a URL on
 // a port nobody listens on (connection refused) from fleetTargets(), not from here.
 //   node dist/bench/fleet/agents.js PORT_BASE PORTS REPORT.json...   (prints "ready" when listening)
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
 import { readFileSync } from "node:fs";
 
 export type Behaviour = "ok" | "slow" | "hung" | "garbage" | "error" | "down";
@@ -22,46 +22,107 @@ export function behaviour(i: number): Behaviour {
 /** Slow nodes answer after 0.2–2 s, inside the collector's 5 s call deadline. */
 export const slowMs = (i: number) => 200 + ((i * 104729) % 1800);
 
+/** The agent's default scan interval (agent/config.ts): a live agent's report is at most this old. */
+export const SCAN_INTERVAL_MS = 60_000;
+
+/**
+ * A recorded report, cut around its `node` and `scannedAt` so each node's answer is the shared bytes
+ * plus two short strings: 5,000 nodes of 176 KB reports cost the stand-in one copy, not 880 MB.
+ */
+export interface Template {
+  parts: [Buffer, Buffer, Buffer];
+  scanDurationMs: number;
+}
+
+const NODE = "\u0000node\u0000";
+const SCANNED = "\u0000scannedAt\u0000";
+
+export function template(report: { node: string; scannedAt: string; scanDurationMs?: number }): Template {
+  const text = JSON.stringify({ ...report, node: NODE, scannedAt: SCANNED });
+  const [a, rest] = split(text, JSON.stringify(NODE));
+  const [b, c] = split(rest, JSON.stringify(SCANNED));
+  return {
+    parts: [Buffer.from(a), Buffer.from(b), Buffer.from(c)],
+    scanDurationMs: report.scanDurationMs ?? 0,
+  };
+}
+
+function split(s: string, mark: string): [string, string] {
+  const at = s.indexOf(mark);
+  if (at < 0 || s.indexOf(mark, at + 1) >= 0) throw new Error(`report template: ${mark} not found once`);
+  return [s.slice(0, at), s.slice(at + mark.length)];
+}
+
+/**
+ * What a live agent on node i would answer at `nowMs` (agent/server/app.ts): the report of its last
+ * completed scan, scannedAt being that scan's start, and the time since it completed in
+ * x-report-age-seconds. Each node completes a scan every SCAN_INTERVAL_MS at its own phase, as
+ * agents started at different times do; the recorded report's old scan time is not served.
+ */
+export function liveAnswer(t: Template, i: number, nowMs: number) {
+  const phase = (i * 7919) % SCAN_INTERVAL_MS;
+  const completedAtMs =
+    nowMs - ((((nowMs - phase) % SCAN_INTERVAL_MS) + SCAN_INTERVAL_MS) % SCAN_INTERVAL_MS);
+  const scannedAt = new Date(completedAtMs - t.scanDurationMs).toISOString();
+  const chunks = [
+    t.parts[0],
+    Buffer.from(JSON.stringify(`node-${i}`)),
+    t.parts[1],
+    Buffer.from(JSON.stringify(scannedAt)),
+    t.parts[2],
+  ];
+  return {
+    chunks,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": String(chunks.reduce((n, c) => n + c.length, 0)),
+      "x-report-age-seconds": ((nowMs - completedAtMs) / 1000).toFixed(3),
+      "last-modified": new Date(completedAtMs).toUTCString(),
+    },
+  };
+}
+
+/** One port's server: node i answers per behaviour(i), a healthy one with liveAnswer of template i mod n. */
+export function standInServer(templates: readonly Template[], now: () => number = Date.now): Server {
+  const server = createServer((req, res) => {
+    const m = /^\/node-(\d+)\/report$/.exec(req.url ?? "");
+    if (!m) {
+      res.writeHead(404).end();
+      return;
+    }
+    const i = Number(m[1]);
+    const send = () => {
+      const a = liveAnswer(templates[i % templates.length]!, i, now());
+      res.writeHead(200, a.headers);
+      for (const c of a.chunks) res.write(c);
+      res.end();
+    };
+    switch (behaviour(i)) {
+      case "slow":
+        setTimeout(send, slowMs(i));
+        return;
+      case "hung":
+        return; // never answers: the collector's deadline ends it
+      case "garbage":
+        res.writeHead(200, { "content-type": "application/json" }).end('{"node": "half a report');
+        return;
+      case "error":
+        res.writeHead(500, { "content-type": "application/json" }).end('{"error":"internal error"}');
+        return;
+      default:
+        send();
+    }
+  });
+  server.keepAliveTimeout = 60_000;
+  return server;
+}
+
 function main(): void {
   const [base, count, ...files] = process.argv.slice(2);
-  const bodies = files.map((f) => JSON.parse(readFileSync(f, "utf8")) as { node: string });
-  const cache = new Map<number, string>();
-  const body = (i: number) => {
-    let b = cache.get(i);
-    if (b === undefined) {
-      b = JSON.stringify({ ...bodies[i % bodies.length]!, node: `node-${i}` });
-      if (cache.size < 20_000) cache.set(i, b);
-    }
-    return b;
-  };
+  const templates = files.map((f) => template(JSON.parse(readFileSync(f, "utf8"))));
   let listening = 0;
   for (let p = 0; p < Number(count); p++) {
-    const server = createServer((req, res) => {
-      const m = /^\/node-(\d+)\/report$/.exec(req.url ?? "");
-      if (!m) {
-        res.writeHead(404).end();
-        return;
-      }
-      const i = Number(m[1]);
-      const send = () => res.writeHead(200, { "content-type": "application/json" }).end(body(i));
-      switch (behaviour(i)) {
-        case "slow":
-          setTimeout(send, slowMs(i));
-          return;
-        case "hung":
-          return; // never answers: the collector's deadline ends it
-        case "garbage":
-          res.writeHead(200, { "content-type": "application/json" }).end('{"node": "half a report');
-          return;
-        case "error":
-          res.writeHead(500, { "content-type": "application/json" }).end('{"error":"internal error"}');
-          return;
-        default:
-          send();
-      }
-    });
-    server.keepAliveTimeout = 60_000;
-    server.listen(Number(base) + p, "127.0.0.1", () => {
+    standInServer(templates).listen(Number(base) + p, "127.0.0.1", () => {
       if (++listening === Number(count)) process.stdout.write("ready\n");
     });
   }
