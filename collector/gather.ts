@@ -68,7 +68,7 @@ export async function gather(
     timeoutMs: cfg.timeoutMs,
     concurrency: cfg.concurrency,
     maxBytes: DEFAULT_MAX_REPORT_BYTES,
-    budget: gatherBudget({ concurrency: cfg.concurrency, perAnswer: DEFAULT_MAX_REPORT_BYTES }),
+    budget: gatherBudget({ perAnswer: DEFAULT_MAX_REPORT_BYTES }),
     deadlineMs: cfg.gatherDeadlineMs ?? DEFAULT_GATHER_DEADLINE_MS,
     ...(onProgress ? { onProgress } : {}),
   };

@@ -9,6 +9,8 @@ export interface HttpError {
 
 /** Where a caller counts the bytes it holds (the collector's gather-wide budget); may make a read wait. */
 export interface BytesHeld {
+  /** The answer's declared length (null: not declared) is known, before its first byte is read. */
+  expect?(length: number | null, signal: AbortSignal): Promise<boolean>;
   add(n: number, signal: AbortSignal): Promise<boolean>;
   waitedMs: number;
 }
@@ -51,6 +53,8 @@ export async function httpGet(
     return {
       status: res.status,
       contentType: res.headers.get("content-type"),
+      // fetch decodes a compressed body: then the declared length is not what will be read.
+      length: res.headers.has("content-encoding") ? null : declared(res.headers.get("content-length")),
       chunks: chunks(),
       cancel: () => reader?.cancel().catch(() => undefined),
     };
@@ -83,6 +87,8 @@ export async function httpGetVia(
     return {
       status: res.statusCode ?? 0,
       contentType: typeof ct === "string" ? ct : null,
+      // node:http hands over the body as sent and stops it at the declared length.
+      length: declared(res.headers["content-length"] ?? null),
       chunks: res as AsyncIterable<Uint8Array>,
       cancel: () => void res.destroy(),
     };
@@ -92,8 +98,15 @@ export async function httpGetVia(
 interface Opened {
   status: number;
   contentType: string | null;
+  /** Content-Length, when the server declared one. */
+  length: number | null;
   chunks: AsyncIterable<Uint8Array>;
   cancel: () => unknown;
+}
+
+function declared(v: string | null): number | null {
+  if (v === null || !/^\d{1,15}$/.test(v)) return null;
+  return Number(v);
 }
 
 /** Deadline over connect, headers and body; the byte cap and the budget while reading. Never throws. */
@@ -107,20 +120,30 @@ async function guarded(
   const timer = setTimeout(() => ctrl.abort(), opts.timeoutMs);
   try {
     const res = await open(ctrl.signal);
+    const capped = () => ({
+      ok: false as const,
+      error: {
+        kind: "output-cap" as const,
+        message: `${url} answered more than ${opts.maxBytes} bytes`,
+        command: url,
+      },
+    });
+    if (res.length !== null && res.length > opts.maxBytes) {
+      await res.cancel();
+      return capped();
+    }
+    // Room for the whole answer is taken once, before its first byte: a reader waiting for it holds none.
+    if (opts.hold?.expect && !(await opts.hold.expect(res.length, ctrl.signal))) {
+      await res.cancel();
+      throw new Error("aborted while waiting for the memory budget");
+    }
     const chunks: Uint8Array[] = [];
     let total = 0;
     for await (const value of res.chunks) {
       total += value.byteLength;
       if (total > opts.maxBytes) {
         await res.cancel();
-        return {
-          ok: false,
-          error: {
-            kind: "output-cap",
-            message: `${url} answered more than ${opts.maxBytes} bytes`,
-            command: url,
-          },
-        };
+        return capped();
       }
       // Waiting here stops reading: the sender is held back by TCP, not buffered by us.
       if (opts.hold && !(await opts.hold.add(value.byteLength, ctrl.signal))) {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RealServer, VirtualServer } from "../../agent/contract.js";
-import { httpGet, type Getter, type HttpResult } from "../../common/http.js";
+import { httpGet, httpGetVia, type Getter, type HttpResult } from "../../common/http.js";
 import type { ByteBudget, Lease } from "../byte-budget.js";
 import { failedObservation, observationFromReport, parseNodeReport } from "../observe.js";
 import { mapPool } from "../pool.js";
@@ -32,6 +32,8 @@ export interface FetchOptions {
   deadlineMs?: number;
   /** A monotonic clock in ms for the deadline; performance.now unless a test drives it. */
   clockMs?: () => number;
+  /** How a target without its own route is reached; fetchAgents gives one keep-alive pool per gather. */
+  get?: Getter;
 }
 
 /** When the gather must be done, and what is left of it. */
@@ -134,6 +136,7 @@ export async function fetchAgent(
   const lease = opts.budget?.lease();
   try {
     return await readAgent(t, url, {
+      ...(opts.get ? { get: opts.get } : {}),
       timeoutMs: Math.min(opts.timeoutMs, left),
       ...(deadline ? { left: () => deadline.left() } : {}),
       maxBytes: opts.maxBytes,
@@ -149,10 +152,17 @@ export async function fetchAgent(
 async function readAgent(
   t: AgentTarget,
   url: string,
-  opts: { timeoutMs: number; maxBytes: number; hold?: Lease; now?: () => number; left?: () => number },
+  opts: {
+    timeoutMs: number;
+    maxBytes: number;
+    hold?: Lease;
+    now?: () => number;
+    left?: () => number;
+    get?: Getter;
+  },
 ): Promise<NodeObservation> {
   const label = t.node ?? t.url;
-  const res = await fetchWithRetry(url, opts, t.get);
+  const res = await fetchWithRetry(url, opts, t.get ?? opts.get);
   if (!res.ok) {
     const kind = res.error.kind;
     const outcome = kind === "timeout" ? "timeout" : kind === "output-cap" ? "garbage" : "unreachable";
@@ -238,8 +248,31 @@ export async function fetchAgents(
     opts.deadlineMs === undefined
       ? undefined
       : new Deadline(opts.deadlineMs, opts.clockMs ?? (() => performance.now()));
-  const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, opts, deadline), opts.onProgress);
-  return settleClaims(targets, obs);
+  const pool = opts.get || targets.every((t) => t.get) ? null : await keepAlivePool();
+  try {
+    const o = pool ? { ...opts, get: pool.get } : opts;
+    const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, o, deadline), opts.onProgress);
+    return settleClaims(targets, obs);
+  } finally {
+    pool?.close();
+  }
+}
+
+/**
+ * Direct calls over node:http with kept-alive connections: fetch cost about twice the CPU per call
+ * and a 5,000-node gather is CPU-bound (bench/results/collector-speed.md). Loaded on first use.
+ */
+async function keepAlivePool(): Promise<{ get: Getter; close: () => void }> {
+  const [http, https] = await Promise.all([import("node:http"), import("node:https")]);
+  const plain = new http.Agent({ keepAlive: true });
+  const tls = new https.Agent({ keepAlive: true });
+  return {
+    get: (url, o) => httpGetVia(url, { agent: url.startsWith("https:") ? tls : plain, headers: {} }, o),
+    close: () => {
+      plain.destroy();
+      tls.destroy();
+    },
+  };
 }
 
 const VirtualServerAnswer = z.object({ virtualServer: VirtualServer, realServers: z.array(RealServer) });

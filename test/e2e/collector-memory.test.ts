@@ -21,7 +21,7 @@ t.teardown(() => Promise.all(stops.map((s) => s())));
 const targets: AgentTarget[] = agents.map((a) => ({ node: a.node, url: `http://${a.ip}:${port}` }));
 
 t.test("12 huge answers at once stay inside the gather's byte budget; every node is named", async (t) => {
-  const budget = gatherBudget({ concurrency: 12, perAnswer: DEFAULT_MAX_REPORT_BYTES });
+  const budget = gatherBudget({ perAnswer: DEFAULT_MAX_REPORT_BYTES });
   t.ok(budget.total < 12 * 15 * MiB, "the budget is far below what 12 answers would hold at once");
   const obs = await fetchAgents(targets, {
     // Healthy (if huge) answers: a deadline no loaded machine gets near, so none ends as a timeout.
