@@ -380,7 +380,7 @@ export async function runFleet(
     } finally {
       agents.kill("SIGTERM");
     }
-    out[`prometheus-${promNodes}`] = await prometheusSource(repo, promNodes, dir);
+    if (promNodes > 0) out[`prometheus-${promNodes}`] = await prometheusSource(repo, promNodes, dir);
     return out;
   } finally {
     rmSync(dir, { recursive: true, force: true });

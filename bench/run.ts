@@ -1,7 +1,7 @@
 // `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run.
 // Writes bench/results/<stamp>.json, latest.json and latest.md (the README's table). Phases:
 // `npm run bench -- --only nft,ipvs,fleet`; `--quick` = 1,000 Services, 500 / 5,000 nodes, 100 RSS
-// scans; `--services N` and `--reps K` override the plan; `--scan-only` keeps rows (b) and (c) alone
+// scans; `--services N`, `--reps K`, `--fleet-nodes N` and `--prom-nodes M` (0: none) override the plan; `--scan-only` keeps rows (b) and (c) alone
 // (no serve windows); `--name X` writes bench/results/X.{json,md} instead of latest.*.
 //   nft    a network namespace on the host: kube-proxy's nftables table at N Services; scans, the new
 //          floor, `serve` at defaults beside node_exporter (a), /metrics and /report while scans run
@@ -223,6 +223,9 @@ async function main(): Promise<void> {
       services: { type: "string" },
       "scan-only": { type: "boolean", default: false },
       reps: { type: "string" },
+      // Row (f)'s agents and row (g)'s Prometheus nodes (0: the Prometheus source is not run).
+      "fleet-nodes": { type: "string" },
+      "prom-nodes": { type: "string" },
       // Results under bench/results/NAME.json and NAME.md instead of latest.*.
       name: { type: "string", default: "latest" },
     },
@@ -230,6 +233,8 @@ async function main(): Promise<void> {
   const plan: Plan = { ...(values.quick ? QUICK : FULL) };
   if (values.services) plan.services = Number(values.services);
   if (values.reps) plan.reps = Number(values.reps);
+  if (values["fleet-nodes"]) plan.fleetNodes = Number(values["fleet-nodes"]);
+  if (values["prom-nodes"]) plan.promNodes = Number(values["prom-nodes"]);
   // Rows (b) and (c) alone: scans and floor, no serve windows.
   if (values["scan-only"]) Object.assign(plan, { cpuHourS: 0, loadS: 0, rssScans: 0 });
   const only = new Set(values.only!.split(","));
