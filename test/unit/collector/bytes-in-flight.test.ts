@@ -37,7 +37,7 @@ t.test("calls that have not answered hold no bytes; an answer reserves its decla
   });
   t.same(
     obs.map((o) => [o.node, o.outcome]),
-    targets.map((x) => [x.node, x.node.startsWith("hung") ? "timeout" : "garbage"]),
+    targets.map((x) => [x.node, x.node?.startsWith("hung") ? "timeout" : "garbage"]),
     "every node named: the hung ones timed out, the answers were read (a JSON string is not a report)",
   );
   t.ok(budget.peakReserved >= BODY, "answers were counted");
