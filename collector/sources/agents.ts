@@ -259,8 +259,9 @@ export async function fetchAgents(
 }
 
 /**
- * Direct calls over node:http with kept-alive connections: fetch cost about twice the CPU per call
- * and a 5,000-node gather is CPU-bound (bench/results/collector-speed.md). Loaded on first use.
+ * Direct calls over node:http with kept-alive connections, as the benchmark's floor fetches: fetch's
+ * machinery was ~14 % of a CPU-bound 5,000-node gather (bench/results/collector-speed.md). Loaded on
+ * first use.
  */
 async function keepAlivePool(): Promise<{ get: Getter; close: () => void }> {
   const [http, https] = await Promise.all([import("node:http"), import("node:https")]);
