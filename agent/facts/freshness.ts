@@ -5,7 +5,7 @@ import { z } from "zod";
  * earlier one because its fingerprint had not changed. The names are a closed list so the metric's
  * `source` label stays bounded.
  */
-export const SOURCE_NAMES = ["nft-chains"] as const;
+export const SOURCE_NAMES = ["nft-chains", "nft-service-ips"] as const;
 export const SourceFreshness = z.object({
   source: z.enum(SOURCE_NAMES),
   /** When the data the report holds for this source was read from the node. */

@@ -12,7 +12,8 @@ import {
 } from "../parse/nft-json.js";
 import { nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
 import type { Parsed } from "../parse/result.js";
-import { chainsFingerprint } from "./scan-cache.js";
+import type { SourceFreshness } from "../facts/freshness.js";
+import { chainsFingerprint, type Fingerprint } from "./scan-cache.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 // What each read costs at 10,000 Services x 10 endpoints on nft 1.0.6 (Debian 12), measured by
@@ -79,37 +80,48 @@ export function tablesOf(objects: readonly { family: NftTable["family"]; table: 
 // IPv4 and IPv6 proxiers sync on their own and share the timestamp.
 const SETTLE_SYNCS_PER_FAMILY = 3;
 const CHAINS = ["-j", "list", "chains"];
+// kube-proxy's dearest map to list (~0.5 s of CPU at 10,000 Services on nft 1.0.6, which prints every
+// element with any listing of it): one element per Service port, written by kube-proxy in the same
+// sync transaction as the chains, from the same Services and EndpointSlices its change counters count
+// (syncProxyRules: serviceIPsMap elements beside the service chains). Gated with the chain listing.
+const GATED_MAPS = new Set(["service-ips"]);
+
+type Read<T> = { ok: true; value: T } | { ok: false; error: ProbeError };
+
+interface Gate {
+  fp: Fingerprint;
+  settle: number;
+}
 
 /**
- * `list chains` (~3 s of CPU at 10,000 Services on nft 1.0.6, the scan's dearest read), or the
- * listing of an earlier scan when kube-proxy's counters and the cheap reads say nothing changed.
+ * The read of `source`, or the answer of an earlier scan when kube-proxy's counters and the cheap
+ * reads say nothing changed since (ScanCache's rules), recording which in this scan's sources.
  */
-async function chainListing(
+async function gated<T>(
   ctx: ProbeContext,
-  cheap: { declarations: string[]; counts: string[]; families: number },
-): Promise<{ ok: true; value: NftChain[] } | { ok: false; error: ProbeError }> {
+  source: SourceFreshness["source"],
+  gate: Gate,
+  read: () => Promise<Read<T>>,
+): Promise<Read<T>> {
   const cache = ctx.cache ?? null;
-  if (cache === null) return listed(ctx, CHAINS, parseNftChains);
-  const metrics = ctx.prior["kube-proxy-metrics"];
-  const fp = chainsFingerprint(metrics?.ok ? (metrics.facts as KubeProxyMetricsFacts) : null, cheap);
-  const settle = SETTLE_SYNCS_PER_FAMILY * Math.max(1, cheap.families);
-  const hit = cache.lookup<NftChain[]>("nft-chains", fp, settle);
+  if (cache === null) return read();
+  const hit = cache.lookup<T>(source, gate.fp, gate.settle);
   if (hit.hit) {
     ctx.shared?.freshness.push({
-      source: "nft-chains",
+      source,
       readAt: new Date(hit.readAtMs).toISOString(),
       ageSeconds: 0,
       reused: true,
-      why: "kube-proxy's change counters and kube-proxy's named sets unchanged since it was read",
+      why: "kube-proxy's change counters and kube-proxy's other named sets unchanged since it was read",
     });
     return { ok: true, value: hit.value };
   }
   const started = cache.clock();
-  const r = await listed(ctx, CHAINS, parseNftChains);
+  const r = await read();
   if (!r.ok) return r;
-  cache.store("nft-chains", fp, r.value, started, settle);
+  cache.store(source, gate.fp, r.value, started, gate.settle);
   ctx.shared?.freshness.push({
-    source: "nft-chains",
+    source,
     readAt: new Date(started).toISOString(),
     ageSeconds: 0,
     reused: false,
@@ -117,6 +129,16 @@ async function chainListing(
   });
   return r;
 }
+
+/** One set or map's elements, keeping nft's answer for parity to reuse in this scan. */
+async function listedSet(ctx: ProbeContext, s: NftSetName): Promise<Read<{ sets: NftSet[]; text: string }>> {
+  const args = ["-j", "list", s.kind, s.family, s.table, s.name];
+  let text = "";
+  const r = await listed(ctx, args, parseNftSets, (t) => (text = t));
+  return r.ok ? { ok: true, value: { sets: r.value, text } } : r;
+}
+
+const setArgv = (s: NftSetName) => ["-j", "list", s.kind, s.family, s.table, s.name].join(" ");
 
 export const nftablesProbe = defineProbe("nftables", {
   needs: ["kube-proxy-configz", "kube-proxy-metrics"],
@@ -130,20 +152,45 @@ export const nftablesProbe = defineProbe("nftables", {
     }
     // Elements only where a count is a fact, one set or map per call: any of them unread fails the
     // probe, so a count is never a zero that stands for "not read".
-    const sets: NftSet[] = [];
-    for (const s of setsToCount(declared, name)) {
-      const args = ["-j", "list", s.kind, s.family, s.table, s.name];
-      const r = await listed(ctx, args, parseNftSets, (text) =>
-        ctx.shared?.nftSetAnswers.set(args.join(" "), text),
-      );
+    const toCount = setsToCount(declared, name);
+    const byArgv = new Map<string, NftSet[]>();
+    for (const s of toCount.filter((s) => !GATED_MAPS.has(s.name))) {
+      const r = await listedSet(ctx, s);
       if (!r.ok) return r;
-      sets.push(...r.value);
+      ctx.shared?.nftSetAnswers.set(setArgv(s), r.value.text);
+      byArgv.set(setArgv(s), r.value.sets);
     }
-    const chains = await chainListing(ctx, {
-      declarations: declared.map((d) => `${d.kind} ${d.family} ${d.table} ${d.name} ${d.type}`),
-      counts: sets.map((s) => `${s.family} ${s.table} ${s.name} ${s.elements}`),
-      families: new Set(declared.filter((d) => d.table === name).map((d) => d.family)).size,
-    });
+    const cheapCounts = [...byArgv.values()].flat();
+    // The fingerprint is taken from what was read above, never from a gated read's own answer.
+    const metrics = ctx.prior["kube-proxy-metrics"];
+    const gate: Gate = {
+      fp: chainsFingerprint(metrics?.ok ? (metrics.facts as KubeProxyMetricsFacts) : null, {
+        declarations: declared.map((d) => `${d.kind} ${d.family} ${d.table} ${d.name} ${d.type}`),
+        counts: cheapCounts.map((s) => `${s.family} ${s.table} ${s.name} ${s.elements}`),
+      }),
+      settle:
+        SETTLE_SYNCS_PER_FAMILY *
+        Math.max(1, new Set(declared.filter((d) => d.table === name).map((d) => d.family)).size),
+    };
+    const big = toCount.filter((s) => GATED_MAPS.has(s.name));
+    if (big.length > 0) {
+      const r = await gated(ctx, "nft-service-ips", gate, async () => {
+        const out: { argv: string; sets: NftSet[]; text: string }[] = [];
+        for (const s of big) {
+          const one = await listedSet(ctx, s);
+          if (!one.ok) return one;
+          out.push({ argv: setArgv(s), ...one.value });
+        }
+        return { ok: true as const, value: out };
+      });
+      if (!r.ok) return r;
+      for (const one of r.value) {
+        ctx.shared?.nftSetAnswers.set(one.argv, one.text);
+        byArgv.set(one.argv, one.sets);
+      }
+    }
+    const sets = toCount.flatMap((s) => byArgv.get(setArgv(s)) ?? []);
+    const chains = await gated(ctx, "nft-chains", gate, () => listed(ctx, CHAINS, parseNftChains));
     if (!chains.ok) return chains;
     if (ctx.shared) ctx.shared.nftChains = chains.value;
     const tables = tablesOf([...chains.value, ...declared]);

@@ -1,11 +1,16 @@
 // Runs the real nftables probe from dist/ (build first) several times with one ScanCache, in
 // whatever network namespace it is started in, changing the kernel's rules between scans with the
 // real nft (issue #14: what is cached must never make a finding stale). argv[2]: a directory with
-// add-service.nft and foreign-chain.nft; argv[3]: where to write each scan's outcome as JSON.
+// add-service.nft, add-port.nft, foreign-chain.nft and foreign-element.nft; argv[3]: where to write
+// each scan's outcome as JSON. The iptables probe runs beside it in every scan (its read is not gated:
+// nothing cheap sees another program's iptables-nft rules), and another program's rule is added to
+// iptables-nft's filter table with the real iptables-nft between two scans.
 // kube-proxy's /metrics is the stand-in's part here: its counters are given as the probe's prior.
 import { writeFileSync } from "node:fs";
 import process from "node:process";
 import { driverContext } from "./driver-context.mjs";
+import { spawnSync } from "node:child_process";
+import { iptablesProbe } from "../../dist/agent/probes/iptables.js";
 import { nftablesProbe } from "../../dist/agent/probes/nftables.js";
 import { newScanShared, ScanCache } from "../../dist/agent/probes/scan-cache.js";
 
@@ -40,7 +45,17 @@ async function scan(label, metricsRead = true) {
   };
   const outcome = await nftablesProbe.run({ ...ctx, cache, shared, prior });
   const kp = outcome.ok ? outcome.facts.kubeProxy.find((t) => t.family === "ip") : null;
-  scans.push({ label, ok: outcome.ok, chains: kp?.chains ?? null, freshness: shared.freshness });
+  const ipt = await iptablesProbe.run({ ...ctx, cache, shared, prior });
+  const nft4 = ipt.ok ? ipt.facts.backends.find((b) => b.backend === "nft" && b.family === "ipv4") : null;
+  scans.push({
+    label,
+    ok: outcome.ok,
+    chains: kp?.chains ?? null,
+    serviceIps: kp?.sets.find((s) => s.name === "service-ips")?.elements ?? null,
+    iptablesNftRules: nft4?.read ? nft4.totalRules : null,
+    firewallChains: nft4?.read ? nft4.firewallChains : null,
+    freshness: shared.freshness,
+  });
 }
 async function nft(file) {
   const r = await ctx.tools.run("nft", ["-f", `${dir}/${file}`], { timeoutMs: 30000, maxBytes: 1 << 20 });
@@ -58,8 +73,26 @@ now += 10_000;
 await scan("service added");
 now += 10_000;
 await scan("after the service, no sync since its read");
+// A second port on svc1: one element more in service-ips and nothing else any cheap read sees (no
+// new ClusterIP, no NodePort); kube-proxy counts the Service change and syncs.
+await nft("add-port.nft");
+counters.service += 1;
+counters.lastSync = Math.floor(now / 1000) + 1;
+now += 10_000;
+await scan("port added, counters bumped");
+// Another program (a host firewall) adds a chain and a rule to iptables-nft's filter table: none of
+// kube-proxy's counters move.
+const ipt = spawnSync("iptables-nft-restore", ["--noflush"], {
+  input:
+    "*filter\n:ufw-before-input - [0:0]\n-A INPUT -j ufw-before-input\n-A ufw-before-input -p tcp --dport 22 -j ACCEPT\nCOMMIT\n",
+  encoding: "utf8",
+});
+if (ipt.status !== 0) throw new Error(`iptables-nft-restore: ${ipt.stderr}`);
+now += 10_000;
+await scan("another program's iptables-nft rule");
 // Someone else's chain in kube-proxy's table: no counter of kube-proxy's moves.
 await nft("foreign-chain.nft");
+await nft("foreign-element.nft");
 now += 10_000;
 await scan("foreign chain, fingerprint blind");
 now += 600_000;
