@@ -40,14 +40,59 @@ export function setsToCount(declared: readonly NftSetName[], kubeProxyTableName:
   );
 }
 
-function tableOwner(t: NftTable, chains: NftChain[], kubeProxyTableName: string): string {
+function tableOwner(t: NftTable, hooked: readonly NftChain[], kubeProxyTableName: string): string {
   if (isKubeProxyTable(t, kubeProxyTableName)) return "kube-proxy";
   if (IPTABLES_NFT_FAMILIES.has(t.family) && IPTABLES_NFT_TABLES.has(t.name)) return "iptables-nft";
   if (t.name === "firewalld") return "firewalld";
-  if (chains.some((c) => c.hook !== undefined && FILTER_HOOKS.has(c.hook) && c.policy === "drop")) {
+  if (hooked.some((c) => c.hook !== undefined && FILTER_HOOKS.has(c.hook) && c.policy === "drop")) {
     return "host-firewall";
   }
   return "other";
+}
+
+/** What the facts take from one table's chains: counts, and its base chains (the only ones with a hook). */
+interface TableChains {
+  total: number;
+  service: number;
+  endpoint: number;
+  external: number;
+  hooked: NftChain[];
+}
+
+export interface ChainSummary {
+  /** Every (family, table) holding a chain, in first-seen order. */
+  tables: NftTable[];
+  byTable: Map<string, TableChains>;
+}
+
+// A long-running agent reuses one chain listing (the same array) for many scans (probes/scan-cache.ts):
+// its 110,000 chains at 10,000 Services are grouped and counted once, not once a scan.
+const summaries = new WeakMap<readonly NftChain[], ChainSummary>();
+
+/** The per-table summary of a chain listing, computed once per listing. */
+export function summarizeChains(chains: readonly NftChain[]): ChainSummary {
+  const known = summaries.get(chains);
+  if (known !== undefined) return known;
+  const tables: NftTable[] = [];
+  const byTable = new Map<string, TableChains>();
+  for (const c of chains) {
+    const k = `${c.family} ${c.table}`;
+    let t = byTable.get(k);
+    if (t === undefined) {
+      t = { total: 0, service: 0, endpoint: 0, external: 0, hooked: [] };
+      byTable.set(k, t);
+      tables.push({ family: c.family, name: c.table });
+    }
+    t.total++;
+    if (c.hook !== undefined) t.hooked.push(c);
+    // The three prefixes exclude one another: one test at most matches.
+    if (SERVICE_CHAIN.test(c.name)) t.service++;
+    else if (ENDPOINT_CHAIN.test(c.name)) t.endpoint++;
+    else if (EXTERNAL_CHAIN.test(c.name)) t.external++;
+  }
+  const summary = { tables, byTable };
+  summaries.set(chains, summary);
+  return summary;
 }
 
 /** The table declares `nodeport-ips` (when the listing says so; a listing without declarations cannot). */
@@ -59,19 +104,14 @@ function declaredNodePortIPs(l: NftListings, t: NftTable): boolean {
 
 /** Classifies every table and summarises kube-proxy's own tables, from listings that never dump rules. */
 export function nftablesFacts(l: NftListings, kubeProxyTableName: string): NftablesFacts {
-  const byTable = new Map<string, NftChain[]>();
-  for (const c of l.chains) {
-    const k = `${c.family} ${c.table}`;
-    const list = byTable.get(k);
-    if (list) list.push(c);
-    else byTable.set(k, [c]);
-  }
+  const { byTable } = summarizeChains(l.chains);
+  const none: TableChains = { total: 0, service: 0, endpoint: 0, external: 0, hooked: [] };
   const tables: NftablesFacts["tables"] = [];
   const kubeProxy: NftKubeProxyTable[] = [];
   const firewalls: NftablesFacts["firewalls"] = [];
   for (const t of l.tables) {
-    const chains = byTable.get(`${t.family} ${t.name}`) ?? [];
-    const owner = tableOwner(t, chains, kubeProxyTableName);
+    const chains = byTable.get(`${t.family} ${t.name}`) ?? none;
+    const owner = tableOwner(t, chains.hooked, kubeProxyTableName);
     tables.push({ family: t.family, name: t.name, owner });
     if (owner === "kube-proxy") {
       const mine = l.sets.filter((s) => s.family === t.family && s.table === t.name);
@@ -102,11 +142,11 @@ export function nftablesFacts(l: NftListings, kubeProxyTableName: string): Nftab
             ? { nodePortIPs: [...npIPs.addresses].sort() }
             : {}),
         chains: {
-          total: chains.length,
-          service: chains.filter((c) => SERVICE_CHAIN.test(c.name)).length,
-          endpoint: chains.filter((c) => ENDPOINT_CHAIN.test(c.name)).length,
-          external: chains.filter((c) => EXTERNAL_CHAIN.test(c.name)).length,
-          base: chains.filter((c) => c.hook !== undefined).map((c) => c.name),
+          total: chains.total,
+          service: chains.service,
+          endpoint: chains.endpoint,
+          external: chains.external,
+          base: chains.hooked.map((c) => c.name),
         },
       });
     } else if (owner === "firewalld" || owner === "host-firewall") {
@@ -114,7 +154,7 @@ export function nftablesFacts(l: NftListings, kubeProxyTableName: string): Nftab
         family: t.family,
         name: t.name,
         kind: owner,
-        hooks: chains
+        hooks: chains.hooked
           .filter((c) => c.hook !== undefined && FILTER_HOOKS.has(c.hook))
           .map((c) => `${c.hook}:${c.policy ?? "accept"}`),
       });

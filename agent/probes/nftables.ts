@@ -10,7 +10,7 @@ import {
   type NftSetName,
   type NftTable,
 } from "../parse/nft-json.js";
-import { nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
+import { nftablesFacts, setsToCount, summarizeChains } from "../parse/nftables-facts.js";
 import type { Parsed } from "../parse/result.js";
 import type { SourceFreshness } from "../facts/freshness.js";
 import { chainsFingerprint, type Fingerprint } from "./scan-cache.js";
@@ -193,7 +193,10 @@ export const nftablesProbe = defineProbe("nftables", {
     const chains = await gated(ctx, "nft-chains", gate, () => listed(ctx, CHAINS, parseNftChains));
     if (!chains.ok) return chains;
     if (ctx.shared) ctx.shared.nftChains = chains.value;
-    const tables = tablesOf([...chains.value, ...declared]);
+    const tables = tablesOf([
+      ...summarizeChains(chains.value).tables.map((t) => ({ family: t.family, table: t.name })),
+      ...declared,
+    ]);
     return { ok: true, facts: nftablesFacts({ tables, chains: chains.value, sets, declared }, name) };
   },
 });

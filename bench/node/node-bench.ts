@@ -1,7 +1,7 @@
 // Everything measured on one node, run inside that node's network namespace (a UML guest or a
 // namespace on the host), against the kernel state already built there. Writes one JSON file.
 //   node dist/bench/node/node-bench.js --out FILE --label ipvs-1000 --reps 5 --floor ipvs|nft
-//        [--cpu-hour-s 120] [--baseline 'nft -j list table ip kube-proxy'] [--load-s 10] [--rss-scans 1000]
+//        [--cpu-hour-s 120] [--kube-proxy-standin] [--baseline 'nft -j list table ip kube-proxy'] [--load-s 10] [--rss-scans 1000]
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -9,6 +9,7 @@ import { request, Agent } from "node:http";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ipvsFloor, IPVS_REFERENCE, nftFloor, type FloorRead } from "../lib/floor.js";
+import { kubeProxyStandin } from "../lib/kube-proxy-standin.js";
 import { childrenCpuMs, type ToolCall } from "./scan-once.js";
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
@@ -222,10 +223,10 @@ const scansTotal = (metrics: string) => Number(/^proxyscope_scans_total (\S+)/m.
  * node_exporter with its default collectors minus ipvs; both scraped every 30 s, as Prometheus would.
  * The window starts once the agent is ready (its first scan done) and is scaled to an hour.
  */
-async function cpuHour(windowS: number) {
+async function cpuHour(windowS: number, agentArgs: string[] = []) {
   const port = 9978;
   const nePort = 9100;
-  const agentChild = startAgent(port, []);
+  const agentChild = startAgent(port, agentArgs);
   const ne = spawn(
     "/usr/bin/prometheus-node-exporter",
     ["--no-collector.ipvs", `--web.listen-address=127.0.0.1:${nePort}`],
@@ -407,6 +408,9 @@ async function main(): Promise<void> {
       concurrency: { type: "string", default: "8" },
       "rss-scans": { type: "string", default: "0" },
       profile: { type: "string" },
+      // nftables mode in a namespace: kube-proxy's /metrics from the stand-in, so the scan cache has
+      // kube-proxy's counters to go by (a node without them reads everything every scan).
+      "kube-proxy-standin": { type: "boolean", default: false },
     },
   });
   const reps = Number(values.reps);
@@ -420,13 +424,14 @@ async function main(): Promise<void> {
     log(`scan ${i + 1}/${reps}: ${scans[i]!.wallMs.toFixed(0)} ms, ${scans[i]!.maxRssMb.toFixed(0)} MB`);
   }
   result.scans = scans.map(({ calls: _c, ...s }) => s);
-  result.calls = scans[0]!.calls;
+  result.calls = scans[0]?.calls ?? [];
   save();
 
   const reads = values.floor === "ipvs" ? ipvsFloor() : nftFloor();
   result.floorReads = reads;
   result.floor = Array.from({ length: reps }, () => floorOnce(reads));
-  log(`floor: ${(result.floor as { wallMs: number }[]).map((f) => f.wallMs.toFixed(0)).join(" ")} ms`);
+  if (reps > 0)
+    log(`floor: ${(result.floor as { wallMs: number }[]).map((f) => f.wallMs.toFixed(0)).join(" ")} ms`);
   if (values.floor === "ipvs") result.reference = Array.from({ length: reps }, () => timed(IPVS_REFERENCE));
   save();
 
@@ -452,7 +457,13 @@ async function main(): Promise<void> {
   const cpuHourS = Number(values["cpu-hour-s"]);
   if (cpuHourS > 0) {
     log(`serve with default settings for ${cpuHourS} s, node_exporter beside it`);
-    result.cpuHour = await cpuHour(cpuHourS);
+    const kp = values["kube-proxy-standin"] ? await kubeProxyStandin(`${DIST}/..`) : null;
+    try {
+      result.cpuHour = await cpuHour(cpuHourS, kp ? ["--kube-proxy-metrics-url", kp.url] : []);
+      result.kubeProxy = kp ? "stand-in (test/standins/kube-proxy.ts)" : "none";
+    } finally {
+      kp?.stop();
+    }
     save();
   }
 

@@ -4,15 +4,13 @@
 // state (bench/nft-calls.ts --keep builds one), with the kube-proxy STAND-IN (test/standins/, built
 // into dist/) answering /metrics in kube-proxy's format, since no real kube-proxy runs there.
 //   ip netns exec NS node dist/bench/node/scan-steady.js [--pairs 3] [--out bench/results/scan-steady-10000]
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { ToolRunner } from "../../agent/io/run.js";
 import { ScanCache } from "../../agent/probes/scan-cache.js";
 import { scanNode } from "../../agent/scan.js";
+import { kubeProxyStandin } from "../lib/kube-proxy-standin.js";
 import { summarize } from "../lib/stats.js";
 import { benchScanInput, childrenCpuMs } from "./scan-once.js";
 
@@ -30,47 +28,12 @@ interface Sample {
   load: string;
 }
 
-async function standin(): Promise<{ url: string; stop: () => void }> {
-  const dir = mkdtempSync(join(tmpdir(), "scan-steady-"));
-  const file = join(dir, "scenario.json");
-  // A kube-proxy that last synced two minutes ago and has nothing pending: the steady state.
-  writeFileSync(
-    file,
-    JSON.stringify({
-      mode: "nftables",
-      version: "v1.34.1",
-      metricsAddress: "127.0.0.1:0",
-      healthAddress: "127.0.0.1:0",
-      lastSync: { unix: Math.floor(Date.now() / 1000) - 120 },
-    }),
-  );
-  const child = spawn(process.execPath, [`${REPO}/dist/test/standins/kube-proxy.js`, file], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /ready (\d+) (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once("exit", (c) => reject(new Error(`stand-in exited ${c}`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    stop: () => {
-      child.kill("SIGTERM");
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { pairs: { type: "string", default: "3" }, out: { type: "string" } },
   });
   const pairs = Number(values.pairs);
-  const kp = await standin();
+  const kp = await kubeProxyStandin(REPO);
   try {
     const tools = new ToolRunner();
     const input = { ...benchScanInput(tools), kubeProxyMetricsUrl: kp.url };
