@@ -3,7 +3,6 @@ import type { ProbeError } from "../facts/probe-error.js";
 import type { ExecResult } from "../io/run.js";
 import {
   parseNftChains,
-  type NftChain,
   parseNftSetNames,
   parseNftSets,
   type NftSet,
