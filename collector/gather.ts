@@ -34,7 +34,7 @@ export interface GatherConfig {
   prometheusNodeLabel: string;
   concurrency: number;
   timeoutMs: number;
-  /** The whole agents gather's deadline; DEFAULT_GATHER_DEADLINE_MS when absent. */
+  /** The whole gather's deadline (agents' calls, or Prometheus's queries); DEFAULT_GATHER_DEADLINE_MS when absent. */
   gatherDeadlineMs?: number;
 }
 
@@ -99,11 +99,19 @@ export async function gather(
     }
     case "prometheus": {
       if (!cfg.prometheusUrl) return { ok: false, error: "--source prometheus needs --prometheus-url" };
-      const p = await gatherFromPrometheus(promOpts(cfg));
+      // The queries and the burn-down share the gather's one deadline (--timeout-ms is per API call).
+      const p = await gatherFromPrometheus(promOpts(cfg, leftMs()));
       if (!p.ok) return p;
       observations = p.value;
       // The burn-down: a history that cannot be read is named on the page, and the report stands.
-      const h = await gatherBurnDown(promOpts(cfg), BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S);
+      const left = leftMs();
+      const h =
+        left > 0
+          ? await gatherBurnDown(promOpts(cfg, left), BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S)
+          : {
+              ok: false as const,
+              error: `not read: the gather's ${fetchOpts.deadlineMs} ms deadline had passed`,
+            };
       history = h.ok ? { history: h.value } : { historyError: h.error };
       break;
     }
@@ -138,11 +146,11 @@ export async function gather(
 export const BURN_DOWN_RANGE_S = 28 * 86400;
 export const BURN_DOWN_STEP_S = 6 * 3600;
 
-function promOpts(cfg: GatherConfig) {
+function promOpts(cfg: GatherConfig, leftMs: number) {
   return {
     url: cfg.prometheusUrl!,
     nodeLabel: cfg.prometheusNodeLabel,
-    timeoutMs: cfg.timeoutMs,
+    timeoutMs: Math.max(1, Math.floor(leftMs)),
     maxBytes: 64 * 1024 * 1024,
     staleAfterS: STALE_AFTER_S,
     now: () => Date.now() / 1000,

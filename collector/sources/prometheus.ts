@@ -2,6 +2,7 @@ import { z } from "zod";
 import { METRIC, Phase, Severity, Verdict } from "../../agent/contract.js";
 import { httpGet } from "../../common/http.js";
 import { failedObservation, unknownFindings } from "../observe.js";
+import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
 
 export interface PrometheusOptions {
@@ -11,6 +12,11 @@ export interface PrometheusOptions {
    * from __meta_kubernetes_pod_node_name; anything else can be named here.
    */
   nodeLabel: string;
+  /**
+   * The deadline every query of one gather shares, and Prometheus is told it too so it stops
+   * evaluating when we stop waiting. One query answers for the whole fleet and costs with its size
+   * (50,000 nodes: seconds of Prometheus CPU), so the per-call deadline of one agent's answer does not fit.
+   */
   timeoutMs: number;
   maxBytes: number;
   /** A last scan older than this is reported as stale in the node's reason. */
@@ -30,10 +36,39 @@ type Sample = z.infer<typeof Sample>;
 
 export type PromResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
-export async function instantQuery(opts: PrometheusOptions, promql: string): Promise<PromResult<Sample[]>> {
-  const url = `${opts.url.replace(/\/+$/, "")}/api/v1/query?query=${encodeURIComponent(promql)}`;
-  const res = await httpGet(url, opts);
-  if (!res.ok) return { ok: false, error: res.error.message };
+/** Queries in flight at once: a Prometheus evaluates about one per core; more only hold more bodies. */
+export const QUERY_CONCURRENCY = 4;
+
+/** Pure: the query's URL, carrying the time left as Prometheus's own evaluation timeout. */
+export function queryUrl(base: string, path: string, params: Record<string, string>, leftMs: number): string {
+  const q = new URLSearchParams({ ...params, timeout: (Math.max(1, leftMs) / 1000).toFixed(3) });
+  return `${base.replace(/\/+$/, "")}${path}?${q}`;
+}
+
+/** A deadline from now: the milliseconds left, never below zero. */
+function deadline(ms: number): () => number {
+  const end = performance.now() + ms;
+  return () => Math.max(0, end - performance.now());
+}
+
+export async function instantQuery(
+  opts: PrometheusOptions,
+  promql: string,
+  leftMs: () => number = deadline(opts.timeoutMs),
+): Promise<PromResult<Sample[]>> {
+  const left = leftMs();
+  const url = queryUrl(opts.url, "/api/v1/query", { query: promql }, left);
+  if (left <= 0)
+    return { ok: false, error: `${promql}: not sent, the gather's ${opts.timeoutMs} ms deadline had passed` };
+  const res = await httpGet(url, { timeoutMs: left, maxBytes: opts.maxBytes });
+  if (!res.ok)
+    return {
+      ok: false,
+      error:
+        res.error.kind === "timeout"
+          ? `${promql} did not answer within the gather's ${opts.timeoutMs} ms deadline (${res.error.message})`
+          : res.error.message,
+    };
   if (res.status !== 200)
     return { ok: false, error: `${url} answered HTTP ${res.status}: ${res.body.slice(0, 200)}` };
   const parsed = parseQueryAnswer(res.body, promql);
@@ -67,23 +102,28 @@ export function parseQueryAnswer(body: string, promql: string): PromResult<Sampl
   return { ok: true, value: parsed.data.data.result };
 }
 
-/** The PromQL for each fact, grouped by the node label so duplicate targets cannot double-count. */
+/**
+ * The PromQL for each fact, grouped by the node label so duplicate targets cannot double-count. The
+ * value filter comes before the grouping: Prometheus then groups the one series in five that holds,
+ * not all of them (the same answer for 0/1 gauges: any duplicate at 1 is a max of 1). Only the facts
+ * the report uses are asked: every series read costs Prometheus about the same, whatever it holds.
+ */
 export function queries(nodeLabel: string) {
   const by = (...l: string[]) => `max by (${[nodeLabel, ...l].join(", ")})`;
   return {
-    phase: `${by("phase")} (${METRIC.nodePhase}) == 1`,
-    verdict: `${by("verdict")} (${METRIC.nodeVerdict}) == 1`,
-    findings: `${by("id", "severity")} (${METRIC.finding}) > 0`,
+    phase: `${by("phase")} (${METRIC.nodePhase} == 1)`,
+    verdict: `${by("verdict")} (${METRIC.nodeVerdict} == 1)`,
+    findings: `${by("id", "severity")} (${METRIC.finding} > 0)`,
     nftablesCapable: `${by()} (${METRIC.kernelNftablesCapable})`,
     virtualServers: `${by()} (${METRIC.ipvsVirtualServers})`,
-    kubeIpvs0Present: `${by()} (${METRIC.kubeIpvs0Present})`,
     kubeIpvs0Addresses: `${by()} (${METRIC.kubeIpvs0Addresses})`,
     blackHoled: `${by()} (${METRIC.blackHoledAddresses})`,
-    probeFailed: `min by (${nodeLabel}, probe) (${METRIC.probeSuccess}) == 0`,
+    // Any duplicate target whose probe failed: the failure is named, not hidden by one that passed.
+    probeFailed: `${by("probe")} (${METRIC.probeSuccess} == 0)`,
     lastScan: `${by()} (${METRIC.lastScanTimestampSeconds})`,
     buildInfo: `${by("version")} (${METRIC.buildInfo})`,
     // #17: the parity state, the counts (only while compared) and when the snapshot was taken.
-    parityState: `${by("state")} (${METRIC.parityState}) == 1`,
+    parityState: `${by("state")} (${METRIC.parityState} == 1)`,
     parityServices: `${by("status")} (${METRIC.parityServices})`,
     paritySnapshot: `${by()} (${METRIC.paritySnapshotTimestampSeconds})`,
   } as const;
@@ -108,7 +148,9 @@ export function observationsFromSeries(
       const n = s.metric[nodeLabel];
       if (!n) continue;
       nodes.add(n);
-      m.set(n, [...(m.get(n) ?? []), f(s)]);
+      const list = m.get(n);
+      if (list) list.push(f(s));
+      else m.set(n, [f(s)]);
     }
     return m;
   };
@@ -126,7 +168,6 @@ export function observationsFromSeries(
   const failed = per("probeFailed", (s) => s.metric.probe ?? "");
   const last = per("lastScan", num);
   const build = per("buildInfo", (s) => s.metric.version ?? null);
-  per("kubeIpvs0Present", num);
   const parityState = per("parityState", (s) => s.metric.state ?? "");
   const parityServices = per("parityServices", (s) => [s.metric.status ?? "", Number(s.value[1])] as const);
   const paritySnapshot = per("paritySnapshot", num);
@@ -227,17 +268,25 @@ export function parityFromSeries(
   return { state, snapshotAgeSeconds, counts: { same, missingAfter, endpointsDiffer, newAfter }, lost: [] };
 }
 
-/** Every fact for every node, in one query per fact (a dozen queries, whatever the fleet size). */
+/**
+ * Every fact for every node, in one query per fact (a dozen queries, whatever the fleet size), a few
+ * at a time under one deadline. The first query that fails fails the gather, named: a fact missing
+ * for every node is no report, never a fleet of zeros.
+ */
 export async function gatherFromPrometheus(opts: PrometheusOptions): Promise<PromResult<NodeObservation[]>> {
   const q = queries(opts.nodeLabel);
   const names = Object.keys(q) as QueryName[];
-  const answers = await Promise.all(names.map((n) => instantQuery(opts, q[n])));
+  const left = deadline(opts.timeoutMs);
+  const failed: { error: string | null } = { error: null };
+  const answers = await mapPool(names, QUERY_CONCURRENCY, async (n) => {
+    if (failed.error !== null) return null;
+    const a = await instantQuery(opts, q[n], left);
+    if (!a.ok) failed.error ??= a.error;
+    return a.ok ? a.value : null;
+  });
+  if (failed.error !== null) return { ok: false, error: `Prometheus at ${opts.url}: ${failed.error}` };
   const results = {} as Record<QueryName, Sample[]>;
-  for (const [i, n] of names.entries()) {
-    const a = answers[i]!;
-    if (!a.ok) return { ok: false, error: `Prometheus at ${opts.url}: ${a.error}` };
-    results[n] = a.value;
-  }
+  for (const [i, n] of names.entries()) results[n] = answers[i]!;
   return {
     ok: true,
     value: observationsFromSeries(results, opts.nodeLabel, opts.url, opts.now(), opts.staleAfterS),
@@ -300,13 +349,8 @@ export async function gatherBurnDown(
 ): Promise<PromResult<BurnDownPoint[]>> {
   const promql = burnDownQuery(opts.nodeLabel);
   const end = Math.floor(opts.now());
-  const q = new URLSearchParams({
-    query: promql,
-    start: String(end - rangeS),
-    end: String(end),
-    step: String(stepS),
-  });
-  const url = `${opts.url.replace(/\/+$/, "")}/api/v1/query_range?${q}`;
+  const params = { query: promql, start: String(end - rangeS), end: String(end), step: String(stepS) };
+  const url = queryUrl(opts.url, "/api/v1/query_range", params, opts.timeoutMs);
   const res = await httpGet(url, opts);
   if (!res.ok) return { ok: false, error: res.error.message };
   if (res.status !== 200)

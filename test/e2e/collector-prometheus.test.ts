@@ -3,6 +3,8 @@
 import t from "tap";
 import { EXIT } from "../../common/exit-codes.js";
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FleetReport } from "../../collector/report/schema.js";
@@ -221,3 +223,54 @@ t.test("Prometheus unreachable: no report, its own exit code", async (t) => {
   t.equal(r.code, EXIT.noReport);
   t.match(r.stderr, /Prometheus at http:\/\/127\.0\.0\.1:\d+/);
 });
+
+// Issue #14 (g): one query answers for the whole fleet, and at 50,000 nodes Prometheus needs seconds of
+// CPU for it; the per-call --timeout-ms (one agent's answer) failed every such query, so the source
+// gave no report at all. The same real Prometheus, its answers relayed unchanged but each held past
+// the per-call deadline: the queries share the gather's deadline, and every node is still read.
+t.test(
+  "queries slower than the per-call deadline still answer: they share the gather's deadline",
+  async (t) => {
+    const callMs = 5000;
+    const holdMs = callMs + 1000;
+    const seen: string[] = [];
+    const relay = http.createServer((req, res) => {
+      seen.push(req.url!);
+      void (async () => {
+        const upstream = await fetch(`${prom.url}${req.url}`);
+        const body = Buffer.from(await upstream.arrayBuffer());
+        setTimeout(() => {
+          res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "" });
+          res.end(body);
+        }, holdMs);
+      })().catch(() => res.destroy());
+    });
+    await new Promise<void>((r) => relay.listen(0, "127.0.0.1", () => r()));
+    t.teardown(() => new Promise<void>((r) => relay.close(() => r())));
+    const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+    const r = await collector([
+      "report",
+      "--source",
+      "prometheus",
+      "--prometheus-url",
+      relayUrl,
+      "--kubeconfig",
+      api.kubeconfig,
+      "--timeout-ms",
+      String(callMs),
+      "--output",
+      "json",
+    ]);
+    t.equal(r.code, 0, r.stderr);
+    const p = FleetReport.parse(JSON.parse(r.stdout));
+    for (const n of fleet) t.equal(p.nodes.find((x) => x.node === n.name)?.outcome, "ok", n.name);
+    t.same(
+      p.nodes.map((n) => [n.node, n.phase]),
+      FleetReport.parse(JSON.parse(viaProm.stdout)).nodes.map((n) => [n.node, n.phase]),
+      "the same phases as unrelayed",
+    );
+    t.equal(p.historyError, undefined, "the burn-down answered too");
+    // Prometheus is told the time left, so it stops evaluating when the collector stops waiting.
+    for (const u of seen) t.match(new URL(u, relayUrl).searchParams.get("timeout"), /^\d+\.\d{3}$/, u);
+  },
+);

@@ -9,7 +9,7 @@ import {
   nftRulesAndElements,
   services,
 } from "../../../bench/lib/gen.js";
-import { fleetOpenMetrics, queriedFamilies } from "../../../bench/fleet.js";
+import { fleetOpenMetrics, queriedFamilies, scrapeTimes } from "../../../bench/fleet/prometheus.js";
 import { behaviour } from "../../../bench/fleet/agents.js";
 import { fmt, ratio, slope, summarize } from "../../../bench/lib/stats.js";
 import { renderMarkdown } from "../../../bench/report.js";
@@ -88,19 +88,31 @@ t.test("fleet: a deterministic mix of agent behaviours, and the OpenMetrics back
   const mix: Record<string, number> = {};
   for (let i = 0; i < 5000; i++) mix[behaviour(i)] = (mix[behaviour(i)] ?? 0) + 1;
   t.ok(mix.ok! > 4400 && mix.hung! > 0 && mix.down! > 0 && mix.garbage! > 0);
+  // One sample per scrape, every 60 s from a minute before the data is written to the window's end:
+  // an instant query at any moment of the measurement sees a sample under a minute old.
+  t.same(scrapeTimes(1000, 120, 60), [940, 1000, 1060, 1120]);
   const om = fleetOpenMetrics(
-    "# HELP x\n# TYPE proxyscope_scans_total counter\nproxyscope_scans_total 3\n",
+    "# HELP x\n# TYPE proxyscope_scans_total counter\nproxyscope_scans_total 3\n" +
+      "# TYPE proxyscope_last_scan_timestamp_seconds gauge\nproxyscope_last_scan_timestamp_seconds 5\n",
     2,
-    1000,
+    [850, 910],
   );
+  const n0 = 'node="node-0",job="proxyscope",instance="10.0.0.0:9977"';
+  const n1 = 'node="node-1",job="proxyscope",instance="10.0.0.1:9977"';
   t.equal(
     om,
     [
       "# TYPE proxyscope_scans counter",
-      'proxyscope_scans_total{node="node-0",job="proxyscope",instance="10.0.0.0:9977"} 3 850',
-      'proxyscope_scans_total{node="node-0",job="proxyscope",instance="10.0.0.0:9977"} 3 910',
-      'proxyscope_scans_total{node="node-1",job="proxyscope",instance="10.0.0.1:9977"} 3 850',
-      'proxyscope_scans_total{node="node-1",job="proxyscope",instance="10.0.0.1:9977"} 3 910',
+      `proxyscope_scans_total{${n0}} 3 850`,
+      `proxyscope_scans_total{${n0}} 3 910`,
+      `proxyscope_scans_total{${n1}} 3 850`,
+      `proxyscope_scans_total{${n1}} 3 910`,
+      "# TYPE proxyscope_last_scan_timestamp_seconds gauge",
+      // A live agent's last scan: 30 s before each scrape, not the recording's.
+      `proxyscope_last_scan_timestamp_seconds{${n0}} 820 850`,
+      `proxyscope_last_scan_timestamp_seconds{${n0}} 880 910`,
+      `proxyscope_last_scan_timestamp_seconds{${n1}} 820 850`,
+      `proxyscope_last_scan_timestamp_seconds{${n1}} 880 910`,
       "# EOF",
       "",
     ].join("\n"),
@@ -109,7 +121,7 @@ t.test("fleet: a deterministic mix of agent behaviours, and the OpenMetrics back
   const fams = queriedFamilies();
   t.ok(fams.has("proxyscope_node_phase") && !fams.has("proxyscope_scans_total"));
   t.equal(
-    fleetOpenMetrics("# TYPE proxyscope_scans_total counter\nproxyscope_scans_total 3\n", 2, 1000, fams),
+    fleetOpenMetrics("# TYPE proxyscope_scans_total counter\nproxyscope_scans_total 3\n", 2, [1000], fams),
     "# EOF\n",
   );
 });

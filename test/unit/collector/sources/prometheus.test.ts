@@ -1,9 +1,17 @@
 // The collector's PromQL reads the agent's gauges by name: every name a query uses must be a metric the
 // agent's real registry exposes after a scan, or the Prometheus source would report every node as no-data.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import t from "tap";
 import { METRIC } from "../../../../agent/contract.js";
 import { AgentMetrics } from "../../../../agent/metrics/agent-metrics.js";
-import { parityFromSeries, queries } from "../../../../collector/sources/prometheus.js";
+import {
+  gatherFromPrometheus,
+  parityFromSeries,
+  queries,
+  queryUrl,
+  QUERY_CONCURRENCY,
+} from "../../../../collector/sources/prometheus.js";
 import { movedWithBlackHole, reportOf } from "../../../helpers/reports.js";
 
 t.test("every metric name in the collector's PromQL is in the agent's registry output", async (t) => {
@@ -78,4 +86,43 @@ t.test("parity from the gauges: counts only when compared and whole; absent is n
     counts: null,
     lost: [],
   });
+});
+
+t.test(
+  "a Prometheus that never answers is a named failure at the gather's deadline, not zeros",
+  async (t) => {
+    const asked: string[] = [];
+    const hung = http.createServer((req) => void asked.push(req.url!));
+    await new Promise<void>((r) => hung.listen(0, "127.0.0.1", () => r()));
+    t.teardown(() => {
+      hung.closeAllConnections();
+      return new Promise<void>((r) => hung.close(() => r()));
+    });
+    const url = `http://127.0.0.1:${(hung.address() as AddressInfo).port}`;
+    const r = await gatherFromPrometheus({
+      url,
+      nodeLabel: "node",
+      timeoutMs: 2000,
+      maxBytes: 1 << 20,
+      staleAfterS: 600,
+      now: () => Date.now() / 1000,
+    });
+    t.notOk(r.ok, "no observations");
+    if (!r.ok) t.match(r.error, /^Prometheus at http:\/\/127\.0\.0\.1:\d+: .*the gather's 2000 ms deadline/);
+    // A few at a time, and none sent once the first has failed the gather.
+    t.ok(asked.length <= QUERY_CONCURRENCY, `${asked.length} queries reached it`);
+    for (const u of asked)
+      t.match(new URL(u, url).searchParams.get("timeout"), /^[01]\.\d{3}$/, "Prometheus told the time left");
+  },
+);
+
+t.test("the queries filter before grouping and ask only for what the report reads", async (t) => {
+  const q = queries("node");
+  t.equal(q.phase, `max by (node, phase) (${METRIC.nodePhase} == 1)`);
+  t.equal(q.probeFailed, `max by (node, probe) (${METRIC.probeSuccess} == 0)`);
+  t.notOk("kubeIpvs0Present" in q, "kube-ipvs0's presence is not in the report");
+  t.equal(
+    queryUrl("http://p:9090/", "/api/v1/query", { query: "up" }, 1234),
+    "http://p:9090/api/v1/query?query=up&timeout=1.234",
+  );
 });

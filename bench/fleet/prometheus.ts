@@ -1,0 +1,527 @@
+// Row (g): the collector's Prometheus source over a real Prometheus (Debian's 2.42) holding synthetic
+// series for N nodes, backfilled with promtool from a real agent's /metrics, beside floors measured
+// in the same run: the collector's own PromQL sent straight to Prometheus, and the least PromQL that
+// answers the fleet report's questions.
+//
+// The series look like a Prometheus that scraped every agent every `stepS` (the ServiceMonitor's 60 s):
+// samples from a minute before the data is written until `windowS` after, so an instant query at any
+// moment of the measurement sees a sample under a minute old, as it would in a cluster. Backfilled
+// blocks end in the past otherwise, and Prometheus's 5 min lookback makes every node no-data once the
+// backfill outlasts it (what bench/results/latest.md measured at 5,000 nodes). Each run is checked:
+// a measurement over series that went stale is an error, never a figure.
+//
+//   node dist/bench/fleet/prometheus.js --nodes N [--collector LABEL=DIST/collector/cli.js]...
+//     [--reps K] [--tsdb DIR] [--window-s S] [--step-s S] [--out FILE]
+// Collectors are alternated rep by rep, each beside the floor of its own PromQL (read from the same
+// dist); --tsdb keeps the backfill in DIR, or reuses it while its series are fresh.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import { loadavg } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { queries } from "../../collector/sources/prometheus.js";
+
+const log = (m: string) => process.stderr.write(`[prom] ${m}\n`);
+
+export interface TimedRun {
+  wallMs: number;
+  cpuMs: number;
+  maxRssMb: number;
+  exit: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A command under GNU time, its stdout kept (the collector's JSON report). */
+export function timedRun(argv: readonly string[]): TimedRun {
+  const r = spawnSync("/usr/bin/time", ["-f", "@@TIME %e %U %S %M", ...argv], {
+    encoding: "utf8",
+    maxBuffer: 1024 * 2 ** 20,
+  });
+  const m = /@@TIME (\S+) (\S+) (\S+) (\S+)/.exec(r.stderr ?? "");
+  if (!m) throw new Error(`${argv.join(" ")}: no timing: ${(r.stderr ?? "").slice(-500)}`);
+  return {
+    wallMs: Number(m[1]) * 1000,
+    cpuMs: (Number(m[2]) + Number(m[3])) * 1000,
+    maxRssMb: Number(m[4]) / 1024,
+    exit: r.status,
+    stdout: r.stdout,
+    stderr: (r.stderr ?? "").replace(/@@TIME.*\n?/, "").slice(-400),
+  };
+}
+
+/** The metric families the collector's Prometheus source queries (only those are synthesised). */
+export function queriedFamilies(): Set<string> {
+  return new Set(Object.values(queries("node")).flatMap((q) => q.match(/proxyscope_\w+/g) ?? []));
+}
+
+/** The scrape times: every `stepS` from a minute before `fromS` until `windowS` after it. */
+export function scrapeTimes(fromS: number, windowS: number, stepS: number): number[] {
+  const out: number[] = [];
+  for (let t = fromS - 60; t <= fromS + windowS; t += stepS) out.push(t);
+  return out;
+}
+
+/**
+ * OpenMetrics for promtool, written through `emit` in pieces (50,000 nodes are gigabytes): the
+ * proxyscope_* families of a real agent's /metrics (only `keep`'s, when given), per node, one sample
+ * per scrape time. The last-scan gauge reads a scan 30 s before each scrape, as a live agent's would.
+ */
+export function emitFleetOpenMetrics(
+  emit: (s: string) => void,
+  exposition: string,
+  n: number,
+  times: readonly number[],
+  keep?: Set<string>,
+): void {
+  const families = new Map<string, { type: string; samples: string[] }>();
+  let current = "";
+  for (const line of exposition.split("\n")) {
+    const t = /^# TYPE (\S+) (\S+)/.exec(line);
+    if (t) {
+      current = t[1]!;
+      families.set(current, { type: t[2]!, samples: [] });
+      continue;
+    }
+    if (line === "" || line.startsWith("#") || !current.startsWith("proxyscope_")) continue;
+    families.get(current)?.samples.push(line);
+  }
+  for (const [name, f] of families) {
+    if (!name.startsWith("proxyscope_") || (keep && !keep.has(name))) continue;
+    // OpenMetrics counters are named without _total in TYPE lines.
+    const family = f.type === "counter" ? name.replace(/_total$/, "") : name;
+    emit(`# TYPE ${family} ${f.type === "untyped" ? "unknown" : f.type}\n`);
+    const parsed = f.samples.flatMap((s) => {
+      const m = /^(\w+)(?:\{(.*)\})? (\S+)/.exec(s);
+      return m ? [{ name: m[1]!, labels: m[2], value: m[3]! }] : [];
+    });
+    for (let i = 0; i < n; i++) {
+      const node = `node="node-${i}",job="proxyscope",instance="10.0.${i >> 8}.${i & 255}:9977"`;
+      let chunk = "";
+      for (const s of parsed) {
+        const head = `${s.name}{${s.labels ? `${node},${s.labels}` : node}} `;
+        const scanTime = s.name === "proxyscope_last_scan_timestamp_seconds";
+        for (const ts of times) chunk += `${head}${scanTime ? ts - 30 : s.value} ${ts}\n`;
+      }
+      emit(chunk);
+    }
+  }
+  emit("# EOF\n");
+}
+
+/** The same as one string (small fleets, tests). */
+export function fleetOpenMetrics(
+  exposition: string,
+  n: number,
+  times: readonly number[],
+  keep?: Set<string>,
+): string {
+  let out = "";
+  emitFleetOpenMetrics((s) => (out += s), exposition, n, times, keep);
+  return out;
+}
+
+function writeOpenMetricsFile(
+  path: string,
+  exposition: string,
+  n: number,
+  times: number[],
+  keep: Set<string>,
+) {
+  const fd = openSync(path, "w");
+  let buf = "";
+  try {
+    emitFleetOpenMetrics(
+      (s) => {
+        buf += s;
+        if (buf.length > 4 << 20) {
+          writeSync(fd, buf);
+          buf = "";
+        }
+      },
+      exposition,
+      n,
+      times,
+      keep,
+    );
+    writeSync(fd, buf);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+// The Prometheus source also lists Nodes from the API (every node the API lists is reported); the
+// collector's API server stand-in and its recorded objects serve that.
+export async function startApi(
+  repo: string,
+  n: number,
+  dir: string,
+): Promise<{ kubeconfig: string; child: ChildProcess } | string> {
+  const standin = `${repo}/dist/test/standins/apiserver.js`;
+  const fx = `${repo}/test/fixtures/kubernetes`;
+  if (!existsSync(standin) || !existsSync(`${fx}/node.template.json`))
+    return "the API server stand-in is not built";
+  const f = (name: string) => JSON.parse(readFileSync(`${fx}/${name}`, "utf8")) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const template = f("node.template.json");
+  const nodes = Array.from({ length: n }, (_, i) => {
+    const o = structuredClone(template);
+    o.metadata.name = `node-${i}`;
+    o.metadata.uid = `uid-node-${i}`;
+    o.metadata.labels = { ...o.metadata.labels, "kubernetes.io/hostname": `node-${i}` };
+    o.status.addresses = [{ type: "InternalIP", address: `10.0.${i >> 8}.${i & 255}` }];
+    return o;
+  });
+  const token = "bench-token";
+  writeFileSync(
+    `${dir}/cluster.json`,
+    JSON.stringify({
+      token,
+      version: f("version.json"),
+      nodes,
+      pods: [],
+      configMaps: [f("kube-proxy-configmap.kubeadm-ipvs.json"), f("kubeadm-config.json")],
+      daemonSets: [f("kube-proxy-daemonset.kubeadm.json")],
+      services: f("services.json"),
+      forbidden: [],
+    }),
+  );
+  const child = spawn(process.execPath, [standin, `${dir}/cluster.json`], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      out += d.toString();
+      const m = /ready (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once("exit", (c) => reject(new Error(`apiserver stand-in exited ${c}`)));
+  });
+  const kubeconfig = `${dir}/kubeconfig`;
+  writeFileSync(
+    kubeconfig,
+    [
+      "apiVersion: v1",
+      "kind: Config",
+      "clusters:",
+      "- name: stand-in",
+      "  cluster:",
+      `    server: http://127.0.0.1:${port}`,
+      "    insecure-skip-tls-verify: true",
+      "contexts:",
+      "- name: stand-in",
+      "  context: { cluster: stand-in, user: collector }",
+      "current-context: stand-in",
+      "users:",
+      "- name: collector",
+      `  user: { token: ${token} }`,
+      "",
+    ].join("\n"),
+  );
+  return { kubeconfig, child };
+}
+
+function outcomes(stdout: string): Record<string, number> {
+  try {
+    const doc = JSON.parse(stdout) as { nodes?: { outcome?: string }[] };
+    const counts: Record<string, number> = {};
+    for (const n of doc.nodes ?? [])
+      counts[String(n.outcome ?? "?")] = (counts[String(n.outcome ?? "?")] ?? 0) + 1;
+    return counts;
+  } catch {
+    return { unparsable: 1 };
+  }
+}
+
+let PROM_PORT = 19090;
+const promUrl = () => `http://127.0.0.1:${PROM_PORT}`;
+
+async function instant(q: string): Promise<{ bytes: number; body: string }> {
+  const r = await fetch(`${promUrl()}/api/v1/query?query=${encodeURIComponent(q)}`);
+  const body = await r.text();
+  return { bytes: body.length, body };
+}
+
+/** The one number a count() query answers (0 when it answers no sample). */
+async function countOf(q: string): Promise<number> {
+  const doc = JSON.parse((await instant(q)).body) as { data: { result: { value: [number, string] }[] } };
+  return Number(doc.data.result[0]?.value[1] ?? 0);
+}
+
+/** Nodes with a current phase sample: the check that the synthetic series are still fresh. */
+const freshNodes = () => countOf("count(max by (node) (proxyscope_node_phase))");
+
+/** Prometheus's own CPU so far (user + sys, ms): on a shared machine the figure wall time hides. */
+function promCpuMs(pid: number | undefined): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const v = f.slice(f.lastIndexOf(")") + 2).split(" ");
+  return ((Number(v[11]) + Number(v[12])) * 1000) / 100;
+}
+
+/** A set of PromQL sent all at once, answers read and dropped: wall ms, Prometheus CPU ms, bytes. */
+async function floorRun(
+  qs: readonly string[],
+  pid: number | undefined,
+): Promise<{ wallMs: number; promCpuMs: number; bytes: number }> {
+  const c = promCpuMs(pid);
+  const t = performance.now();
+  const sizes = await Promise.all(qs.map(async (q) => (await instant(q)).bytes));
+  return {
+    wallMs: performance.now() - t,
+    promCpuMs: promCpuMs(pid) - c,
+    bytes: sizes.reduce((a, b) => a + b, 0),
+  };
+}
+
+export interface PromBenchOptions {
+  repo: string;
+  nodes: number;
+  /** Collector CLIs to measure, alternated rep by rep (before/after in one run). */
+  collectors: { label: string; cli: string; queries?: readonly string[] }[];
+  /** Extra floors: named PromQL sets sent straight to Prometheus. */
+  floors?: Record<string, readonly string[]>;
+  reps: number;
+  dir: string;
+  /** An existing TSDB to reuse (its series must still be fresh), or where to keep the new one. */
+  tsdb?: string;
+  windowS?: number;
+  stepS?: number;
+  /** Prometheus's loopback port (default 19090). */
+  port?: number;
+}
+
+export async function runPromBench(o: PromBenchOptions): Promise<Record<string, unknown>> {
+  const api = await startApi(o.repo, o.nodes, o.dir);
+  if (typeof api === "string") return { skipped: api };
+  try {
+    return await withApi(o, api.kubeconfig);
+  } finally {
+    api.child.kill("SIGTERM");
+  }
+}
+
+async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<string, unknown>> {
+  const tsdb = o.tsdb ?? `${o.dir}/tsdb`;
+  const stepS = o.stepS ?? 60;
+  // Long enough for the backfill, Prometheus's start and every rep at this size on a busy machine.
+  const windowS = o.windowS ?? Math.round(1200 + o.nodes * 0.024);
+  PROM_PORT = o.port ?? 19090;
+  // Every family any measured collector asks for: an old collector's query must not find less.
+  const keep = new Set([
+    ...queriedFamilies(),
+    ...o.collectors.flatMap((c) => (c.queries ?? []).flatMap((q) => q.match(/proxyscope_\w+/g) ?? [])),
+  ]);
+  let backfill: Record<string, unknown> = { reused: tsdb };
+  if (!existsSync(tsdb)) {
+    const samples = `${o.repo}/bench/results/samples`;
+    const metrics = existsSync(samples) ? readdirSync(samples).filter((f) => f.endsWith(".metrics.txt")) : [];
+    if (metrics.length === 0) return { skipped: "no recorded agent /metrics (run the node benchmark first)" };
+    // The recording that carries most of the queried families (an agent old enough to lack parity's
+    // gauges would make the fleet look cheaper than it is).
+    const covered = (f: string) => {
+      const text = readFileSync(`${samples}/${f}`, "utf8");
+      return [...keep].filter((k) => text.includes(`\n${k}{`) || text.includes(`\n${k} `)).length;
+    };
+    const best = metrics.sort().reduce((a, b) => (covered(b) > covered(a) ? b : a));
+    const exposition = readFileSync(`${samples}/${best}`, "utf8");
+    const times = scrapeTimes(Math.floor(Date.now() / 1000), windowS, stepS);
+    const om = `${o.dir}/fleet.om`;
+    const t0 = performance.now();
+    writeOpenMetricsFile(om, exposition, o.nodes, times, keep);
+    const genMs = performance.now() - t0;
+    const t1 = performance.now();
+    const b = spawnSync(
+      "/usr/bin/time",
+      ["-f", "@@TIME %e %U %S %M", "promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
+      { encoding: "utf8", maxBuffer: 64 << 20 },
+    );
+    rmSync(om, { force: true });
+    if (b.status !== 0) return { error: `promtool: ${(b.stderr ?? "").slice(-500)}` };
+    const m = /@@TIME (\S+) (\S+) (\S+) (\S+)/.exec(b.stderr ?? "");
+    backfill = {
+      generateMs: genMs,
+      backfillMs: performance.now() - t1,
+      backfillCpuMs: m ? (Number(m[2]) + Number(m[3])) * 1000 : null,
+      recording: best,
+      scrapes: times.length,
+      stepS,
+      windowS,
+      from: times[0],
+      to: times.at(-1),
+    };
+    log(
+      `backfilled ${o.nodes} nodes × ${times.length} scrapes in ${(Number(backfill.backfillMs) / 1000).toFixed(0)} s`,
+    );
+  }
+  writeFileSync(`${o.dir}/prometheus.yml`, "global:\n  scrape_interval: 1h\n");
+  const prom = spawn(
+    "prometheus",
+    [
+      `--config.file=${o.dir}/prometheus.yml`,
+      `--storage.tsdb.path=${tsdb}`,
+      `--web.listen-address=127.0.0.1:${PROM_PORT}`,
+      "--storage.tsdb.retention.time=30d",
+    ],
+    { stdio: ["ignore", "ignore", "ignore"] },
+  );
+  try {
+    const end = Date.now() + 300_000;
+    for (;;) {
+      const r = spawnSync("curl", ["-sf", `${promUrl()}/-/ready`]);
+      if (r.status === 0) break;
+      if (Date.now() > end) return { error: "prometheus never got ready" };
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const series = await countOf('count({job="proxyscope"})');
+    const fresh0 = await freshNodes();
+    if (fresh0 !== o.nodes)
+      return {
+        error: `only ${fresh0} of ${o.nodes} nodes have a current sample: the synthetic series are stale`,
+        ...backfill,
+      };
+    // The least Prometheus can do and still read every sample the report needs: count() of each
+    // family, one number back, no grouping and no answer to encode.
+    const readOnly = [...queriedFamilies()].map((f) => `count(${f})`);
+    const floorSets: Record<string, readonly string[]> = {
+      "read-only: count() of each family": readOnly,
+      ...Object.fromEntries(
+        o.collectors.map((c) => [`queries of ${c.label}`, c.queries ?? Object.values(queries("node"))]),
+      ),
+      ...(o.floors ?? {}),
+    };
+    const floors: Record<string, { wallMs: number; promCpuMs: number; bytes: number }[]> = {};
+    const runs: Record<string, (Omit<TimedRun, "stdout"> & { promCpuMs: number })[]> = {};
+    const counts: Record<string, Record<string, number>> = {};
+    for (let k = 0; k < o.reps; k++) {
+      for (const [name, qs] of Object.entries(floorSets)) {
+        const f = await floorRun(qs, prom.pid);
+        (floors[name] ??= []).push(f);
+        log(
+          `floor "${name}" (${qs.length} queries): ${f.wallMs.toFixed(0)} ms, Prometheus CPU ${f.promCpuMs.toFixed(0)} ms, ${(f.bytes / 2 ** 20).toFixed(1)} MiB`,
+        );
+      }
+      for (const c of o.collectors) {
+        const pc = promCpuMs(prom.pid);
+        const r = timedRun([
+          process.execPath,
+          c.cli,
+          "report",
+          "--source",
+          "prometheus",
+          "--prometheus-url",
+          promUrl(),
+          "--kubeconfig",
+          kubeconfig,
+          "--output",
+          "json",
+        ]);
+        counts[c.label] = outcomes(r.stdout);
+        const { stdout: _s, ...rest } = r;
+        (runs[c.label] ??= []).push({ ...rest, promCpuMs: promCpuMs(prom.pid) - pc });
+        log(
+          `${c.label}, ${o.nodes} nodes: ${r.wallMs.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU (Prometheus ${(promCpuMs(prom.pid) - pc).toFixed(0)} ms), ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit}) ${JSON.stringify(counts[c.label])} load ${loadavg()[0]!.toFixed(1)}`,
+        );
+      }
+    }
+    const fresh1 = await freshNodes();
+    return {
+      nodes: o.nodes,
+      series,
+      families: [...keep],
+      ...backfill,
+      freshNodes: { before: fresh0, after: fresh1 },
+      ...(fresh1 !== o.nodes
+        ? { error: `the series went stale during the runs (${fresh1} of ${o.nodes} fresh at the end)` }
+        : {}),
+      floors,
+      runs,
+      outcomes: counts,
+    };
+  } finally {
+    prom.kill("SIGTERM");
+    await new Promise((r) => prom.once("exit", r));
+    if (!o.tsdb) rmSync(tsdb, { recursive: true, force: true });
+  }
+}
+
+/** Row (g) as bench/run.ts records it: this checkout's collector, its own PromQL as the floor. */
+export async function prometheusRow(repo: string, n: number, dir: string): Promise<Record<string, unknown>> {
+  const r = await runPromBench({
+    repo,
+    nodes: n,
+    collectors: [{ label: "collector", cli: `${repo}/dist/collector/cli.js` }],
+    reps: 3,
+    dir,
+  });
+  const floors = r.floors as Record<string, { wallMs: number }[]> | undefined;
+  const runs = r.runs as Record<string, unknown[]> | undefined;
+  const outs = r.outcomes as Record<string, Record<string, number>> | undefined;
+  return {
+    ...r,
+    ...(floors ? { floorMs: Object.values(floors)[0]!.map((f) => f.wallMs) } : {}),
+    ...(runs ? { runs: runs.collector } : {}),
+    ...(outs ? { outcomes: outs.collector } : {}),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      nodes: { type: "string", default: "5000" },
+      collector: { type: "string", multiple: true },
+      reps: { type: "string", default: "3" },
+      tsdb: { type: "string" },
+      "window-s": { type: "string" },
+      "step-s": { type: "string" },
+      port: { type: "string" },
+      out: { type: "string" },
+    },
+  });
+  const repo = new URL("../../..", import.meta.url).pathname.replace(/\/$/, "");
+  const dir = mkdtempSync("/var/tmp/proxyscope-prom-");
+  try {
+    const collectors = await Promise.all(
+      (values.collector ?? [`collector=${repo}/dist/collector/cli.js`]).map(async (c) => {
+        const [label, cli] = c.split("=") as [string, string];
+        const mod = (await import(
+          join(dirname(cli), "sources/prometheus.js")
+        )) as typeof import("../../collector/sources/prometheus.js");
+        return { label, cli, queries: Object.values(mod.queries("node")) };
+      }),
+    );
+    const r = await runPromBench({
+      repo,
+      nodes: Number(values.nodes),
+      collectors,
+      reps: Number(values.reps),
+      dir,
+      ...(values.tsdb ? { tsdb: values.tsdb } : {}),
+      ...(values["window-s"] ? { windowS: Number(values["window-s"]) } : {}),
+      ...(values["step-s"] ? { stepS: Number(values["step-s"]) } : {}),
+      ...(values.port ? { port: Number(values.port) } : {}),
+    });
+    const out = JSON.stringify({ loadavg: loadavg(), ...r }, null, 1);
+    if (values.out) writeFileSync(values.out, out);
+    process.stdout.write(`${out}\n`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`prom bench: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 1;
+  });
+}
