@@ -20,6 +20,8 @@ export interface TimedRun {
   maxRssMb: number;
   exit: number | null;
   stdout: string;
+  /** Its last words (why a collector gave no report). */
+  stderr: string;
 }
 
 /** A command under GNU time, its stdout kept (the collector's JSON report). */
@@ -36,6 +38,7 @@ export function timedRun(argv: readonly string[]): TimedRun {
     maxRssMb: Number(m[4]) / 1024,
     exit: r.status,
     stdout: r.stdout,
+    stderr: (r.stderr ?? "").replace(/@@TIME.*\n?/, "").slice(-400),
   };
 }
 

@@ -31,35 +31,9 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { queries } from "../../collector/sources/prometheus.js";
+import { timedRun, type TimedRun } from "../fleet.js";
 
 const log = (m: string) => process.stderr.write(`[prom] ${m}\n`);
-
-export interface TimedRun {
-  wallMs: number;
-  cpuMs: number;
-  maxRssMb: number;
-  exit: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** A command under GNU time, its stdout kept (the collector's JSON report). */
-export function timedRun(argv: readonly string[]): TimedRun {
-  const r = spawnSync("/usr/bin/time", ["-f", "@@TIME %e %U %S %M", ...argv], {
-    encoding: "utf8",
-    maxBuffer: 1024 * 2 ** 20,
-  });
-  const m = /@@TIME (\S+) (\S+) (\S+) (\S+)/.exec(r.stderr ?? "");
-  if (!m) throw new Error(`${argv.join(" ")}: no timing: ${(r.stderr ?? "").slice(-500)}`);
-  return {
-    wallMs: Number(m[1]) * 1000,
-    cpuMs: (Number(m[2]) + Number(m[3])) * 1000,
-    maxRssMb: Number(m[4]) / 1024,
-    exit: r.status,
-    stdout: r.stdout,
-    stderr: (r.stderr ?? "").replace(/@@TIME.*\n?/, "").slice(-400),
-  };
-}
 
 /** The metric families the collector's Prometheus source queries (only those are synthesised). */
 export function queriedFamilies(): Set<string> {
