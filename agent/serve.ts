@@ -4,7 +4,6 @@ import { AgentMetrics } from "./metrics/agent-metrics.js";
 import { buildApp } from "./server/app.js";
 import { procIpvsLookup } from "./server/ipvs-lookup.js";
 import { loadWebConfig } from "./server/web-config.js";
-import { risingCounters } from "./server/rising.js";
 import { ScanLoop } from "./server/scan-loop.js";
 import { ScanThread } from "./server/scan-thread.js";
 import { logScan } from "./server/scan-log.js";
@@ -34,7 +33,17 @@ export async function runServe(
     retryAfterS: Math.min(cfg.scanIntervalS, cfg.probeTimeoutMs / 1000),
     access: { security, detailFrom: cfg.detailFrom },
   });
-  registerVerifyRoute(app, state, input, verifyOptions(cfg));
+  // Scans run on their own thread: parsing a 10,000-Service node's listings takes the CPU for
+  // seconds, which on this thread would hold every /metrics and /report answer behind it. The
+  // thread also renders every body and runs /verify over its report: this one only sends bytes.
+  const { tools: _tools, ...plain } = input;
+  const thread = new ScanThread({
+    toolDirs: cfg.toolDirs,
+    input: plain,
+    fullReadIntervalS: cfg.fullReadIntervalS,
+    verify: verifyOptions(cfg),
+  });
+  registerVerifyRoute(app, state, () => thread.verify());
   await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
   const address = app.server.address();
   log.info(
@@ -51,22 +60,13 @@ export async function runServe(
     "listening",
   );
 
-  // Scans run on their own thread: parsing a 10,000-Service node's listings takes the CPU for
-  // seconds, which on this thread would hold every /metrics and /report answer behind it.
-  const { tools: _tools, ...plain } = input;
-  const thread = new ScanThread({
-    toolDirs: cfg.toolDirs,
-    input: plain,
-    fullReadIntervalS: cfg.fullReadIntervalS,
-  });
   const loop = new ScanLoop({
-    // The previous report goes in so that cumulative failure counters are judged by what rose since.
-    scan: () => thread.scan(state.current?.report ?? null),
+    // The thread keeps its previous report: cumulative failure counters are judged by what rose since.
+    scan: () => thread.scan(),
     intervalMs: cfg.scanIntervalS * 1000,
-    onScan: (report) => {
-      const before = state.current?.report ?? null;
-      state.record(report);
-      logScan(log, report, risingCounters(before, report));
+    onScan: (scan) => {
+      state.record(scan);
+      logScan(log, scan.meta);
     },
     onOverrun: () => {
       state.metrics.recordOverrun();
@@ -86,7 +86,7 @@ export async function runServe(
   log.info({ signal }, "shutting down");
   await loop.stop(SHUTDOWN_GRACE_MS);
   await thread.close(); // a scan past the grace must not leave its tools running
-  input.tools.close(); // nor a /verify
+  input.tools.close();
   await app.close();
   // A probe still running past the grace holds the event loop only until its own deadline; do not wait for it.
   setTimeout(() => process.exit(0), 1000).unref();

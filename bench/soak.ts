@@ -16,6 +16,7 @@ import { AgentMetrics } from "../agent/metrics/agent-metrics.js";
 import { buildApp } from "../agent/server/app.js";
 import { procIpvsLookup } from "../agent/server/ipvs-lookup.js";
 import { AgentState } from "../agent/server/state.js";
+import { renderScan } from "../agent/server/rendered-scan.js";
 import { scanNode } from "../agent/scan.js";
 
 const REPO = new URL("../../", import.meta.url).pathname;
@@ -190,7 +191,7 @@ async function main() {
       probeTimeoutMs: 5000,
     });
     scanMsTotal += performance.now() - t0;
-    state.record(report);
+    state.record(await renderScan(report));
     for (const p of report.probes)
       if (!p.ok)
         failures.set(`${p.name}: ${p.error?.kind}`, (failures.get(`${p.name}: ${p.error?.kind}`) ?? 0) + 1);

@@ -1,7 +1,6 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import type { NodeReport } from "../report/schema.js";
 import { METRIC } from "./names.js";
-import { NODE_METRICS, nodeMetricValues, type NodeMetricName } from "./node-values.js";
+import { NODE_METRICS } from "./node-values.js";
 
 export interface AgentMetricsOptions {
   version: string;
@@ -23,18 +22,20 @@ const TOTAL_NAMED_GAUGES = [
 ];
 
 /**
- * The agent's own registry (never prom-client's global one). Node gauges change only in
- * `recordScan`, all at once and synchronously, so a scrape never sees half of one scan and half of
- * another, and nothing is computed at scrape time.
+ * The agent's own registry (never prom-client's global one): the process's counters and runtime
+ * metrics. The node metrics come from the scan thread as finished text (node-metrics.ts), joined
+ * after these once per scan, so a scrape never sees half of one scan and half of another, and
+ * nothing is computed at scrape time.
  */
 export class AgentMetrics {
   readonly registry = new Registry();
-  private readonly nodeMetrics: Record<NodeMetricName, Gauge | Counter>;
   private readonly scans: Counter;
   private readonly overruns: Counter;
   private readonly failures: Counter;
+  /** The last scan's node metrics (none before the first scan: no reading, not a zero). */
+  private nodeText: Uint8Array = new Uint8Array(0);
   /** The exposition, rendered when something changed (a scan, an overrun), never per scrape. */
-  private body: Promise<string>;
+  private body: Promise<Buffer>;
 
   constructor(opts: AgentMetricsOptions) {
     const buildInfo = new Gauge({
@@ -59,13 +60,6 @@ export class AgentMetrics {
       help: "Scans that ended without a report (the scan thread crashed or exited); the last report stays served",
       registers: [this.registry],
     });
-    // Node metrics start unregistered: before the first scan there is no reading, not a zero.
-    this.nodeMetrics = Object.fromEntries(
-      Object.entries(NODE_METRICS).map(([name, d]) => {
-        const config = { name, help: d.help, labelNames: [...d.labels], registers: [] };
-        return [name, "type" in d && d.type === "counter" ? new Counter(config) : new Gauge(config)];
-      }),
-    ) as Record<NodeMetricName, Gauge | Counter>;
     if (opts.processMetrics) {
       collectDefaultMetrics({ register: this.registry });
       // Gauges named *_total break Prometheus' naming rules (promtool check metrics flags them);
@@ -75,29 +69,18 @@ export class AgentMetrics {
     this.body = this.render();
   }
 
-  // Gauges without a collect() are read synchronously when render starts, so a body is one scan's.
-  private render(): Promise<string> {
-    return this.registry.metrics();
+  // Counters are read synchronously when render starts; the node text is the one set before it.
+  private render(): Promise<Buffer> {
+    const node = this.nodeText;
+    return this.registry.metrics().then((own) =>
+      // prom-client separates families by a blank line: the node families follow the same way.
+      node.length === 0 ? Buffer.from(own) : Buffer.concat([Buffer.from(`${own}\n`), node]),
+    );
   }
 
-  recordScan(report: NodeReport): void {
-    const values = nodeMetricValues(report);
-    for (const name of Object.keys(values) as NodeMetricName[]) {
-      const m = this.nodeMetrics[name];
-      const series = values[name];
-      if (series === null) {
-        this.registry.removeSingleMetric(name);
-        continue;
-      }
-      // reset() drops label sets of the previous scan, so a cleared finding's series disappears.
-      m.reset();
-      // A re-exported counter takes kube-proxy's value as read: reset, then one increment by it.
-      for (const s of series) {
-        if (m instanceof Counter) m.inc(s.labels, s.value);
-        else m.set(s.labels, s.value);
-      }
-      if (this.registry.getSingleMetric(name) === undefined) this.registry.registerMetric(m);
-    }
+  /** A scan completed: its node metrics as the scan thread rendered them (NodeMetrics, UTF-8). */
+  recordScan(nodeMetrics: Uint8Array): void {
+    this.nodeText = nodeMetrics;
     this.scans.inc();
     this.body = this.render();
   }
@@ -136,6 +119,11 @@ export class AgentMetrics {
 
   /** The body of the last render (process_* as of the last scan or overrun). */
   exposition(): Promise<string> {
+    return this.body.then((b) => b.toString("utf8"));
+  }
+
+  /** The same body as bytes: what /metrics sends. */
+  expositionBytes(): Promise<Buffer> {
     return this.body;
   }
 }

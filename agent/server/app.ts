@@ -73,12 +73,11 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   app.get("/parity", (_req, reply) => {
     const r = state.current;
     if (r === null) return fail(reply, 503, "no scan has completed yet");
-    const p = r.report.facts.parity;
-    if (p === null) {
-      const probe = r.report.probes.find((x) => x.name === "parity");
-      return fail(reply, 503, `parity not read: ${probe?.error?.message ?? "the probe did not run"}`);
-    }
-    return reply.header("x-report-age-seconds", state.ageSeconds(r).toFixed(3)).send(p);
+    if (!r.parity.ok) return fail(reply, 503, r.parity.message);
+    return reply
+      .header("x-report-age-seconds", state.ageSeconds(r).toFixed(3))
+      .type("application/json; charset=utf-8")
+      .send(r.parity.json);
   });
   app.get("/report/schema", (_req, reply) =>
     reply.type("application/schema+json; charset=utf-8").send(schemaJson),
@@ -89,9 +88,9 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     return reply.send({ status: "ready", reportAgeSeconds: state.ageSeconds(state.current!) });
   });
   app.get("/metrics", async (_req, reply) => {
-    // Rendered once per scan (AgentMetrics); a scrape only sends it.
-    const text = await state.metrics.exposition();
-    return reply.type(state.metrics.contentType()).send(text);
+    // Rendered once per scan (AgentMetrics); a scrape only sends its bytes.
+    const body = await state.metrics.expositionBytes();
+    return reply.type(state.metrics.contentType()).send(body);
   });
   app.get("/ipvs/virtual-server", async (req, reply) => {
     const q = VirtualServerQuery.safeParse(req.query);

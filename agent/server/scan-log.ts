@@ -1,24 +1,19 @@
 import type { Logger } from "pino";
-import type { NodeReport } from "../report/schema.js";
-import type { RisingCounter } from "./rising.js";
+import type { ScanMeta } from "./rendered-scan.js";
 
 /** One info line per scan, and one warn line per failed probe, so a failure is findable by probe name. */
-export function logScan(log: Logger, report: NodeReport, rising: readonly RisingCounter[]): void {
-  const failed = report.probes.filter((p) => !p.ok);
-  for (const p of failed) {
-    log.warn(
-      { probe: p.name, kind: p.error?.kind, command: p.error?.command, error: p.error?.message },
-      "probe failed",
-    );
+export function logScan(log: Logger, scan: ScanMeta): void {
+  for (const p of scan.failedProbes) {
+    log.warn({ probe: p.name, kind: p.kind, command: p.command, error: p.message }, "probe failed");
   }
   log.info(
     {
-      phase: report.phase,
-      verdict: report.verdict,
-      findings: report.findings.length,
-      failedProbes: failed.map((p) => p.name),
-      durationMs: report.scanDurationMs,
-      ...(rising.length > 0 ? { risingCounters: rising } : {}),
+      phase: scan.phase,
+      verdict: scan.verdict,
+      findings: scan.findings,
+      failedProbes: scan.failedProbes.map((p) => p.name),
+      durationMs: scan.durationMs,
+      ...(scan.risingCounters.length > 0 ? { risingCounters: scan.risingCounters } : {}),
     },
     "scan complete",
   );

@@ -1,12 +1,12 @@
-import type { NodeReport } from "../report/schema.js";
+import type { RenderedScan } from "./rendered-scan.js";
 
 export interface ScanLoopOptions {
-  scan: () => Promise<NodeReport>;
+  scan: () => Promise<RenderedScan>;
   intervalMs: number;
-  onScan: (report: NodeReport) => void;
+  onScan: (scan: RenderedScan) => void;
   /** A tick found the previous scan still running and was skipped. */
   onOverrun: () => void;
-  /** scanNode never throws for anything the node does; if it throws anyway the loop keeps going. */
+  /** A scan that ended without a report (scanNode never throws for the node; its thread may die): the loop keeps going. */
   onError: (e: unknown) => void;
 }
 
@@ -55,8 +55,8 @@ export class ScanLoop {
 
   private async runOnce(): Promise<void> {
     try {
-      const report = await this.opts.scan();
-      if (!this.stopped) this.opts.onScan(report);
+      const scan = await this.opts.scan();
+      if (!this.stopped) this.opts.onScan(scan);
     } catch (e) {
       this.opts.onError(e);
     }

@@ -1,8 +1,10 @@
 import { Worker } from "node:worker_threads";
 import { SharedGroups } from "../io/shared-groups.js";
-import type { NodeReport } from "../report/schema.js";
 import type { ScanInput } from "../scan.js";
+import type { VerifyOptions } from "../verify/run.js";
 import type { RuleOptions } from "../view/options.js";
+import type { VerifyResult } from "../../common/verify-result.js";
+import type { RenderedScan } from "./rendered-scan.js";
 
 /** What the scan thread needs to build its own ToolRunner and scan input: plain data only. */
 export interface ScanWorkerData {
@@ -14,13 +16,20 @@ export interface ScanWorkerData {
   fullReadIntervalS?: number;
   /** Set by ScanThread: where the worker lists its tools' process groups (io/shared-groups.ts). */
   groups?: SharedArrayBuffer;
+  /** How /verify checks the last scan (it runs here, beside the report it checks). */
+  verify?: VerifyOptions;
+  /** Set by ScanThread on a restart: the last good report's JSON, the new thread's previous scan. */
+  previousReport?: Uint8Array;
 }
 
-export type ToWorker = { type: "scan"; id: number; previous: NodeReport | null } | { type: "close" };
+// The serving thread sends no report and receives only finished bodies and small plain objects.
+export type ToWorker = { type: "scan"; id: number } | { type: "verify"; id: number } | { type: "close" };
 export type FromWorker =
   | { type: "ready" }
-  | { type: "report"; id: number; report: NodeReport }
-  | { type: "error"; id: number; message: string };
+  | { type: "report"; id: number; scan: RenderedScan }
+  | { type: "error"; id: number; message: string }
+  | { type: "verified"; id: number; result: VerifyResult }
+  | { type: "verify-failed"; id: number; message: string };
 
 /** A scan that did not produce a report: the thread crashed, exited or was closed mid-scan. */
 export class ScanThreadError extends Error {
@@ -40,9 +49,15 @@ export class ScanThread {
   private pending: {
     id: number;
     worker: Worker;
-    resolve: (r: NodeReport) => void;
+    resolve: (r: RenderedScan) => void;
     reject: (e: Error) => void;
   } | null = null;
+  private readonly verifying = new Map<
+    number,
+    { worker: Worker; resolve: (r: VerifyResult) => void; reject: (e: Error) => void }
+  >();
+  /** The last report received: a thread started after a crash takes it as its previous scan. */
+  private lastReport: Uint8Array | null = null;
   private seq = 0;
   /** Workers started so far (a crash makes the next scan start another). */
   started = 0;
@@ -54,13 +69,24 @@ export class ScanThread {
     private readonly url: URL = WORKER_URL,
   ) {}
 
-  scan(previous: NodeReport | null): Promise<NodeReport> {
+  /** One scan, judged against the thread's own previous report (cumulative failure counters). */
+  scan(): Promise<RenderedScan> {
     if (this.pending !== null) return Promise.reject(new ScanThreadError("a scan is already running"));
     const w = this.worker ?? this.start();
     return new Promise((resolve, reject) => {
       const id = ++this.seq;
       this.pending = { id, worker: w, resolve, reject };
-      w.postMessage({ type: "scan", id, previous } satisfies ToWorker);
+      w.postMessage({ type: "scan", id } satisfies ToWorker);
+    });
+  }
+
+  /** The node acceptance check over the last report this thread produced (verify/run.ts). */
+  verify(): Promise<VerifyResult> {
+    const w = this.worker ?? this.start();
+    return new Promise((resolve, reject) => {
+      const id = ++this.seq;
+      this.verifying.set(id, { worker: w, resolve, reject });
+      w.postMessage({ type: "verify", id } satisfies ToWorker);
     });
   }
 
@@ -82,15 +108,19 @@ export class ScanThread {
   private start(): Worker {
     // One list per worker: a new worker never inherits (or clears) the groups of the one that died.
     const groups = new SharedGroups();
-    const w = new Worker(this.url, { workerData: { ...this.data, groups: groups.buffer } });
+    const previousReport = this.lastReport ?? undefined; // copied into the new thread, still served here
+    const w = new Worker(this.url, { workerData: { ...this.data, groups: groups.buffer, previousReport } });
     this.started++;
     this.worker = w;
     w.on("message", (m: FromWorker) => {
+      if (m.type === "verified" || m.type === "verify-failed") return this.verified(w, m);
       if (m.type === "ready" || this.pending?.worker !== w || m.id !== this.pending.id) return;
       const p = this.pending;
       this.pending = null;
-      if (m.type === "report") p.resolve(m.report);
-      else p.reject(new ScanThreadError(`scan failed in the scan thread: ${m.message}`));
+      if (m.type === "report") {
+        this.lastReport = m.scan.report;
+        p.resolve(m.scan);
+      } else p.reject(new ScanThreadError(`scan failed in the scan thread: ${m.message}`));
     });
     // A crashed thread is done at once: the next scan must not be posted to it while it exits.
     w.on("error", (e: Error) => {
@@ -111,7 +141,20 @@ export class ScanThread {
     if (this.worker === w) this.worker = null;
   }
 
+  private verified(w: Worker, m: Extract<FromWorker, { type: "verified" | "verify-failed" }>): void {
+    const v = this.verifying.get(m.id);
+    if (v === undefined || v.worker !== w) return;
+    this.verifying.delete(m.id);
+    if (m.type === "verified") v.resolve(m.result);
+    else v.reject(new ScanThreadError(`verify failed in the scan thread: ${m.message}`));
+  }
+
   private fail(w: Worker, message: string): void {
+    for (const [id, v] of this.verifying) {
+      if (v.worker !== w) continue;
+      this.verifying.delete(id);
+      v.reject(new ScanThreadError(message));
+    }
     const p = this.pending;
     if (p === null || p.worker !== w) return;
     this.pending = null;

@@ -1,15 +1,19 @@
 import type { AgentMetrics } from "../metrics/agent-metrics.js";
-import type { NodeReport } from "../report/schema.js";
-import { reportSummary } from "./summary.js";
+import type { ParityBody, RenderedScan, ScanMeta } from "./rendered-scan.js";
 
 export interface ScanRecord {
-  report: NodeReport;
-  /** Serialised once per scan: a request never pays for it and never triggers a scan. */
-  json: string;
-  /** The public summary (/report/summary), serialised once per scan too. */
-  summaryJson: string;
+  meta: ScanMeta;
+  /** /report's body, rendered once per scan on the scan thread: a request never pays for it. */
+  json: Buffer;
+  /** The public summary (/report/summary), rendered once per scan too. */
+  summaryJson: Buffer;
+  parity: { ok: true; json: Buffer } | { ok: false; message: string };
   completedAtMs: number;
 }
+
+// A view of the bytes received, not a copy.
+const bytes = (u: Uint8Array) => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
+const parityOf = (p: ParityBody): ScanRecord["parity"] => (p.ok ? { ok: true, json: bytes(p.json) } : p);
 
 /** What the server serves: the last completed scan, the one before it (to tell rising counters), and the metrics. */
 export class AgentState {
@@ -21,15 +25,17 @@ export class AgentState {
     private readonly now: () => number = Date.now,
   ) {}
 
-  record(report: NodeReport): ScanRecord {
+  /** A scan's finished bodies replace the last; nothing here parses or serialises a report. */
+  record(scan: RenderedScan): ScanRecord {
     this.previous = this.current;
     this.current = {
-      report,
-      json: JSON.stringify(report),
-      summaryJson: JSON.stringify(reportSummary(report)),
+      meta: scan.meta,
+      json: bytes(scan.report),
+      summaryJson: bytes(scan.summary),
+      parity: parityOf(scan.parity),
       completedAtMs: this.now(),
     };
-    this.metrics.recordScan(report);
+    this.metrics.recordScan(scan.metrics);
     return this.current;
   }
 

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { ScanInput } from "../scan.js";
-import { verifyReport, type VerifyOptions } from "../verify/run.js";
+import { fail } from "../../common/http-server.js";
 import type { VerifyResult } from "../../common/verify-result.js";
 import type { AgentState } from "./state.js";
 
@@ -11,12 +10,13 @@ const REUSE_MS = 15_000;
 /**
  * GET /verify: the node acceptance check over the last scan (never a new scan), plus a fresh read of
  * kube-proxy's /metrics and the Service connect. Always 200 with a VerifyResult; `passed` says.
+ * `verify` checks the last report where it lives (the scan thread: ScanThread.verify), so this
+ * thread never holds a report to check.
  */
 export function registerVerifyRoute(
   app: FastifyInstance,
   state: AgentState,
-  input: ScanInput,
-  opts: VerifyOptions,
+  verify: () => Promise<VerifyResult>,
   now: () => number = Date.now,
 ): void {
   let running: Promise<VerifyResult> | null = null;
@@ -28,10 +28,16 @@ export function registerVerifyRoute(
       return reply.header("x-verify-age-seconds", ((now() - last.atMs) / 1000).toFixed(3)).send(last.result);
     }
     // Callers that arrive while one runs share its answer.
-    running ??= verifyReport(scan.report, input, opts).finally(() => {
+    running ??= verify().finally(() => {
       running = null;
     });
-    const result = await running;
+    let result: VerifyResult;
+    try {
+      result = await running;
+    } catch (e) {
+      // The scan thread crashed or exited mid-check: no result, and the next call tries again.
+      return fail(reply, 503, `verify did not finish: ${(e as Error).message}`);
+    }
     last = { atMs: now(), result };
     return reply.header("x-verify-age-seconds", "0.000").send(result);
   });

@@ -11,6 +11,7 @@ import type { ToolName } from "../../agent/io/tools.js";
 import { AgentMetrics } from "../../agent/metrics/agent-metrics.js";
 import { scanNode, type ScanInput } from "../../agent/scan.js";
 import { AgentState } from "../../agent/server/state.js";
+import { renderScan } from "../../agent/server/rendered-scan.js";
 
 export interface ToolCall {
   tool: ToolName;
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     const wallMs: number[] = [];
     for (let i = 0; i < repeat; i++) {
       const t0 = performance.now();
-      state.record(await scanNode(input));
+      state.record(await renderScan(await scanNode(input)));
       wallMs.push(performance.now() - t0);
       tools.calls.length = 0;
       const m = process.memoryUsage();
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
   const child0 = childrenCpuMs();
   const t0 = performance.now();
   const report = await scanNode(input);
-  const rec = state.record(report);
+  const rec = state.record(await renderScan(report));
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const selfCpuMs = (cpu.user + cpu.system) / 1000;

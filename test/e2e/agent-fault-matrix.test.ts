@@ -32,6 +32,7 @@ import type { ProbeErrorKind } from "../../agent/facts/probe-error.js";
 import { ToolRunner, type ExecOptions } from "../../agent/io/run.js";
 import type { ToolName } from "../../agent/io/tools.js";
 import { AgentMetrics } from "../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../agent/server/rendered-scan.js";
 import type { ProbeName } from "../../agent/probes/types.js";
 import { NodeReport } from "../../agent/report/schema.js";
 import { buildApp } from "../../agent/server/app.js";
@@ -199,7 +200,7 @@ async function scanAndServe(opts: {
     parity: opts.parity ? { ...opts.parity, node: "matrix-node" } : null,
   });
   const state = new AgentState(new AgentMetrics({ version: "test" }));
-  state.record(report);
+  state.record(await renderScan(report));
   const app = buildApp(state, { lookupVirtualServer: procIpvsLookup(join(opts.root, "proc")) });
   try {
     const health = await app.inject({ method: "GET", url: "/healthz" });

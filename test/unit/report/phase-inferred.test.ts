@@ -1,5 +1,6 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { renderText } from "../../../agent/render/text.js";
 import { NodeReport } from "../../../agent/report/schema.js";
 import { summaryOf } from "../../../agent/view/summary.js";
@@ -46,7 +47,7 @@ t.test("a guessed phase: verdict unknown, summary, text and metrics say inferred
   const text = renderText(r, false);
   t.match(text, /verdict: +unknown \(the phase is inferred from kernel state/);
   const m = new AgentMetrics({ version: "0.1.0" });
-  m.recordScan(r);
+  m.recordScan((await renderScan(r)).metrics);
   t.ok((await samples(m)).includes("proxyscope_node_phase_inferred 1"));
 });
 
@@ -55,6 +56,6 @@ t.test("kube-proxy's own answer: not inferred, and the metric says 0", async (t)
   t.equal(r.view?.phaseInferred, false);
   t.notMatch(renderText(r, false), /inferred/);
   const m = new AgentMetrics({ version: "0.1.0" });
-  m.recordScan(r);
+  m.recordScan((await renderScan(r)).metrics);
   t.ok((await samples(m)).includes("proxyscope_node_phase_inferred 0"));
 });

@@ -6,6 +6,7 @@ import type { RuleSetRead } from "../../../agent/cleanup/plan.js";
 import { FACT_KEY, PROBE_NAMES, type ProbeName, type ProbeRun } from "../../../agent/facts/sources.js";
 import type { ProbeError } from "../../../agent/facts/probe-error.js";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { NodeReport, type NodeFacts } from "../../../agent/report/schema.js";
 import { verifyChecks } from "../../../agent/verify/checks.js";
 import { checkFails } from "../../../common/verify-result.js";
@@ -95,7 +96,7 @@ function runsOf(facts: NodeFacts, failed: Partial<Record<ProbeName, ProbeError>>
   });
 }
 
-function judgeRuns(runs: ProbeRun[]) {
+async function judgeRuns(runs: ProbeRun[]) {
   const report = buildReport(runs, {
     node: "node-a",
     agentVersion: "0.1.0",
@@ -125,7 +126,7 @@ function judgeRuns(runs: ProbeRun[]) {
     },
   });
   const m = new AgentMetrics({ version: "0.1.0" });
-  m.recordScan(report);
+  m.recordScan((await renderScan(report)).metrics);
   return { report, plan, verify, metricsText: m };
 }
 
@@ -134,7 +135,7 @@ const broken: ProbeError = { kind: "garbage", message: "the test says so" };
 const CLEANUP_READS: readonly ProbeName[] = ["iptables", "ipsets", "ipvs", "kube-ipvs0", "sysctls"];
 
 t.test("the baselines are what they claim: clean and verify PASS; ready", async (t) => {
-  const clean = judgeRuns(runsOf(cleanFacts()));
+  const clean = await judgeRuns(runsOf(cleanFacts()));
   t.equal(clean.report.verdict, "clean", JSON.stringify(clean.report.findings.map((f) => f.id)));
   t.same(
     clean.verify.filter(checkFails).map((c) => `${c.id}: ${c.detail}`),
@@ -143,7 +144,7 @@ t.test("the baselines are what they claim: clean and verify PASS; ready", async 
   );
   t.same(clean.plan, { actions: [], kept: [], unread: [] });
   t.match(renderCleanup(outcome(clean.plan, clean.report)), /\(nothing to remove\)/);
-  const ready = judgeRuns(runsOf(readyFacts()));
+  const ready = await judgeRuns(runsOf(readyFacts()));
   t.equal(ready.report.verdict, "ready", JSON.stringify(ready.report.findings.map((f) => f.id)));
 });
 
@@ -165,8 +166,8 @@ async function assertHole(
   t: Test,
   what: string,
   probe: ProbeName,
-  clean: ReturnType<typeof judgeRuns>,
-  ready: ReturnType<typeof judgeRuns>,
+  clean: Awaited<ReturnType<typeof judgeRuns>>,
+  ready: Awaited<ReturnType<typeof judgeRuns>>,
 ) {
   t.not(clean.report.verdict, "clean", `${what}: not clean`);
   t.not(ready.report.verdict, "ready", `${what}: not ready`);
@@ -189,8 +190,8 @@ async function assertHole(
 
 t.test("every probe not read: no clean, ready, PASS, nothing-to-remove or success 1", async (t) => {
   for (const probe of PROBE_NAMES) {
-    const clean = judgeRuns(runsOf(cleanFacts(), { [probe]: broken }));
-    const ready = judgeRuns(runsOf(readyFacts(), { [probe]: broken }));
+    const clean = await judgeRuns(runsOf(cleanFacts(), { [probe]: broken }));
+    const ready = await judgeRuns(runsOf(readyFacts(), { [probe]: broken }));
     await assertHole(t, `probe ${probe}`, probe, clean, ready);
   }
 });
@@ -207,8 +208,8 @@ t.test("every iptables backend not read, the probe itself ok: the same", async (
         ),
       },
     });
-    const clean = judgeRuns(runsOf(hole(cleanFacts())));
-    const ready = judgeRuns(runsOf(hole(readyFacts())));
+    const clean = await judgeRuns(runsOf(hole(cleanFacts())));
+    const ready = await judgeRuns(runsOf(hole(readyFacts())));
     await assertHole(t, `iptables ${backend} ${family}`, "iptables", clean, ready);
     t.match(
       clean.report.probes.find((p) => p.name === "iptables")?.error?.message,

@@ -1,5 +1,6 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { NodeReport } from "../../../agent/report/schema.js";
 import { buildApp } from "../../../agent/server/app.js";
 import type { VirtualServerLookup } from "../../../agent/server/ipvs-lookup.js";
@@ -69,7 +70,7 @@ t.test("after scans: /report is a valid NodeReport with its age in a header", as
   const { app, state, tick } = setup();
   t.teardown(() => app.close());
   const first = reportOf(movedWithBlackHole());
-  state.record(first);
+  state.record(await renderScan(first));
   tick(2500);
   const r = await app.inject("/report");
   t.equal(r.statusCode, 200);
@@ -80,7 +81,7 @@ t.test("after scans: /report is a valid NodeReport with its age in a header", as
   t.equal((await app.inject("/readyz")).statusCode, 200);
 
   const second = reportOf(movedWithBlackHole({ proxyMode: { mode: "ipvs" } }));
-  state.record(second);
+  state.record(await renderScan(second));
   t.equal((await app.inject("/report")).json().phase, "ipvs");
   const prev = await app.inject("/report/previous");
   t.equal(prev.statusCode, 200);
@@ -101,7 +102,7 @@ t.test("/report/schema is the NodeReport JSON Schema", async (t) => {
 t.test("/metrics is the Prometheus text format from the last scan", async (t) => {
   const { app, state } = setup();
   t.teardown(() => app.close());
-  state.record(reportOf(movedWithBlackHole()));
+  state.record(await renderScan(reportOf(movedWithBlackHole())));
   const r = await app.inject("/metrics");
   t.match(r.headers["content-type"], /^text\/plain; version=0\.0\.4/);
   t.match(r.body, /^proxyscope_black_holed_addresses 3$/m);
@@ -215,7 +216,7 @@ t.test("/ipvs/virtual-server: IPVS absent and read failures are told apart", asy
 t.test("over a real socket", async (t) => {
   const { app, state } = setup();
   t.teardown(() => app.close());
-  state.record(reportOf(movedWithBlackHole()));
+  state.record(await renderScan(reportOf(movedWithBlackHole())));
   await app.listen({ host: "127.0.0.1", port: 0 });
   const { port } = app.server.address() as { port: number };
   const r = await fetch(`http://127.0.0.1:${port}/report`);

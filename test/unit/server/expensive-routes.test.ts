@@ -1,5 +1,6 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
@@ -56,13 +57,13 @@ t.test("/metrics and /report/summary: rendered once per scan, whatever the numbe
     renders++;
     return metrics();
   };
-  state.record(reportOf(movedWithBlackHole()));
+  state.record(await renderScan(reportOf(movedWithBlackHole())));
   const first = await app.inject("/metrics");
   t.equal(first.statusCode, 200);
   t.match(first.body, /proxyscope_node_verdict/);
   for (let i = 0; i < 20; i++) t.equal((await app.inject("/metrics")).body, first.body);
   t.equal(renders, 1, "one render for one scan and 21 scrapes");
-  state.record(reportOf(movedWithBlackHole()));
+  state.record(await renderScan(reportOf(movedWithBlackHole())));
   const second = await app.inject("/metrics");
   t.match(second.body, /proxyscope_scans_total 2/);
   t.equal(renders, 2, "the next scan renders again");

@@ -1,5 +1,6 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { FINDING_IDS, FINDING_NEEDS } from "../../../agent/rules/catalogue.js";
 import { metrics } from "../../helpers/facts.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
@@ -24,7 +25,7 @@ t.test("before the first scan only build info and the scan counters exist", asyn
 t.test("a moved node with a black hole: every gauge from the report", async (t) => {
   const m = new AgentMetrics({ version: "0.1.0" });
   const report = reportOf(movedWithBlackHole());
-  m.recordScan(report);
+  m.recordScan((await renderScan(report)).metrics);
   const lines = await samples(m);
   t.equal(value(lines, 'proxyscope_node_phase{phase="nftables"}'), "1");
   t.equal(value(lines, 'proxyscope_node_phase{phase="ipvs"}'), "0");
@@ -44,15 +45,24 @@ t.test("a moved node with a black hole: every gauge from the report", async (t) 
   const unread = new AgentMetrics({ version: "0.1.0" });
   const base = movedWithBlackHole();
   unread.recordScan(
-    reportOf({
-      ...base,
-      iptables: {
-        backends: [
-          ...(base.iptables?.backends.filter((b) => b.backend === "nft") ?? []),
-          { backend: "legacy", family: "ipv4", read: false, why: { kind: "garbage", message: "line 18" } },
-        ],
-      },
-    }),
+    (
+      await renderScan(
+        reportOf({
+          ...base,
+          iptables: {
+            backends: [
+              ...(base.iptables?.backends.filter((b) => b.backend === "nft") ?? []),
+              {
+                backend: "legacy",
+                family: "ipv4",
+                read: false,
+                why: { kind: "garbage", message: "line 18" },
+              },
+            ],
+          },
+        }),
+      )
+    ).metrics,
   );
   const unreadLines = (await unread.exposition()).split("\n");
   t.equal(value(unreadLines, 'proxyscope_probe_success{probe="iptables"}'), "0", "#13.1: a backend not read");
@@ -119,18 +129,22 @@ t.test("a moved node with a black hole: every gauge from the report", async (t) 
 
 t.test("a failed probe shows as failed and the gauges it feeds are absent, not 0", async (t) => {
   const m = new AgentMetrics({ version: "0.1.0" });
-  m.recordScan(reportOf(movedWithBlackHole()));
+  m.recordScan((await renderScan(reportOf(movedWithBlackHole()))).metrics);
   const failed = movedWithBlackHole({ kubeIpvs0: null, nftables: null, kubeProxyMetrics: null });
   m.recordScan(
-    reportOf(failed, {
-      "kube-ipvs0": {
-        kind: "missing-tool",
-        message: "ip not found in /nowhere",
-        command: "ip -d -j addr show",
-      },
-      nftables: { kind: "not-permitted", message: "nft exited 1: Operation not permitted" },
-      "kube-proxy-metrics": { kind: "unreachable", message: "connect ECONNREFUSED 127.0.0.1:10249" },
-    }),
+    (
+      await renderScan(
+        reportOf(failed, {
+          "kube-ipvs0": {
+            kind: "missing-tool",
+            message: "ip not found in /nowhere",
+            command: "ip -d -j addr show",
+          },
+          nftables: { kind: "not-permitted", message: "nft exited 1: Operation not permitted" },
+          "kube-proxy-metrics": { kind: "unreachable", message: "connect ECONNREFUSED 127.0.0.1:10249" },
+        }),
+      )
+    ).metrics,
   );
   const lines = await samples(m);
   t.equal(value(lines, 'proxyscope_probe_success{probe="kube-ipvs0"}'), "0");
@@ -169,7 +183,7 @@ t.test("a failed probe shows as failed and the gauges it feeds are absent, not 0
   t.equal(value(lines, "proxyscope_scans_total"), "2");
 
   // And they come back when the probe recovers.
-  m.recordScan(reportOf(movedWithBlackHole()));
+  m.recordScan((await renderScan(reportOf(movedWithBlackHole()))).metrics);
   const back = await samples(m);
   t.equal(value(back, "proxyscope_black_holed_addresses"), "3");
   t.equal(value(back, 'proxyscope_nftables_kube_proxy_table_present{family="ip"}'), "1");
@@ -177,14 +191,18 @@ t.test("a failed probe shows as failed and the gauges it feeds are absent, not 0
 
 t.test("a finding that clears drops out; black holes read 0 once kube-ipvs0 is gone", async (t) => {
   const m = new AgentMetrics({ version: "0.1.0" });
-  m.recordScan(reportOf(movedWithBlackHole()));
+  m.recordScan((await renderScan(reportOf(movedWithBlackHole()))).metrics);
   t.match(await m.exposition(), /proxyscope_finding\{id="kube-ipvs0-black-hole",severity="critical"\} 1/);
   m.recordScan(
-    reportOf(
-      movedWithBlackHole({
-        kubeIpvs0: { present: false, kind: null, operState: null, flags: [], addresses: [] },
-      }),
-    ),
+    (
+      await renderScan(
+        reportOf(
+          movedWithBlackHole({
+            kubeIpvs0: { present: false, kind: null, operState: null, flags: [], addresses: [] },
+          }),
+        ),
+      )
+    ).metrics,
   );
   const lines = await samples(m);
   t.notOk(lines.some((l) => l.startsWith("proxyscope_finding{") && l.includes("kube-ipvs0-black-hole")));
@@ -197,12 +215,16 @@ t.test("a finding that clears drops out; black holes read 0 once kube-ipvs0 is g
 t.test("kube-proxy counters: not applicable is absent, unknown mode is absent", async (t) => {
   const ipvsMode = new AgentMetrics({ version: "0.1.0" });
   ipvsMode.recordScan(
-    reportOf(
-      movedWithBlackHole({
-        proxyMode: { mode: "ipvs" },
-        kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_iptables_restore_failures_total: 4 }),
-      }),
-    ),
+    (
+      await renderScan(
+        reportOf(
+          movedWithBlackHole({
+            proxyMode: { mode: "ipvs" },
+            kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_iptables_restore_failures_total: 4 }),
+          }),
+        ),
+      )
+    ).metrics,
   );
   const lines = await samples(ipvsMode);
   t.equal(value(lines, "proxyscope_kube_proxy_sync_failures_total"), "4");
@@ -217,9 +239,13 @@ t.test("kube-proxy counters: not applicable is absent, unknown mode is absent", 
 
   const noMode = new AgentMetrics({ version: "0.1.0" });
   noMode.recordScan(
-    reportOf(movedWithBlackHole({ proxyMode: null }), {
-      "kube-proxy-mode": { kind: "http-status", message: "answered 500" },
-    }),
+    (
+      await renderScan(
+        reportOf(movedWithBlackHole({ proxyMode: null }), {
+          "kube-proxy-mode": { kind: "http-status", message: "answered 500" },
+        }),
+      )
+    ).metrics,
   );
   const text = await noMode.exposition();
   t.notOk(text.includes("proxyscope_kube_proxy_sync_failures"));
@@ -234,27 +260,31 @@ t.test("labels stay bounded on a node with 10,000 Services", async (t) => {
   }));
   const m = new AgentMetrics({ version: "0.1.0" });
   m.recordScan(
-    reportOf(
-      movedWithBlackHole({
-        kubeIpvs0: { present: true, kind: "dummy", operState: "DOWN", flags: [], addresses },
-        iptables: {
-          backends: [
-            {
-              backend: "nft",
-              family: "ipv4",
-              read: true,
-              totalRules: 200_000,
-              kubeChains: [{ table: "nat", name: "KUBE-SERVICES", rules: 10_000, owner: "kube-proxy" }],
-              patternCounts: { "KUBE-SVC-*": 10_000, "KUBE-SEP-*": 100_000 },
-              foreignJumps: [],
-              policies: {},
-              nodePortAccepts: [],
-              firewallChains: {},
+    (
+      await renderScan(
+        reportOf(
+          movedWithBlackHole({
+            kubeIpvs0: { present: true, kind: "dummy", operState: "DOWN", flags: [], addresses },
+            iptables: {
+              backends: [
+                {
+                  backend: "nft",
+                  family: "ipv4",
+                  read: true,
+                  totalRules: 200_000,
+                  kubeChains: [{ table: "nat", name: "KUBE-SERVICES", rules: 10_000, owner: "kube-proxy" }],
+                  patternCounts: { "KUBE-SVC-*": 10_000, "KUBE-SEP-*": 100_000 },
+                  foreignJumps: [],
+                  policies: {},
+                  nodePortAccepts: [],
+                  firewallChains: {},
+                },
+              ],
             },
-          ],
-        },
-      }),
-    ),
+          }),
+        ),
+      )
+    ).metrics,
   );
   const lines = await samples(m);
   t.equal(
@@ -281,7 +311,7 @@ t.test("IPVS traffic totals are counters; without /proc/net/ip_vs_stats they are
     outgoingBytes: 3680,
   };
   const m = new AgentMetrics({ version: "0.1.0" });
-  m.recordScan(reportOf(movedWithBlackHole({ ipvs: { ...base.ipvs!, stats } })));
+  m.recordScan((await renderScan(reportOf(movedWithBlackHole({ ipvs: { ...base.ipvs!, stats } })))).metrics);
   const lines = await samples(m);
   t.equal(value(lines, "proxyscope_ipvs_connections_total"), "10");
   t.equal(value(lines, "proxyscope_ipvs_incoming_packets_total"), "52");
@@ -291,11 +321,15 @@ t.test("IPVS traffic totals are counters; without /proc/net/ip_vs_stats they are
   t.match(await m.exposition(), /# TYPE proxyscope_ipvs_incoming_bytes_total counter/);
 
   m.recordScan(
-    reportOf(
-      movedWithBlackHole({
-        ipvs: { ...base.ipvs!, stats: null, statsError: { kind: "io", message: "gone" } },
-      }),
-    ),
+    (
+      await renderScan(
+        reportOf(
+          movedWithBlackHole({
+            ipvs: { ...base.ipvs!, stats: null, statsError: { kind: "io", message: "gone" } },
+          }),
+        ),
+      )
+    ).metrics,
   );
   const text = await m.exposition();
   t.notOk(text.includes("proxyscope_ipvs_connections_total"), "unread totals are absent, not 0");

@@ -1,6 +1,6 @@
 import t from "tap";
 import { ScanLoop } from "../../../agent/server/scan-loop.js";
-import type { NodeReport } from "../../../agent/report/schema.js";
+import { renderScan, type RenderedScan } from "../../../agent/server/rendered-scan.js";
 import { reportOf } from "../../helpers/reports.js";
 
 /** Resolves once `cond` holds, polling; the test's own timeout bounds it. */
@@ -9,12 +9,12 @@ async function until(cond: () => boolean): Promise<void> {
 }
 
 t.test("scans once at start, never overlaps, counts skipped ticks", async (t) => {
-  const report = reportOf({});
+  const report = await renderScan(reportOf({}));
   let running = 0;
   let maxRunning = 0;
   let started = 0;
   const releases: (() => void)[] = [];
-  const scanned: NodeReport[] = [];
+  const scanned: RenderedScan[] = [];
   let overruns = 0;
   const loop = new ScanLoop({
     intervalMs: 10,
@@ -51,13 +51,13 @@ t.test("scans once at start, never overlaps, counts skipped ticks", async (t) =>
 t.test("a scan that throws is reported and the loop goes on", async (t) => {
   const errors: unknown[] = [];
   let n = 0;
-  const scanned: NodeReport[] = [];
+  const scanned: RenderedScan[] = [];
   const loop = new ScanLoop({
     intervalMs: 5,
     scan: async () => {
       n++;
       if (n === 1) throw new Error("boom");
-      return reportOf({});
+      return renderScan(reportOf({}));
     },
     onScan: (r) => scanned.push(r),
     onOverrun: () => {},
@@ -71,11 +71,12 @@ t.test("a scan that throws is reported and the loop goes on", async (t) => {
 });
 
 t.test("stop waits a bounded time for a hung scan, and the hung scan's report is dropped", async (t) => {
-  const scanned: NodeReport[] = [];
+  const scanned: RenderedScan[] = [];
+  const rendered = await renderScan(reportOf({}));
   let release: () => void = () => {};
   const loop = new ScanLoop({
     intervalMs: 60_000,
-    scan: () => new Promise<NodeReport>((r) => (release = () => r(reportOf({})))),
+    scan: () => new Promise<RenderedScan>((r) => (release = () => r(rendered))),
     onScan: (r) => scanned.push(r),
     onOverrun: () => {},
     onError: () => {},

@@ -1,20 +1,28 @@
 import t, { type Test } from "tap";
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { ScanLoop } from "../../../agent/server/scan-loop.js";
-import { ScanThread, ScanThreadError } from "../../../agent/server/scan-thread.js";
+import type { RenderedScan } from "../../../agent/server/rendered-scan.js";
+import {
+  ScanThread,
+  ScanThreadError,
+  type FromWorker,
+  type ScanWorkerData,
+} from "../../../agent/server/scan-thread.js";
 import { AgentState } from "../../../agent/server/state.js";
+import type { NodeReport } from "../../../agent/report/schema.js";
 import { processesWith, untilNoneWith } from "../../helpers/procs.js";
 
 const PROBES = new URL("./scan-thread-probes.ts", import.meta.url).href;
 
-function setup(t: Test) {
-  const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-thread-"));
-  process.env.PROXYSCOPE_TEST_SCAN_DIR = dir;
-  const thread = new ScanThread({
+const WORKER = new URL("../../../agent/server/scan-worker.js", import.meta.url);
+
+function workerData(dir: string): ScanWorkerData {
+  return {
     toolDirs: [dir],
     probesModule: PROBES,
     input: {
@@ -29,7 +37,14 @@ function setup(t: Test) {
       callTimeoutMs: 10_000,
       probeTimeoutMs: 200_000,
     },
-  });
+    verify: { syncWindowS: 0, serviceAddress: null, skipConnect: true, connectTimeoutMs: 2000 },
+  };
+}
+
+function setup(t: Test) {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-thread-"));
+  process.env.PROXYSCOPE_TEST_SCAN_DIR = dir;
+  const thread = new ScanThread(workerData(dir));
   t.teardown(async () => {
     writeFileSync(join(dir, "release"), "");
     await thread.close();
@@ -42,22 +57,61 @@ const until = async (cond: () => boolean) => {
   while (!cond()) await new Promise((r) => setTimeout(r, 10));
 };
 
+const reportOf = (r: RenderedScan) => JSON.parse(Buffer.from(r.report).toString("utf8")) as NodeReport;
+
 t.test("a scan on the scan thread: a report, a failing probe named in it", async (t) => {
   const { thread } = setup(t);
-  const r = await thread.scan(null);
+  const r = reportOf(await thread.scan());
   t.equal(r.node, "node-a");
   const kernel = r.probes.find((p) => p.name === "kernel");
   t.equal(kernel?.ok, false);
   t.equal(kernel?.error?.message, "stand-in kernel probe failed");
-  const again = await thread.scan(r);
-  t.equal(again.node, "node-a");
+  const again = await thread.scan();
+  t.equal(reportOf(again).node, "node-a");
+  t.same(again.meta.failedProbes, [
+    { name: "kernel", kind: "exec-failed", command: undefined, message: "stand-in kernel probe failed" },
+  ]);
   t.equal(thread.started, 1, "one thread serves every scan");
+  const v = await thread.verify();
+  t.equal(v.node, "node-a", "/verify checks the thread's own last report");
+});
+
+// The serving thread deserialises what the worker posts: a report object there (the old design) cost
+// it hundreds of milliseconds per scan. What it receives is bytes and a few plain fields.
+t.test("the scan thread posts finished bytes and a small plain object, never a report", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-thread-"));
+  process.env.PROXYSCOPE_TEST_SCAN_DIR = dir;
+  const w = new Worker(WORKER, { workerData: workerData(dir) });
+  t.teardown(async () => {
+    await w.terminate();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const posted = new Promise<FromWorker>((resolve) =>
+    w.on("message", (m: FromWorker) => m.type !== "ready" && resolve(m)),
+  );
+  w.postMessage({ type: "scan", id: 1 });
+  const m = await posted;
+  if (m.type !== "report") throw new Error(`expected a report message, got ${JSON.stringify(m)}`);
+  t.same(Object.keys(m).sort(), ["id", "scan", "type"]);
+  t.same(Object.keys(m.scan).sort(), ["meta", "metrics", "parity", "report", "summary"]);
+  for (const k of ["report", "summary", "metrics"] as const) t.type(m.scan[k], Uint8Array, `${k} is bytes`);
+  t.ok(
+    m.scan.parity.ok ? m.scan.parity.json instanceof Uint8Array : typeof m.scan.parity.message === "string",
+  );
+  // Everything but the bodies: the scan log's fields, bounded by probe count, not by the node's size.
+  t.ok(JSON.stringify(m.scan.meta).length < 2048, "meta is small");
+  t.notOk("facts" in m.scan.meta, "no facts");
+  t.type(m.scan.meta.findings, "number", "a finding count, not the findings");
+  const report = JSON.parse(Buffer.from(m.scan.report).toString("utf8")) as NodeReport;
+  t.equal(report.node, "node-a", "the report is the bytes");
+  t.match(Buffer.from(m.scan.metrics).toString("utf8"), /^proxyscope_probe_success\{probe="kernel"\} 0$/m);
 });
 
 t.test("/report and /metrics answer while the scan thread is busy and never yields", async (t) => {
   const { dir, thread, file } = setup(t);
   const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
-  state.record(await thread.scan(null));
+  const first = await thread.scan();
+  state.record(first);
   const app = buildApp(state, {
     retryAfterS: 60,
     lookupVirtualServer: async () => ({ status: "not-found" }),
@@ -65,17 +119,18 @@ t.test("/report and /metrics answer while the scan thread is busy and never yiel
   t.teardown(() => app.close());
   file("hold");
   let done = false;
-  const scan = thread.scan(state.current!.report).then((r) => ((done = true), r));
+  const scan = thread.scan().then((r) => ((done = true), r));
   await until(() => existsSync(join(dir, "holding")));
   // The scan is now spinning; these are answered by this thread meanwhile, or not at all.
   const report = await app.inject("/report");
   const metrics = await app.inject("/metrics");
   t.equal(report.statusCode, 200);
   t.equal(JSON.parse(report.body).node, "node-a", "the last good report");
+  t.same(report.rawPayload, Buffer.from(first.report), "/report sends the scan thread's bytes as they are");
   t.match(metrics.body, /proxyscope_scans_total 1/);
   t.equal(done, false, "answered while the scan was still running");
   file("release");
-  t.equal((await scan).node, "node-a");
+  t.equal(reportOf(await scan).node, "node-a");
 });
 
 t.test(
@@ -87,7 +142,7 @@ t.test(
     // What serve.ts wires: a failed scan is counted and logged, and only a report replaces the last one.
     const loop = new ScanLoop({
       intervalMs: 50,
-      scan: () => thread.scan(state.current?.report ?? null),
+      scan: () => thread.scan(),
       onScan: (r) => state.record(r),
       onOverrun: () => {},
       onError: (e) => {
@@ -107,14 +162,15 @@ t.test(
     t.match(await state.metrics.exposition(), /proxyscope_scan_failures_total [1-9]/);
     rmSync(join(dir, "crash"));
     await until(() => state.current !== good);
-    t.equal(state.current!.report.node, "node-a", "a fresh thread scans again");
+    t.equal(state.current!.meta.node, "node-a", "a fresh thread scans again");
+    t.equal((await thread.verify()).node, "node-a", "the fresh thread has the last good report to verify");
     await loop.stop(1000);
     t.ok(thread.started >= 2);
 
     file("exit");
-    await t.rejects(thread.scan(good.report), /scan thread exited \(code 7\)/);
+    await t.rejects(thread.scan(), /scan thread exited \(code 7\)/);
     rmSync(join(dir, "exit"));
-    t.equal((await thread.scan(good.report)).node, "node-a");
+    t.equal(reportOf(await thread.scan()).node, "node-a");
   },
 );
 
@@ -133,7 +189,7 @@ for (const how of ["crash", "hang"] as const) {
       const { dir, thread, file } = setup(t);
       fakeNft(dir);
       file(`orphan-${how}`);
-      const scan = thread.scan(null);
+      const scan = thread.scan();
       await until(() => existsSync(join(dir, "tool-started")));
       t.ok(processesWith(dir).length > 0, "the fake tool runs");
       file("go");

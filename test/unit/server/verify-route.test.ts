@@ -6,10 +6,12 @@ import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { ToolRunner } from "../../../agent/io/run.js";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import type { NodeReport } from "../../../agent/report/schema.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
+import { verifyReport } from "../../../agent/verify/run.js";
 import { VerifyResult } from "../../../common/verify-result.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
@@ -79,17 +81,24 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
     callTimeoutMs: 60_000,
     probeTimeoutMs: 120_000,
   };
-  registerVerifyRoute(app, state, input, {
+  const opts = {
     syncWindowS: 0,
     serviceAddress: `127.0.0.1:${port}`,
     skipConnect: false,
     connectTimeoutMs: 2000,
-  });
+  };
+  // In the agent the scan thread checks the report it last made (ScanThread.verify); here, the last recorded.
+  let last: NodeReport | null = null;
+  const record = async (r: NodeReport) => {
+    last = r;
+    state.record(await renderScan(r));
+  };
+  registerVerifyRoute(app, state, () => verifyReport(last!, input, opts));
   t.teardown(() => app.close());
 
   t.equal((await app.inject({ method: "GET", url: "/verify" })).statusCode, 503);
 
-  state.record(report("nftables"));
+  await record(report("nftables"));
   const [a, b] = await Promise.all([
     app.inject({ method: "GET", url: "/verify" }),
     app.inject({ method: "GET", url: "/verify" }),
@@ -119,7 +128,7 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
   const missing = await run("--node", "n2", "--agents", `n1=${agentUrl}`, "--kubeconfig", "/nonexistent");
   t.equal(missing.code, EXIT.noReport, "a node with no agent is an error, not a pass");
 
-  state.record(report("ipvs"));
+  await record(report("ipvs"));
   const after = VerifyResult.parse((await app.inject({ method: "GET", url: "/verify" })).json());
   t.equal(after.passed, false, "a newer scan is verified anew");
   t.equal(after.checks.find((c) => c.id === "proxy-mode")?.detail, 'kube-proxy answers "ipvs"');

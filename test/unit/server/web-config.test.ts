@@ -7,6 +7,7 @@ import { join } from "node:path";
 import bcrypt from "bcryptjs";
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { BasicAuthChecker, DETAIL_ROUTES, isLoopback } from "../../../agent/server/access.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
@@ -118,9 +119,9 @@ t.test("basic auth: bcrypt verdicts, unknown users, remembered answers", async (
   );
 });
 
-function app(security: WebSecurity | null, detailFrom: "loopback" | "any") {
+async function app(security: WebSecurity | null, detailFrom: "loopback" | "any") {
   const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
-  state.record(reportOf(movedWithBlackHole()));
+  state.record(await renderScan(reportOf(movedWithBlackHole())));
   const a = buildApp(state, {
     retryAfterS: 60,
     lookupVirtualServer: async () => ({ status: "not-found" }),
@@ -135,7 +136,7 @@ const detailUrl = (r: string) =>
   r === "/ipvs/virtual-server" ? `${r}?protocol=TCP&address=10.96.0.10&port=53` : r;
 
 t.test("no web config: public part open, detail for loopback clients only", async (t) => {
-  const a = app(null, "loopback");
+  const a = await app(null, "loopback");
   t.teardown(() => a.close());
   for (const r of ["/healthz", "/readyz", ...PUBLIC])
     t.equal((await a.inject({ url: r, remoteAddress: REMOTE })).statusCode, 200, `${r} from ${REMOTE}`);
@@ -164,13 +165,13 @@ t.test("no web config: public part open, detail for loopback clients only", asyn
 });
 
 t.test("--detail-from any opens the detail to every client", async (t) => {
-  const a = app(null, "any");
+  const a = await app(null, "any");
   t.teardown(() => a.close());
   t.equal((await a.inject({ url: "/report", remoteAddress: REMOTE })).statusCode, 200);
 });
 
 t.test("basic auth configured: everything but the probes needs it, detail included", async (t) => {
-  const a = app(
+  const a = await app(
     { source: "w.yml", tls: null, users: new Map([["prom", HASH]]), headers: { "X-Frame-Options": "deny" } },
     "loopback",
   );

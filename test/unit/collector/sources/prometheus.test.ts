@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import t from "tap";
 import { METRIC } from "../../../../agent/contract.js";
 import { AgentMetrics } from "../../../../agent/metrics/agent-metrics.js";
+import { renderScan } from "../../../../agent/server/rendered-scan.js";
 import {
   gatherFromPrometheus,
   parityFromSeries,
@@ -18,20 +19,24 @@ t.test("every metric name in the collector's PromQL is in the agent's registry o
   const m = new AgentMetrics({ version: "0.1.0" });
   // With parity compared (#17), so the parity counts and snapshot time are exposed too.
   m.recordScan(
-    reportOf(
-      movedWithBlackHole({
-        parity: {
-          state: "compared",
-          path: "/var/lib/proxyscope/ipvs-snapshot.json",
-          takenAt: 1_764_417_000,
-          ageSeconds: 600,
-          maxAgeSeconds: 86_400,
-          counts: { same: 3, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 },
-          services: [],
-          truncated: false,
-        },
-      }),
-    ),
+    (
+      await renderScan(
+        reportOf(
+          movedWithBlackHole({
+            parity: {
+              state: "compared",
+              path: "/var/lib/proxyscope/ipvs-snapshot.json",
+              takenAt: 1_764_417_000,
+              ageSeconds: 600,
+              maxAgeSeconds: 86_400,
+              counts: { same: 3, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 },
+              services: [],
+              truncated: false,
+            },
+          }),
+        ),
+      )
+    ).metrics,
   );
   const exposition = await m.exposition();
   const families = new Set([...exposition.matchAll(/^# TYPE (\S+) /gm)].map((x) => x[1]!));
