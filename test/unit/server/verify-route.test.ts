@@ -68,7 +68,10 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
   listener.on("connection", () => connections++);
   const port = (listener.address() as AddressInfo).port;
 
-  const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
+  // One clock for the scans and the route, moved only by a scan: reuse is decided by the order of
+  // events, not by how long the collector's CLI takes to start on a busy machine (REUSE_MS is 15 s).
+  let clock = 1_000_000;
+  const state = new AgentState(new AgentMetrics({ version: "0.1.0" }), () => clock);
   const app = buildApp(state, { lookupVirtualServer: async () => ({ status: "ipvs-absent" }) });
   const input = {
     hostRoot: "/",
@@ -91,9 +94,15 @@ t.test("GET /verify: 503 before a scan, then the check over the last scan, share
   let last: NodeReport | null = null;
   const record = async (r: NodeReport) => {
     last = r;
+    clock += 1;
     state.record(await renderScan(r));
   };
-  registerVerifyRoute(app, state, () => verifyReport(last!, input, opts));
+  registerVerifyRoute(
+    app,
+    state,
+    () => verifyReport(last!, input, opts),
+    () => clock,
+  );
   t.teardown(() => app.close());
 
   t.equal((await app.inject({ method: "GET", url: "/verify" })).statusCode, 503);
