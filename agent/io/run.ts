@@ -320,18 +320,23 @@ export class ToolRunner {
 
   /** Runs a tool with fixed argv, no shell, a timeout and an output cap; never throws. */
   async run(tool: ToolName, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
-    const chunks: Buffer[] = [];
+    // Decoded as it arrives, each pipe chunk dropped at once: holding the chunks, then their
+    // concatenation, then the string made three copies of a 15 MB `nft -j list chains` (10,000
+    // Services) outside the V8 heap at once (bench/results/rss.md).
+    const decoder = new StringDecoder("utf8");
+    const parts: string[] = [];
     let bytes = 0;
     const r = await this.exec(tool, args, opts, (chunk) => {
       bytes += chunk.length;
       if (bytes > opts.maxBytes) return "output-cap";
-      chunks.push(chunk);
+      parts.push(decoder.write(chunk));
       return null;
     });
     if (!r.ok) return r;
+    parts.push(decoder.end());
     return {
       ok: true,
-      stdout: Buffer.concat(chunks).toString("utf8"),
+      stdout: parts.join(""),
       stderr: r.end.stderr,
       exitCode: r.exitCode,
       durationMs: r.end.durationMs,
