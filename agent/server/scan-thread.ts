@@ -1,4 +1,4 @@
-import { Worker } from "node:worker_threads";
+import { Worker, type ResourceLimits } from "node:worker_threads";
 import { SharedGroups } from "../io/shared-groups.js";
 import type { ScanInput } from "../scan.js";
 import type { VerifyOptions } from "../verify/run.js";
@@ -38,6 +38,18 @@ export class ScanThreadError extends Error {
 
 const WORKER_URL = new URL("./scan-worker.js", import.meta.url);
 
+// --- resourceLimits (issue #14 row e; bench/results/rss.md) ---
+// The scan thread's own V8 heap bounds. Young generation: V8's default lets a scan's garbage grow the
+// worker's new space to tens of MB that stay committed between scans; a small one is collected more
+// often instead. Old generation: headroom far above a 10,000-Service scan's peak, so only a runaway
+// parse hits it, and then the worker dies with ERR_WORKER_OUT_OF_MEMORY: a failed scan (below), not
+// a dead agent, and the next scan starts a fresh worker.
+export const SCAN_THREAD_LIMITS: ResourceLimits = {
+  maxYoungGenerationSizeMb: 6,
+  maxOldGenerationSizeMb: 512,
+};
+// --- end resourceLimits ---
+
 /**
  * Runs scans on a worker thread, one at a time: a probe's parsing never blocks the event loop that
  * serves /metrics and /report. A worker that crashes (an uncaught error, out of memory) fails the scan
@@ -67,6 +79,7 @@ export class ScanThread {
   constructor(
     private readonly data: ScanWorkerData,
     private readonly url: URL = WORKER_URL,
+    private readonly resourceLimits: ResourceLimits = SCAN_THREAD_LIMITS,
   ) {}
 
   /** One scan, judged against the thread's own previous report (cumulative failure counters). */
@@ -109,7 +122,10 @@ export class ScanThread {
     // One list per worker: a new worker never inherits (or clears) the groups of the one that died.
     const groups = new SharedGroups();
     const previousReport = this.lastReport ?? undefined; // copied into the new thread, still served here
-    const w = new Worker(this.url, { workerData: { ...this.data, groups: groups.buffer, previousReport } });
+    const w = new Worker(this.url, {
+      workerData: { ...this.data, groups: groups.buffer, previousReport },
+      resourceLimits: this.resourceLimits,
+    });
     this.started++;
     this.worker = w;
     w.on("message", (m: FromWorker) => {
