@@ -39,11 +39,14 @@ t.test(
       rmSync(dir, { recursive: true, force: true });
     });
 
-    const first = await thread.scan(null);
-    t.equal(first.probes.find((p) => p.name === "kernel")?.error?.message, "stand-in kernel probe failed");
+    const first = await thread.scan();
+    t.equal(
+      first.meta.failedProbes.find((p) => p.name === "kernel")?.message,
+      "stand-in kernel probe failed",
+    );
 
     writeFileSync(join(dir, "hog"), "");
-    const failed = await thread.scan(first).then(
+    const failed = await thread.scan().then(
       (r) => r,
       (e: unknown) => e,
     );
@@ -51,8 +54,8 @@ t.test(
     t.match(String((failed as Error).message), /memory limit|out of memory/i, "says why");
 
     unlinkSync(join(dir, "hog"));
-    const next = await thread.scan(first);
-    t.equal(next.node, "node-a", "the next scan reports");
+    const next = await thread.scan();
+    t.equal(next.meta.node, "node-a", "the next scan reports");
     t.equal(thread.started, 2, "on a fresh worker");
   },
 );
