@@ -56,7 +56,7 @@ function fleetRows(f: Json): string[] {
     const source = k.startsWith("agents") ? "agents (static list, loopback)" : "Prometheus (backfilled TSDB)";
     const conc = k.startsWith("agents")
       ? `${v.concurrency} (${v.timeoutMs / 1000} s per call)`
-      : "instant PromQL queries, all at once";
+      : "4 instant PromQL queries at a time, one deadline (the floor: all at once)";
     const outcomes = Object.entries<number>(v.outcomes ?? {})
       .map(([o, c]) => `${o} ${c}`)
       .join(", ");
