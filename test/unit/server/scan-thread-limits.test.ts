@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SCAN_THREAD_LIMITS, ScanThread, ScanThreadError } from "../../../agent/server/scan-thread.js";
+import { testWorkerData } from "../../helpers/scan-thread-data.js";
 
 const PROBES = new URL("./scan-thread-hog-probes.ts", import.meta.url).href;
 
@@ -14,26 +15,10 @@ t.test(
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-limits-"));
     process.env.PROXYSCOPE_TEST_SCAN_DIR = dir;
-    const thread = new ScanThread(
-      {
-        toolDirs: [dir],
-        probesModule: PROBES,
-        input: {
-          node: "node-a",
-          agentVersion: "0.1.0",
-          hostRoot: "/",
-          procRoot: "/proc",
-          sysRoot: "/sys",
-          kubeProxyMetricsUrl: "http://127.0.0.1:1",
-          kubeProxyHealthUrl: "http://127.0.0.1:1",
-          nodeIPs: [],
-          callTimeoutMs: 10_000,
-          probeTimeoutMs: 200_000,
-        },
-      },
-      undefined,
-      { ...SCAN_THREAD_LIMITS, maxOldGenerationSizeMb: 128 },
-    );
+    const thread = new ScanThread(testWorkerData(dir, PROBES), undefined, {
+      ...SCAN_THREAD_LIMITS,
+      maxOldGenerationSizeMb: 128,
+    });
     t.teardown(async () => {
       await thread.close();
       rmSync(dir, { recursive: true, force: true });

@@ -7,39 +7,17 @@ import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { ScanLoop } from "../../../agent/server/scan-loop.js";
 import type { RenderedScan } from "../../../agent/server/rendered-scan.js";
-import {
-  ScanThread,
-  ScanThreadError,
-  type FromWorker,
-  type ScanWorkerData,
-} from "../../../agent/server/scan-thread.js";
+import { ScanThread, ScanThreadError, type FromWorker } from "../../../agent/server/scan-thread.js";
 import { AgentState } from "../../../agent/server/state.js";
 import type { NodeReport } from "../../../agent/report/schema.js";
 import { processesWith, untilNoneWith } from "../../helpers/procs.js";
+import { testWorkerData } from "../../helpers/scan-thread-data.js";
 
 const PROBES = new URL("./scan-thread-probes.ts", import.meta.url).href;
 
 const WORKER = new URL("../../../agent/server/scan-worker.js", import.meta.url);
 
-function workerData(dir: string): ScanWorkerData {
-  return {
-    toolDirs: [dir],
-    probesModule: PROBES,
-    input: {
-      node: "node-a",
-      agentVersion: "0.1.0",
-      hostRoot: "/",
-      procRoot: "/proc",
-      sysRoot: "/sys",
-      kubeProxyMetricsUrl: "http://127.0.0.1:1",
-      kubeProxyHealthUrl: "http://127.0.0.1:1",
-      nodeIPs: [],
-      callTimeoutMs: 10_000,
-      probeTimeoutMs: 200_000,
-    },
-    verify: { syncWindowS: 0, serviceAddress: null, skipConnect: true, connectTimeoutMs: 2000 },
-  };
-}
+const workerData = (dir: string) => testWorkerData(dir, PROBES);
 
 function setup(t: Test) {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-thread-"));
