@@ -1,5 +1,4 @@
 import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson } from "../parse/ip-json.js";
-import { shareAddrListing } from "./scan-reads.js";
 import { defineProbe, type ProbeContext, type ProbeOutcome } from "./types.js";
 
 const MAX_BYTES = 32 * 1024 * 1024;
@@ -13,7 +12,7 @@ export const addressesProbe = defineProbe("addresses", {
     const ifs = parseIpAddrJson(addr.facts);
     if (!ifs.ok) return garbage(ifs.error, "ip -j -d addr show");
     const interfaces = ifs.value;
-    shareAddrListing(ctx.shared, addr.facts); // kube-ipvs0's probe reads its link from here
+    if (ctx.shared) ctx.shared.addrListing = addr.facts; // kube-ipvs0's probe reads its link from here
 
     if (ctx.nodeIPs.length > 0) {
       const ipv4 = ctx.nodeIPs.find((ip) => !ip.includes(":")) ?? null;

@@ -3,7 +3,6 @@ import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { parseIpvsStats } from "../parse/ipvs-stats.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";
-import { shareIpvsTable } from "./scan-reads.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 async function readTimeouts(ctx: ProbeContext): Promise<Pick<IpvsFacts, "timeouts" | "timeoutsError">> {
@@ -55,7 +54,7 @@ export const ipvsProbe = defineProbe("ipvs", {
       };
     }
     const t = r.table;
-    if (forParity) shareIpvsTable(ctx.shared, t);
+    if (forParity && ctx.shared) ctx.shared.ipvsTable = t;
     return {
       ok: true,
       facts: {

@@ -1,5 +1,4 @@
 import { kubeIpvs0Absent, kubeIpvs0FromAddrListing, parseKubeIpvs0Json } from "../parse/kube-ipvs0.js";
-import { sharedAddrListing } from "./scan-reads.js";
 import { defineProbe } from "./types.js";
 
 const DEVICE = "kube-ipvs0";
@@ -15,7 +14,7 @@ export const kubeIpvs0Probe = defineProbe("kube-ipvs0", {
   // 10,000 Services the link's own answer is 2 MB of JSON to parse a second time).
   needs: ["addresses"],
   async run(ctx) {
-    const listing = sharedAddrListing(ctx.shared);
+    const listing = ctx.shared?.addrListing;
     if (listing !== undefined) {
       const p = kubeIpvs0FromAddrListing(listing, DEVICE);
       if (p.ok) return { ok: true, facts: p.value };

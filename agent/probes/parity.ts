@@ -6,7 +6,6 @@ import { readIpvsTable } from "../io/ipvs-table.js";
 import { writeFileAtomic } from "../io/snapshot-file.js";
 import { addChains, addNftChains, addNftMaps, emptyServed } from "../parse/nft-services.js";
 import { buildSnapshot, compareParity } from "../parse/parity.js";
-import { sharedIpvsTable } from "./scan-reads.js";
 import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
 
 // 10,000 Services x 10 endpoints with their NodePorts on a few addresses is ~4 MB of JSON; this only
@@ -40,7 +39,7 @@ async function record(ctx: ProbeContext, p: ParityOptions): Promise<ParityFacts>
     return { state: "not-recorded", path: p.path, why: "kube-proxy's NodePort ipsets were not read" };
   }
   // The ipvs probe's read of this scan when it kept the real servers; otherwise read here.
-  let table = sharedIpvsTable(ctx.shared);
+  let table = ctx.shared?.ipvsTable;
   if (table?.realServers === undefined) {
     const r = await readIpvsTable(ctx.procRoot, { collectRealServers: true });
     if (!r.ok) return { state: "not-recorded", path: p.path, why: `IPVS not read: ${r.error.message}` };

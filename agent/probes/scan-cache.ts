@@ -1,5 +1,6 @@
 import type { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
 import type { SourceFreshness } from "../facts/freshness.js";
+import type { IpvsProcTable } from "../parse/ipvs-proc.js";
 import type { NftChain } from "../parse/nft-json.js";
 
 /**
@@ -144,6 +145,10 @@ export interface ScanShared {
   nftChains?: NftChain[];
   /** The raw `nft -j list set|map <family> <table> <name>` answers of this scan, by argv. */
   nftSetAnswers: Map<string, string>;
+  /** The raw `ip -j -d addr show` the addresses probe ran: every link, kube-ipvs0 among them. */
+  addrListing?: string;
+  /** /proc/net/ip_vs as the ipvs probe read it, with every real server (parity's ipvs-mode snapshot). */
+  ipvsTable?: IpvsProcTable;
 }
 
 export const newScanShared = (): ScanShared => ({ freshness: [], nftSetAnswers: new Map() });
