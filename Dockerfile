@@ -10,6 +10,10 @@
 ARG NODE_IMAGE=node:26-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
+# A C compiler for the agent's one native helper (agent/native/nft-generation.c); only this stage has it.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN sh scripts/build-image-app.sh /out

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the application tree the runtime image ships, from a source checkout:
 #   scripts/build-image-app.sh OUT_DIR
-# 1. npm ci (all dependencies: the TypeScript compiler is a dev dependency), 2. tsc,
+# 1. npm ci (all dependencies: the TypeScript compiler is a dev dependency), 2. tsc and the native
+#    helper (scripts/build-native.sh: needs a C compiler),
 # 3. OUT_DIR gets package.json, package-lock.json, the compiled agent, collector and common/ (what both
 #    import), and production
 #    dependencies only (npm ci --omit=dev), with the CLIs made executable.
@@ -18,6 +19,7 @@ src=$(pwd)
 
 npm ci --no-audit --no-fund
 npx tsc -p tsconfig.json
+sh scripts/build-native.sh
 
 mkdir -p "$out/dist"
 cp package.json package-lock.json LICENSE "$out/"

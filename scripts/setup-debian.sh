@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 # /usr/local/bin first, as on a default Debian root shell: that is where the Node installed here lives.
 export PATH="/usr/local/sbin:/usr/local/bin:$PATH"
 
-runtime=(nftables ipset ipvsadm iptables iproute2 kmod curl ca-certificates)
+# gcc and libc6-dev build the agent's one native helper (agent/native/nft-generation.c) in `npm run build`.
+runtime=(nftables ipset ipvsadm iptables iproute2 kmod curl ca-certificates gcc libc6-dev)
 testing=(user-mode-linux prometheus chromium openssl)
 
 node_version="$(tr -d '[:space:]' <.node-version)"

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
-import { DEFAULT_TOOL_DIRS, type ToolName } from "./tools.js";
+import { BUNDLED_TOOL_DIR, DEFAULT_TOOL_DIRS, isBundledTool, type ToolName } from "./tools.js";
 import type { ProbeError } from "../facts/probe-error.js";
 
 export interface ExecOptions {
@@ -316,7 +316,11 @@ export class ToolRunner {
   private readonly running = new Set<Call>();
   private closed = false;
 
-  constructor(private readonly dirs: readonly string[] = DEFAULT_TOOL_DIRS) {}
+  constructor(
+    private readonly dirs: readonly string[] = DEFAULT_TOOL_DIRS,
+    /** Where the agent's own programs are (tests point it elsewhere to break one). */
+    private readonly bundledDir: string = BUNDLED_TOOL_DIR,
+  ) {}
 
   /** Runs a tool with fixed argv, no shell, a timeout and an output cap; never throws. */
   async run(tool: ToolName, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
@@ -383,12 +387,13 @@ export class ToolRunner {
     opts: ExecOptions,
     onStdout: (chunk: Buffer) => Stop | null,
   ): Promise<({ ok: true; exitCode: number } & { end: RawEnd }) | { ok: false; error: ProbeError }> {
-    const path = resolveTool(tool, this.dirs);
+    const where = isBundledTool(tool) ? [this.bundledDir] : this.dirs;
+    const path = resolveTool(tool, where);
     const command = describe(tool, args);
     if (path === null) {
       return {
         ok: false,
-        error: { kind: "missing-tool", message: `${tool} not found in ${this.dirs.join(":")}`, command },
+        error: { kind: "missing-tool", message: `${tool} not found in ${where.join(":")}`, command },
       };
     }
     if (this.closed) {

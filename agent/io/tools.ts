@@ -1,3 +1,5 @@
+import { fileURLToPath } from "node:url";
+
 // The one list of external programs the probes run. The Dockerfile installs exactly the Debian
 // packages named here (a test checks it), and nothing is ever run by a name found on PATH.
 export const TOOLS = {
@@ -15,7 +17,21 @@ export const TOOLS = {
   "ip6tables-nft": { debianPackage: "iptables", purpose: "cleanup: kube-proxy's chains (nf_tables, IPv6)" },
 } as const;
 
-export type ToolName = keyof typeof TOOLS;
+// Programs that ship with the agent itself (dist/agent/native, built by scripts/build-native.sh), looked
+// up only there: never a host binary of the same name.
+export const BUNDLED_TOOLS = {
+  "proxyscope-nft-generation": {
+    purpose: "the nf_tables ruleset generation id (what a cached read rests on)",
+  },
+} as const;
+
+export type BundledToolName = keyof typeof BUNDLED_TOOLS;
+export type ToolName = keyof typeof TOOLS | BundledToolName;
+
+/** Where the bundled programs are: beside the compiled agent (dist/agent/native). */
+export const BUNDLED_TOOL_DIR = fileURLToPath(new URL("../native/", import.meta.url));
+
+export const isBundledTool = (t: ToolName): t is BundledToolName => Object.hasOwn(BUNDLED_TOOLS, t);
 
 // Where tools are looked up, in order. Overridable so tests can put a broken tool first, and so
 // an image with an unusual layout can still be served; never derived from $PATH.

@@ -83,7 +83,8 @@ export function toolDir(tools: Record<string, ToolAnswer | ToolAnswer[]>): ToolD
   }
   return {
     dir,
-    runner: new ToolRunner([dir]),
+    // The agent's own programs are looked up here too, so a test can stand one in or leave it out.
+    runner: new ToolRunner([dir], dir),
     calls: () =>
       readFileSync(log, "utf8")
         .split("\n")

@@ -1,4 +1,5 @@
-// The Dockerfile: installs exactly the Debian packages of the tools the probes run (agent/io/tools.ts),
+// The Dockerfile: its runtime installs exactly the Debian packages of the tools the probes run
+// (agent/io/tools.ts) and its build stage only the C compiler of the agent's native helper,
 // builds through scripts/build-image-app.sh, and passes a real Dockerfile linter (dockerfile-utils, the
 // linter behind the VS Code Docker extension; Debian packages no hadolint).
 import { spawnSync } from "node:child_process";
@@ -25,9 +26,9 @@ const lastStage = () => {
   return instructions.slice(idx[idx.length - 1]);
 };
 
-function aptPackages(): string[] {
+function aptPackages(from: readonly string[] = lastStage()): string[] {
   const pkgs: string[] = [];
-  for (const ins of instructions.filter((i) => /^RUN\s/i.test(i))) {
+  for (const ins of from.filter((i) => /^RUN\s/i.test(i))) {
     for (const m of ins.matchAll(/apt-get\s+install\s+([^&|;]+)/g)) {
       pkgs.push(...m[1]!.split(/\s+/).filter((w) => w !== "" && !w.startsWith("-")));
     }
@@ -49,6 +50,12 @@ t.test("the runtime installs exactly the Debian packages of TOOLS", async (t) =>
   const want = [...new Set(Object.values(TOOLS).map((x) => x.debianPackage))].sort();
   const got = aptPackages();
   t.same([...got].sort(), want, "apt-get install line == TOOLS' debianPackage set");
+  const build = instructions.slice(0, instructions.length - lastStage().length);
+  t.same(
+    aptPackages(build).sort(),
+    ["gcc", "libc6-dev"],
+    "the build stage: a compiler for agent/native, nothing else",
+  );
   t.equal(new Set(got).size, got.length, "no package twice");
   t.ok(want.includes("iptables"), "iptables (legacy and nft backends in one Debian package)");
   t.match(dockerfile, /--no-install-recommends/, "no recommended extras");

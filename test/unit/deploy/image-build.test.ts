@@ -67,6 +67,14 @@ t.test("build-image-app.sh in a clean directory", async (t) => {
   const cli = join(out, "dist/agent/cli.js");
   t.ok(existsSync(cli), "dist/agent/cli.js");
   t.equal(statSync(cli).mode & 0o111, 0o111, "cli.js executable (the image links it onto PATH)");
+  // The native helper the agent's scan cache rests on ships beside the agent and answers.
+  const helper = join(out, "dist/agent/native/proxyscope-nft-generation");
+  t.ok(
+    existsSync(helper) && (statSync(helper).mode & 0o111) === 0o111,
+    "the native helper ships, executable",
+  );
+  const gen = spawnSync(helper, [], { encoding: "utf8", timeout: 30_000 });
+  t.match(gen.stdout, /^\d+\n$/, `it prints the nf_tables generation: ${gen.stderr}`);
   t.same(
     readdirSync(join(out, "dist")).filter((d) => !["agent", "collector", "common"].includes(d)),
     [],

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Builds the agent's one native helper (agent/native/nft-generation.c, why it is C is said there) into
+# dist/agent/native/, where the agent looks for it. Needs a C compiler and the Linux and libc headers
+# (Debian: gcc, libc6-dev, linux-libc-dev; scripts/setup-debian.sh installs them). Run by `npm run build`.
+set -eu
+cd "$(dirname "$0")/.."
+cc=${CC:-cc}
+command -v "$cc" >/dev/null 2>&1 || {
+  echo "build-native.sh: no C compiler ($cc): install gcc and libc6-dev (scripts/setup-debian.sh does)" >&2
+  exit 1
+}
+mkdir -p dist/agent/native
+"$cc" -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+  -o dist/agent/native/proxyscope-nft-generation agent/native/nft-generation.c
+chmod 0755 dist/agent/native/proxyscope-nft-generation
