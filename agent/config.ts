@@ -183,7 +183,7 @@ const SERVE: FlagSpec[] = [
   {
     flags: "--full-read-interval-s <n>",
     field: "fullReadIntervalS",
-    help: "at most this many seconds between two full reads of a source a scan may reuse while its fingerprint is unchanged (nftables chains; default 600; 0: read everything every scan)",
+    help: "at most this many seconds between two full reads of the nf_tables sources a scan reuses while the kernel's nf_tables generation id is unchanged (nft listings, iptables-nft-save; their packet counters are as old as the read; default 600; 0: read everything every scan)",
   },
   {
     flags: "--web.config.file <file>",

@@ -1,6 +1,7 @@
 import { buildReport } from "./assemble/report.js";
 import type { ProbeError } from "./facts/probe-error.js";
 import type { ProbeRun } from "./facts/sources.js";
+import { readNftGeneration } from "./io/nft-generation.js";
 import type { ToolRunner } from "./io/run.js";
 import { PROBES } from "./probes/registry.js";
 import type { ParityOptions, Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
@@ -128,7 +129,10 @@ export async function scanNode(
   probes: readonly Probe<unknown>[] = PROBES,
 ): Promise<NodeReport> {
   const startedAt = new Date();
-  const shared = newScanShared();
+  // The generation is read only where a cache can use it: a one-shot scan reads everything anyway.
+  const shared = newScanShared(
+    input.cache ? () => readNftGeneration(input.tools, input.callTimeoutMs) : undefined,
+  );
   const runs = await runProbes(input, probes, shared);
   const finishedAt = new Date();
   const report = buildReport(

@@ -148,7 +148,7 @@ export const NodeReport = z.object({
   view: ViewSummary.optional(),
   probes: z.array(ProbeStatus),
   /**
-   * How fresh each expensive source is: read in this scan or reused under an unchanged fingerprint
+   * How fresh each expensive source is: read in this scan or reused under an unchanged nf_tables generation
    * (issue #14). Absent from agents that predate it, and from a scan that read everything afresh
    * without a cache (the one-shot `scan` command).
    */

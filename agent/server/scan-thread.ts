@@ -12,7 +12,7 @@ export interface ScanWorkerData {
   input: Omit<ScanInput, "tools"> & { node: string; agentVersion: string; ruleOptions?: RuleOptions };
   /** Tests only: a module exporting PROBES to run instead of the registry's. */
   probesModule?: string;
-  /** Seconds between two full reads of a source reused under an unchanged fingerprint; 0: no cache. */
+  /** Seconds between two full reads of a source reused under an unchanged nf_tables generation; 0: no cache. */
   fullReadIntervalS?: number;
   /** Set by ScanThread: where the worker lists its tools' process groups (io/shared-groups.ts). */
   groups?: SharedArrayBuffer;

@@ -49,7 +49,7 @@ async function main(): Promise<void> {
       const c = process.cpuUsage(cpu0);
       const selfCpuMs = (c.user + c.system) / 1000;
       const toolsCpuMs = childrenCpuMs() - child0;
-      const src = r.sources?.find((s) => s.source === "nft-chains");
+      const src = r.sources?.find((s) => s.source === "nftables");
       const s: Sample = {
         kind,
         wallMs,

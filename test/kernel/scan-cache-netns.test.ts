@@ -7,10 +7,11 @@ import { fileURLToPath } from "node:url";
 import { netnsAvailable, withNetns } from "../helpers/netns.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
-// Issue #14 on the host kernel: the nftables probe reuses its chain listing while kube-proxy's
-// fingerprint is unchanged, and what it reuses never makes a report stale. kube-proxy's v1.34 table
-// (its own proxier_test.go rules, test/fixtures/netfilter/sources), changed between scans with the
-// real nft by test/kernel/scan-cache-driver.mjs.
+// Issue #14 on the host kernel: the nftables and iptables-nft reads are reused while the nf_tables
+// generation stands still (read by the agent's own proxyscope-nft-generation), and what is reused
+// never makes a report stale: every change between two scans, by kube-proxy or anyone else, is seen at
+// once. kube-proxy's v1.34 table (its own proxier_test.go rules, test/fixtures/netfilter/sources),
+// changed between scans with the real nft and iptables-nft by test/kernel/scan-cache-driver.mjs.
 
 const driver = fileURLToPath(new URL("test/kernel/scan-cache-driver.mjs", `file://${REPO_ROOT}/`));
 const src = (f: string) => readFileSync(join(REPO_ROOT, "test/fixtures/netfilter/sources", f), "utf8");
@@ -42,18 +43,17 @@ function addService(): string {
   ].join("\n");
 }
 
-// A second port on svc1 (kube-proxy 1.34 gives it its own chain; only the map element matters here).
-const addPort = () =>
-  `add element ip kube-proxy service-ips { 172.30.0.41 . tcp . 8080 : goto service-${hash8("ns1/svc1/tcp/p80")}-ns1/svc1/tcp/p80 }\n`;
-
 interface Scan {
   label: string;
   ok: boolean;
+  generation: number | null;
   chains: { total: number; service: number; endpoint: number } | null;
   serviceIps: number | null;
   iptablesNftRules: number | null;
   firewallChains: Record<string, number> | null;
-  freshness: { source: string; reused: boolean; why: string }[];
+  setAnswers: number;
+  listedChains: number | null;
+  freshness: { source: string; reused: boolean; why: string; readAt: string }[];
 }
 
 t.test("hashAndTruncate as kube-proxy writes it (the fixture's own names)", async (t) => {
@@ -64,16 +64,13 @@ t.test("hashAndTruncate as kube-proxy writes it (the fixture's own names)", asyn
 if (!netnsAvailable()) {
   t.fail("network namespaces are not available: this test needs root (CI runs as root)");
 } else {
-  t.test("a cached chain listing: reused while nothing changed, never stale past what it can see", (t) =>
+  t.test("nf_tables reads: reused while the generation stands still, never stale past a change", (t) =>
     withNetns(async (ns) => {
       ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
       const dir = mkdtempSync(join(tmpdir(), "proxyscope-scan-cache-"));
       t.teardown(() => rmSync(dir, { recursive: true, force: true }));
       writeFileSync(join(dir, "add-service.nft"), addService());
-      // A chain someone else put in kube-proxy's table: nothing kube-proxy counts sees it.
       writeFileSync(join(dir, "foreign-chain.nft"), "add chain ip kube-proxy someone-elses-chain\n");
-      writeFileSync(join(dir, "add-port.nft"), addPort());
-      // An element someone else put in kube-proxy's map: no counter of kube-proxy's moves either.
       writeFileSync(
         join(dir, "foreign-element.nft"),
         "add element ip kube-proxy service-ips { 172.30.9.9 . udp . 53 : drop }\n",
@@ -85,70 +82,82 @@ if (!netnsAvailable()) {
       const of = (label: string) => {
         const s = by.get(label)!;
         t.ok(s.ok, `${label}: the probe read the table`);
-        return {
-          ...s,
-          chain: s.freshness.find((f) => f.source === "nft-chains")!,
-          ips: s.freshness.find((f) => f.source === "nft-service-ips")!,
-        };
+        const src = (name: string) => s.freshness.find((f) => f.source === name)!;
+        return { ...s, nft: src("nftables"), ipt: src("iptables-nft"), ip6t: src("ip6tables-nft") };
+      };
+      const reused = (s: ReturnType<typeof of>, label: string) => {
+        t.equal(s.nft.reused, true, `${label}: nftables reused`);
+        t.equal(s.ipt.reused, true, `${label}: iptables-nft reused`);
+        t.equal(s.ip6t.reused, true, `${label}: ip6tables-nft reused`);
+      };
+      const read = (s: ReturnType<typeof of>, label: string, why: RegExp) => {
+        t.equal(s.nft.reused, false, `${label}: nftables read`);
+        t.match(s.nft.why, why);
+        t.equal(s.ipt.reused, false, `${label}: iptables-nft read`);
+        t.match(s.ipt.why, why);
+        t.equal(s.ip6t.reused, false, `${label}: ip6tables-nft read`);
       };
 
       const first = of("first");
-      t.equal(first.chain.reused, false, "the first scan lists the chains");
-      t.match(first.chain.why, /first read/);
-      t.equal(first.ips.reused, false, "and service-ips");
+      read(first, "first scan", /first read/);
+      t.type(first.generation, "number", "the real generation id was read");
       const base = first.chains!;
       t.ok(first.serviceIps! > 0, "service-ips elements counted");
+      t.ok(first.setAnswers > 0 && first.listedChains! > 0, "parity's listings are shared");
 
       const same = of("unchanged");
-      t.equal(same.chain.reused, true, "nothing changed: the listing is reused");
+      reused(same, "nothing changed");
+      t.equal(same.nft.readAt, first.nft.readAt, "the reused read says when it was taken");
       t.same(same.chains, base);
-      t.equal(same.ips.reused, true, "and service-ips");
       t.equal(same.serviceIps, first.serviceIps);
+      t.equal(same.iptablesNftRules, first.iptablesNftRules);
+      t.equal(same.setAnswers, first.setAnswers, "and parity still gets nft's answers");
+      t.equal(same.listedChains, first.listedChains, "and the chain listing");
+
+      const readers = of("after other readers");
+      t.equal(readers.generation, first.generation, "a listing by nft or iptables-nft-save moves nothing");
+      reused(readers, "after reads");
 
       const added = of("service added");
-      t.equal(added.chain.reused, false, "kube-proxy's counters moved: the chains are read again");
-      t.match(added.chain.why, /fingerprint changed/);
+      read(added, "kube-proxy's transaction", /nf_tables changed since the last read/);
       t.equal(added.chains!.service, base.service + 1, "the new Service's chain is in the report");
       t.equal(added.chains!.endpoint, base.endpoint + 1, "and its endpoint's");
-      t.equal(added.ips.reused, false, "service-ips is read again under the new fingerprint");
-      t.equal(added.serviceIps, first.serviceIps! + 1, "with the new Service's element");
-
-      const settled = of("after the service, no sync since its read");
-      t.equal(settled.chain.reused, true, "no kube-proxy sync since that read: reused");
-      t.same(settled.chains, added.chains);
-
-      const port = of("port added, counters bumped");
-      t.equal(port.ips.reused, false, "only kube-proxy's counters moved: service-ips is read again");
-      t.match(port.ips.why, /fingerprint changed/);
-      t.equal(port.serviceIps, added.serviceIps! + 1, "and holds the new port's element");
+      t.equal(added.serviceIps, first.serviceIps! + 1, "with its service-ips element");
+      reused(of("unchanged after the service"), "no change since");
 
       const other = of("another program's iptables-nft rule");
-      t.equal(other.ips.reused, true, "kube-proxy's state unchanged: service-ips reused");
+      read(other, "another program's rule", /nf_tables changed/);
       t.equal(
         other.iptablesNftRules,
-        port.iptablesNftRules! + 2,
+        added.iptablesNftRules! + 2,
         "the other program's rules are seen at once",
       );
       t.same(other.firewallChains, { "ufw-before-input": 1 }, "and its chain");
 
-      const blind = of("foreign chain, fingerprint blind");
-      t.equal(blind.chain.reused, true, "a change no counter sees is not seen at once (by design)");
-      t.equal(blind.chains!.total, added.chains!.total);
-      t.equal(blind.ips.reused, true, "so is someone else's element in service-ips");
-      t.equal(blind.serviceIps, port.serviceIps);
+      const foreign = of("foreign chain and element");
+      read(foreign, "a change no kube-proxy counter sees", /nf_tables changed/);
+      t.equal(foreign.chains!.total, added.chains!.total + 1, "someone else's chain is seen at once");
+      t.equal(foreign.serviceIps, added.serviceIps! + 1, "and their element");
+
+      const during = of("changed during the read");
+      t.equal(during.nft.reused, false, "read again: the generation moved before it");
+      t.equal(during.chains!.total, foreign.chains!.total + 1, "what it read: the chain added before it");
+      t.match(during.nft.why, /not kept: nf_tables changed while it was read/);
+      const after = of("after a read across a change");
+      t.equal(after.nft.reused, false, "a read across a change is never reused");
+      t.match(after.nft.why, /first read/);
+      t.equal(after.chains!.total, foreign.chains!.total + 2, "and the chain added meanwhile is seen");
 
       const full = of("full-read interval passed");
-      t.equal(full.chain.reused, false, "the bounded full read comes");
-      t.match(full.chain.why, /full-read interval/);
-      t.equal(full.chains!.total, added.chains!.total + 1, "and sees the chain the fingerprint missed");
-      t.equal(full.ips.reused, false);
-      t.equal(full.serviceIps, port.serviceIps! + 1, "and the element");
+      read(full, "the bounded full read", /full-read interval/);
 
-      const unread = of("metrics unread");
-      t.equal(unread.chain.reused, false, "kube-proxy's /metrics unread: never counted as unchanged");
-      t.match(unread.chain.why, /fingerprint unknown: kube-proxy's \/metrics was not read/);
-      t.equal(unread.ips.reused, false, "nor service-ips");
-      t.match(unread.ips.why, /fingerprint unknown/);
+      const unknown = of("generation unknown");
+      read(unknown, "no generation", /nf_tables generation unknown: missing-tool/);
+      t.same(
+        unknown.chains,
+        full.chains,
+        "an unknown generation reads everything, never counts as unchanged",
+      );
     }),
   );
 }

@@ -1,87 +1,71 @@
 import t from "tap";
-import { chainsFingerprint, ScanCache } from "../../../agent/probes/scan-cache.js";
-import type { KubeProxyMetricsFacts } from "../../../agent/facts/kube-proxy.js";
+import { cacheKey, newScanShared, ScanCache } from "../../../agent/probes/scan-cache.js";
+import type { GenerationRead } from "../../../agent/io/nft-generation.js";
 
-// The fingerprint and reuse rules of agent/probes/scan-cache.ts on a clock the test moves.
+// The reuse rules of agent/probes/scan-cache.ts on a clock the test moves: a read is reused only
+// under the nf_tables generation it started and ended under, within the full-read interval.
 
-function metrics(over: Record<string, number> = {}): KubeProxyMetricsFacts {
-  const values: Record<string, number> = {
-    kubeproxy_sync_proxy_rules_service_changes_total: 21,
-    kubeproxy_sync_proxy_rules_endpoint_changes_total: 57,
-    kubeproxy_sync_proxy_rules_service_changes_pending: 0,
-    kubeproxy_sync_proxy_rules_endpoint_changes_pending: 0,
-    kubeproxy_sync_proxy_rules_last_timestamp_seconds: 1000,
-    ...over,
-  };
-  return {
-    gitVersion: "v1.34.1",
-    familyCount: 30,
-    metrics: Object.fromEntries(
-      Object.entries(values).map(([k, v]) => [k, { type: "gauge", value: v, series: 1, min: v, max: v }]),
-    ),
-  } as KubeProxyMetricsFacts;
-}
-const cheap = { declarations: ["map ip kube-proxy service-ips"], counts: ["ip kube-proxy service-ips 10"] };
+const gen = (generation: number): GenerationRead => ({ ok: true, generation });
+const unknown: GenerationRead = {
+  ok: false,
+  error: { kind: "missing-tool", message: "proxyscope-nft-generation not found" },
+};
 
-t.test("unknown fingerprints: /metrics unread, a counter missing, changes pending", async (t) => {
-  t.match(chainsFingerprint(null, cheap), { known: false, why: /not read/ });
-  const m = metrics();
-  delete m.metrics["kubeproxy_sync_proxy_rules_endpoint_changes_total"];
-  t.match(chainsFingerprint(m, cheap), {
-    known: false,
-    why: /no kubeproxy_sync_proxy_rules_endpoint_changes_total/,
-  });
-  t.match(chainsFingerprint(metrics({ kubeproxy_sync_proxy_rules_service_changes_pending: 2 }), cheap), {
-    known: false,
-    why: /2 changes not synced yet/,
-  });
-  const c = new ScanCache(600_000, () => 2_000_000);
-  c.store("nft-chains", chainsFingerprint(metrics(), cheap), ["x"], 1_999_000, 3);
-  t.match(c.lookup("nft-chains", chainsFingerprint(null, cheap), 3), { hit: false, why: /unknown/ });
-});
-
-t.test("a cheap read that moved changes the fingerprint", async (t) => {
-  const a = chainsFingerprint(metrics(), cheap);
-  const b = chainsFingerprint(metrics(), { ...cheap, counts: ["ip kube-proxy service-ips 11"] });
-  const c = chainsFingerprint(metrics({ kubeproxy_sync_proxy_rules_endpoint_changes_total: 58 }), cheap);
-  t.ok(a.known && b.known && c.known);
-  if (a.known && b.known && c.known) {
-    t.not(a.key, b.key);
-    t.not(a.key, c.key);
-  }
-});
-
-t.test("a sync after the read: reused only once kube-proxy has settled", async (t) => {
-  let now = 2_000_000; // ms; kube-proxy's timestamps are seconds on the same clock
+t.test("reused while the generation stands still, read again when it moves", async (t) => {
+  let now = 2_000_000;
   const c = new ScanCache(600_000, () => now);
-  const fp = (lastSync: number) =>
-    chainsFingerprint(metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: lastSync }), cheap);
-  t.match(c.lookup("nft-chains", fp(1000), 3), { hit: false, why: /first read/ });
-  c.store("nft-chains", fp(1000), ["read at 2000 s"], now, 3);
+  t.match(c.lookup("nftables", cacheKey(gen(7), "table kube-proxy")), { hit: false, why: /first read/ });
+  t.ok(
+    c.store("nftables", cacheKey(gen(7), "table kube-proxy"), cacheKey(gen(7), "table kube-proxy"), "A", now),
+  );
   now += 60_000;
-  // kube-proxy synced after that read (its periodic sync), counters unchanged.
-  t.match(c.lookup("nft-chains", fp(2030), 3), { hit: false, why: /synced 1 of 3/ });
-  c.store("nft-chains", fp(2030), ["read at 2060 s"], now, 3);
-  now += 60_000;
-  t.match(c.lookup("nft-chains", fp(2090), 3), { hit: false, why: /synced 2 of 3/ });
-  c.store("nft-chains", fp(2090), ["read at 2120 s"], now, 3);
-  now += 60_000;
-  t.match(c.lookup("nft-chains", fp(2150), 3), { hit: false, why: /synced 3 of 3|settled/ });
-  c.store("nft-chains", fp(2150), ["read at 2180 s"], now, 3);
-  now += 60_000;
-  t.match(c.lookup("nft-chains", fp(2210), 3), { hit: true, value: ["read at 2180 s"] });
-  now += 600_000;
-  t.match(c.lookup("nft-chains", fp(2210), 3), { hit: false, why: /full-read interval/ });
+  t.match(c.lookup("nftables", cacheKey(gen(7), "table kube-proxy")), {
+    hit: true,
+    value: "A",
+    readAtMs: 2_000_000,
+  });
+  t.match(c.lookup("nftables", cacheKey(gen(8), "table kube-proxy")), {
+    hit: false,
+    why: /nf_tables changed since the last read \(generation 7 table kube-proxy -> generation 8/,
+  });
+  t.match(
+    c.lookup("nftables", cacheKey(gen(7), "table kp2")),
+    { hit: false, why: /changed/ },
+    "another table: another read",
+  );
+  now += 540_000;
+  t.match(c.lookup("nftables", cacheKey(gen(7), "table kube-proxy")), {
+    hit: false,
+    why: /full-read interval/,
+  });
 });
 
-t.test("a failed nftables sync or cleanup changes the fingerprint (the mode's own counters)", async (t) => {
-  const before = chainsFingerprint(metrics(), cheap);
-  for (const name of [
-    "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
-    "kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total",
-    "kubeproxy_sync_proxy_rules_iptables_restore_failures_total",
-  ]) {
-    const after = chainsFingerprint(metrics({ [name]: 1 }), cheap);
-    t.ok(before.known && after.known && before.key !== after.key, name);
-  }
+t.test("an unknown generation is never unchanged, and a read across a change is not kept", async (t) => {
+  const now = 2_000_000;
+  const c = new ScanCache(600_000, () => now);
+  t.notOk(c.store("x", cacheKey(unknown), cacheKey(unknown), "A", now), "unknown before and after: not kept");
+  t.match(c.lookup("x", cacheKey(unknown)), { hit: false, why: /generation unknown: missing-tool/ });
+  t.ok(c.store("x", cacheKey(gen(1)), cacheKey(gen(1)), "A", now));
+  t.match(
+    c.lookup("x", cacheKey(unknown)),
+    { hit: false, why: /unknown/ },
+    "a known entry, an unknown now: read",
+  );
+  t.notOk(c.store("x", cacheKey(gen(1)), cacheKey(gen(2)), "B", now), "the generation moved during the read");
+  t.match(
+    c.lookup("x", cacheKey(gen(1))),
+    { hit: false, why: /first read/ },
+    "and the older entry is dropped too",
+  );
+  t.notOk(c.store("x", cacheKey(gen(3)), cacheKey(unknown), "C", now), "unknown after the read: not kept");
+  t.match(c.lookup("x", cacheKey(gen(3))), { hit: false, why: /first read/ });
+});
+
+t.test("a scan reads the generation once at its start, and again each time it asks for now", async (t) => {
+  let calls = 0;
+  const shared = newScanShared(async () => gen(++calls));
+  t.same(await Promise.all([shared.generation!.atStart(), shared.generation!.atStart()]), [gen(1), gen(1)]);
+  t.same(await shared.generation!.now(), gen(2));
+  t.same(await shared.generation!.atStart(), gen(1));
+  t.equal(newScanShared().generation, undefined, "no reader: no generation (one-shot scans read everything)");
 });
