@@ -183,7 +183,7 @@ const SERVE: FlagSpec[] = [
   {
     flags: "--full-read-interval-s <n>",
     field: "fullReadIntervalS",
-    help: "at most this many seconds between two full reads of the nf_tables sources a scan reuses while the kernel's nf_tables generation id is unchanged (nft listings, iptables-nft-save; their packet counters are as old as the read; default 600; 0: read everything every scan)",
+    help: "at most this many seconds between two full reads of the nf_tables sources a scan reuses while the kernel's nf_tables generation id is unchanged (nft listings, iptables-nft-save; their packet counters are as old as the read; default 3600; 0: read everything every scan)",
   },
   {
     flags: "--web.config.file <file>",
@@ -273,7 +273,10 @@ export function configFrom(
     listenHost: v.listenHost ?? "0.0.0.0",
     listenPort: v.listenPort ?? DEFAULT_PORT,
     scanIntervalS: v.scanIntervalS ?? 60,
-    fullReadIntervalS: v.fullReadIntervalS ?? 600,
+    // The generation id sees every change; the interval only refreshes packet counters in reused reads.
+    // kube-proxy re-adds its chains in its hourly full sync (FullSyncPeriod), which moves the generation
+    // anyway (re-adding an existing chain does: measured on 6.18).
+    fullReadIntervalS: v.fullReadIntervalS ?? 3600,
     logLevel: v.logLevel ?? "info",
     webConfigFile: v.webConfigFile ?? null,
     detailFrom: v.detailFrom ?? "loopback",
