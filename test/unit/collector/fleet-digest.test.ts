@@ -2,6 +2,8 @@
 // collector reads it (validated whole) instead of the ~180 KB /report; an agent older than the route
 // answers 404 there and is read on /report, as before, so a DaemonSet mid-rollout keeps working.
 import { createServer } from "node:http";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { fleetDigestOf, FleetDigest, type NodeReport } from "../../../agent/contract.js";
@@ -118,6 +120,12 @@ t.test("the agent renders it once per scan and serves it as /report, with its ag
   const schema = await app.inject("/report/fleet/schema");
   t.equal(schema.statusCode, 200);
   t.match(schema.json(), { properties: { schemaVersion: { const: "1" }, findings: {} } });
+  // The published JSON Schema, read by an independent validator, accepts what the route serves.
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  const validate = ajv.compile(schema.json() as object);
+  t.ok(validate(res.json()), JSON.stringify(validate.errors));
+  t.notOk(validate({ ...res.json(), verdict: "fine" }), "and refuses a verdict it does not know");
 });
 
 // Fresh (not stale) and the same for every agent of a test run.
