@@ -3,6 +3,7 @@ import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
 import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import { renderText } from "./render/text.js";
+import { fleetDigestJsonSchema } from "./report/fleet-digest.js";
 import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
 import { renderStructured } from "../common/structured.js";
 import { scanNode } from "./scan.js";
@@ -75,9 +76,11 @@ function program(
   );
   root.addCommand(
     quiet(new Command("schema"), (s) => process.stdout.write(s))
-      .description("print the NodeReport JSON Schema")
-      .action(() => {
-        process.stdout.write(`${JSON.stringify(nodeReportJsonSchema(), null, 2)}\n`);
+      .description("print the NodeReport JSON Schema (/report), or the FleetDigest's (/report/fleet)")
+      .option("--fleet-digest", "the FleetDigest's: what the collector reads on /report/fleet")
+      .action((o: { fleetDigest?: boolean }) => {
+        const schema = o.fleetDigest ? fleetDigestJsonSchema() : nodeReportJsonSchema();
+        process.stdout.write(`${JSON.stringify(schema, null, 2)}\n`);
         done(EXIT.ok);
       }),
   );

@@ -1,5 +1,5 @@
 // What the agent publishes on purpose, and the only agent module the collector may import (lint holds
-// it to that): the NodeReport of GET /report, the IPVS shapes of GET /ipvs/virtual-server, and the
+// it to that): the NodeReport of GET /report, the FleetDigest of GET /report/fleet, the IPVS shapes of GET /ipvs/virtual-server, and the
 // names of the metrics the collector's PromQL reads. GET /verify's answer is in common/verify-result.ts.
 export {
   Finding,
@@ -10,6 +10,14 @@ export {
   Severity,
   Verdict,
 } from "./report/schema.js";
+// GET /report/fleet: the part of a NodeReport the fleet rollup reads, a document of its own (#14 f).
+export {
+  DigestParity,
+  FLEET_DIGEST_VERSION,
+  FleetDigest,
+  fleetDigestOf,
+  ParityDiffer,
+} from "./report/fleet-digest.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
 // The parity counts of facts.parity (#17), which the fleet report carries per node.
 export { ParityCounts } from "./facts/parity.js";

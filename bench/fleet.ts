@@ -1,9 +1,12 @@
 // Fleet scale: the collector (`proxyscope report`, its own defaults) over N stand-in agents on
-// loopback (row f), beside the floor of fetching every report once over plain HTTP; then the
+// loopback (row f), beside the floor of fetching every agent's FleetDigest (/report/fleet, what the
+// collector asks) once over plain HTTP, and the old floor of every whole /report; with an old build's
+// dist (--fleet-old-dist) that collector runs too, alternating with this one, rep by rep. Then the
 // Prometheus source over a real Prometheus holding synthetic series for M nodes, backfilled with
 // promtool (row g, bench/fleet/prometheus.ts).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { behaviour } from "./fleet/agents.js";
 import { prometheusRow } from "./fleet/prometheus.js";
@@ -95,10 +98,14 @@ function outcomes(stdout: string): Record<string, number> {
   }
 }
 
+type Run = Omit<TimedRun, "stdout"> & { load1: number; outcomes?: Record<string, number> };
+
 export async function runFleet(
   sizes: number[],
   repo: string,
   promNodes: number,
+  /** An older build's dist/ (its collector reads /report): run it alternating with this one. */
+  oldDist?: string,
 ): Promise<Record<string, unknown>> {
   const dir = mkdtempSync("/var/tmp/proxyscope-fleet-");
   const out: Record<string, unknown> = {};
@@ -110,12 +117,11 @@ export async function runFleet(
       for (const n of sizes) {
         const file = `${dir}/targets-${n}`;
         writeFileSync(file, fleetTargets(n));
-        const runs: Omit<TimedRun, "stdout">[] = [];
-        let counts: Record<string, number> = {};
-        for (let k = 0; k < REPS; k++) {
+        const collectorRun = (dist: string, label: string): Run => {
+          const load1 = loadavg()[0]!;
           const r = timedRun([
             process.execPath,
-            `${repo}/dist/collector/cli.js`,
+            `${dist}/collector/cli.js`,
             "report",
             "--source",
             "static",
@@ -124,25 +130,36 @@ export async function runFleet(
             "--output",
             "json",
           ]);
-          counts = outcomes(r.stdout);
-          const { stdout: _s, ...rest } = r;
-          runs.push(rest);
-          log(`agents, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit})`);
-        }
-        const floorRuns: Omit<TimedRun, "stdout">[] = [];
-        let floorOut: unknown = null;
-        for (let k = 0; k < REPS; k++) {
+          const { stdout, ...rest } = r;
+          log(
+            `${label}, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU, ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit}, load ${load1.toFixed(1)})`,
+          );
+          return { ...rest, load1, outcomes: outcomes(stdout) };
+        };
+        const floorRun = (path: string): Run & { fetched: unknown } => {
+          const load1 = loadavg()[0]!;
           const r = timedRun([
             process.execPath,
             `${repo}/dist/bench/fleet/fetch-floor.js`,
             file,
             "32",
             "5000",
+            path,
           ]);
           const { stdout, ...rest } = r;
-          floorOut = JSON.parse(stdout.trim() || "null");
-          floorRuns.push(rest);
-          log(`fetch floor, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.maxRssMb.toFixed(0)} MB`);
+          log(`fetch floor ${path}, ${n} nodes: ${r.wallMs.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU`);
+          return { ...rest, load1, fetched: JSON.parse(stdout.trim() || "null") };
+        };
+        const runs: Run[] = [];
+        const oldRuns: Run[] = [];
+        const floor: ReturnType<typeof floorRun>[] = [];
+        const reportFloor: ReturnType<typeof floorRun>[] = [];
+        // Alternating, so the machine's load falls on old and new alike.
+        for (let k = 0; k < REPS; k++) {
+          if (oldDist) oldRuns.push(collectorRun(oldDist, "old collector"));
+          runs.push(collectorRun(`${repo}/dist`, "agents"));
+          floor.push(floorRun("/report/fleet"));
+          reportFloor.push(floorRun("/report"));
         }
         const mix: Record<string, number> = {};
         for (let i = 0; i < n; i++) mix[behaviour(i)] = (mix[behaviour(i)] ?? 0) + 1;
@@ -152,9 +169,14 @@ export async function runFleet(
           timeoutMs: 5000,
           mix,
           runs,
-          outcomes: counts,
-          floor: floorRuns,
-          floorOutcome: floorOut,
+          outcomes: runs.at(-1)?.outcomes ?? {},
+          // The least work that answers: every agent's FleetDigest fetched once, bodies dropped.
+          floor,
+          floorPath: "/report/fleet",
+          floorOutcome: floor.at(-1)?.fetched ?? null,
+          // What the floor was while the collector read whole reports.
+          reportFloor,
+          ...(oldDist ? { oldDist, oldRuns } : {}),
         };
       }
     } finally {

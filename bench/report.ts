@@ -64,6 +64,16 @@ function fleetRows(f: Json): string[] {
     rows.push(
       `| ${source} | ${Number(v.nodes).toLocaleString("en-US")} | ${fmt(wall, 0)} | ${fmt(cpu, 0)} | ${mb(rss)} | ${fmt(floor, 0)} | ${conc} | ${outcomes}${v.series ? `; ${v.series} series` : ""} |`,
     );
+    // Before/after in one run: the older collector (whole /report) against the old floor.
+    if (v.oldRuns?.length) {
+      const old = (f: string) => ms(pick(v.oldRuns, f));
+      const oldOutcomes = Object.entries<number>(v.oldRuns.at(-1)?.outcomes ?? {})
+        .map(([o, c]) => `${o} ${c}`)
+        .join(", ");
+      rows.push(
+        `| ${source}, old collector (${v.oldDist}) | ${Number(v.nodes).toLocaleString("en-US")} | ${fmt(old("wallMs"), 0)} | ${fmt(old("cpuMs"), 0)} | ${mb(old("maxRssMb"))} | ${fmt(ms(pick(v.reportFloor, "wallMs")), 0)} (every /report) | ${conc} | ${oldOutcomes} |`,
+      );
+    }
   }
   return rows;
 }

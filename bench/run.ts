@@ -1,7 +1,8 @@
 // `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run.
 // Writes bench/results/<stamp>.json, latest.json and latest.md (the README's table). Phases:
 // `npm run bench -- --only nft,ipvs,fleet`; `--quick` = 1,000 Services, 500 / 5,000 nodes, 100 RSS
-// scans; `--services N`, `--reps K`, `--fleet-nodes N` and `--prom-nodes M` (0: none) override the plan; `--scan-only` keeps rows (b) and (c) alone
+// scans; `--services N`, `--reps K`, `--fleet-nodes N` and `--prom-nodes M` (0: none) override the plan; `--scan-only` keeps rows (b) and (c) alone;
+// `--fleet-old-dist DIR` runs an older build's collector alternating with this one (row f before/after)
 // (no serve windows); `--name X` writes bench/results/X.{json,md} instead of latest.*.
 //   nft    a network namespace on the host: kube-proxy's nftables table at N Services; scans, the new
 //          floor, `serve` at defaults beside node_exporter (a), /metrics and /report while scans run
@@ -226,6 +227,8 @@ async function main(): Promise<void> {
       // Row (f)'s agents and row (g)'s Prometheus nodes (0: the Prometheus source is not run).
       "fleet-nodes": { type: "string" },
       "prom-nodes": { type: "string" },
+      // Row (f) before/after: an older build's dist/, whose collector runs alternating with this one.
+      "fleet-old-dist": { type: "string" },
       // Results under bench/results/NAME.json and NAME.md instead of latest.*.
       name: { type: "string", default: "latest" },
     },
@@ -263,7 +266,8 @@ async function main(): Promise<void> {
   };
   if (only.has("nft")) await phase("nft", () => nftPhase(plan));
   if (only.has("ipvs")) await phase("ipvs", () => ipvsPhase(plan));
-  if (only.has("fleet")) await phase("fleet", () => runFleet([plan.fleetNodes], REPO, plan.promNodes));
+  if (only.has("fleet"))
+    await phase("fleet", () => runFleet([plan.fleetNodes], REPO, plan.promNodes, values["fleet-old-dist"]));
   results.totalS = (performance.now() - started) / 1000;
   (results.loadavg as Record<string, unknown>).end = loadavg();
   save();

@@ -1,4 +1,11 @@
-import { FINDING_IDS, NodeReport, SCHEMA_VERSION, summaryOf } from "../agent/contract.js";
+import {
+  FINDING_IDS,
+  FLEET_DIGEST_VERSION,
+  FleetDigest,
+  fleetDigestOf,
+  NodeReport,
+  SCHEMA_VERSION,
+} from "../agent/contract.js";
 import type { NodeObservation } from "./report/schema.js";
 
 /** A node with no usable report: every fact unknown, never zero. */
@@ -39,60 +46,37 @@ export function observationFromReport(
   node = r.node,
   unknown: readonly string[] = [],
 ): NodeObservation {
-  const view = summaryOf(r);
-  const newer = [...unknown, ...unknownFindings(r.findings.map((f) => f.id))];
+  // One reading of a report, whichever route it came by: an older agent's /report is digested here
+  // exactly as a current agent digests it for /report/fleet.
+  return observationFromDigest(fleetDigestOf(r), endpoint, node, unknown);
+}
+
+export function observationFromDigest(
+  d: FleetDigest,
+  endpoint: string | null,
+  node = d.node,
+  unknown: readonly string[] = [],
+): NodeObservation {
+  const newer = [...unknown, ...unknownFindings(d.findings.map((f) => f.id))];
   return {
     node,
     outcome: "ok",
-    reason: node !== r.node ? `agent calls itself ${JSON.stringify(r.node)}` : null,
+    reason: node !== d.node ? `agent calls itself ${JSON.stringify(d.node)}` : null,
     endpoint,
-    phase: r.phase,
-    phaseInferred: view.phaseInferred ?? null,
-    verdict: r.verdict,
-    findings: r.findings,
-    agentVersion: r.agentVersion,
-    scannedAt: r.scannedAt,
-    kernelRelease: r.facts.kernel?.release ?? null,
-    kernelNftablesCapable: view.kernelNftablesCapable,
-    failedProbes: r.probes.filter((p) => !p.ok).map((p) => p.name),
-    ipvsVirtualServers: r.facts.ipvs?.available ? r.facts.ipvs.virtualServerCount : null,
-    kubeIpvs0Addresses: r.facts.kubeIpvs0 ? r.facts.kubeIpvs0.addresses.length : null,
-    blackHoledAddresses: view.blackHoledAddresses,
-    parity: parityOf(r),
+    phase: d.phase,
+    phaseInferred: d.phaseInferred,
+    verdict: d.verdict,
+    findings: d.findings,
+    agentVersion: d.agentVersion,
+    scannedAt: d.scannedAt,
+    kernelRelease: d.kernelRelease,
+    kernelNftablesCapable: d.kernelNftablesCapable,
+    failedProbes: d.failedProbes,
+    ipvsVirtualServers: d.ipvsVirtualServers,
+    kubeIpvs0Addresses: d.kubeIpvs0Addresses,
+    blackHoledAddresses: d.blackHoledAddresses,
+    parity: d.parity,
     ...(newer.length > 0 ? { unknownToCollector: newer } : {}),
-  };
-}
-
-function parityOf(r: NodeReport): NodeObservation["parity"] {
-  const p = r.facts.parity;
-  if (p === null) return null;
-  return {
-    state: p.state,
-    snapshotAgeSeconds: "ageSeconds" in p ? p.ageSeconds : null,
-    counts: p.state === "compared" ? p.counts : null,
-    lost:
-      p.state === "compared"
-        ? p.services
-            .filter((s) => s.status === "missing-after")
-            .flatMap((s) => s.addresses.map((a) => `${a}/${s.protocol}`))
-        : [],
-    differ:
-      p.state === "compared"
-        ? p.services.flatMap((s) =>
-            s.status === "endpoints-differ" && s.service !== null
-              ? [
-                  {
-                    service: s.service,
-                    protocol: s.protocol,
-                    endpointsAfter: s.endpointsAfter,
-                    after: s.after ?? null,
-                    gone: s.gone,
-                    added: s.added,
-                  },
-                ]
-              : [],
-          )
-        : [],
   };
 }
 
@@ -155,4 +139,50 @@ export function parseNodeReport(body: string): ParsedReport {
     };
   }
   return { ok: true, report: parsed.data, unknown: unknown.sort() };
+}
+
+export type ParsedDigest =
+  | { ok: true; digest: FleetDigest; unknown: string[] }
+  | { ok: false; outcome: "garbage" | "schema-mismatch"; reason: string };
+
+/**
+ * An agent's /report/fleet body, judged whole as parseNodeReport judges a report: not JSON, another
+ * version, or not a FleetDigest is refused. Its parity is open as facts.parity is (docs/compatibility.md):
+ * a shape this collector does not know reads as not read, named as the report's fact is.
+ */
+export function parseFleetDigest(body: string): ParsedDigest {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(body);
+  } catch {
+    return { ok: false, outcome: "garbage", reason: `not JSON: ${JSON.stringify(body.slice(0, 60))}` };
+  }
+  const version = (doc as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (typeof doc === "object" && doc !== null && version !== undefined && version !== FLEET_DIGEST_VERSION)
+    return {
+      ok: false,
+      outcome: "schema-mismatch",
+      reason: `FleetDigest schemaVersion ${excerpt(JSON.stringify(version))}; this collector reads ${FLEET_DIGEST_VERSION} (upgrade the collector or the agent so they match)`,
+    };
+  let parsed = FleetDigest.safeParse(doc);
+  const unknown: string[] = [];
+  if (
+    !parsed.success &&
+    typeof doc === "object" &&
+    doc !== null &&
+    !Array.isArray(doc) &&
+    parsed.error.issues.every((i) => i.path[0] === "parity")
+  ) {
+    unknown.push("facts.parity");
+    parsed = FleetDigest.safeParse({ ...doc, parity: null });
+  }
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return {
+      ok: false,
+      outcome: "garbage",
+      reason: `not a FleetDigest: ${issue ? `${excerpt(issue.path.join(".") || "(root)")}: ${excerpt(issue.message)}` : "invalid"}`,
+    };
+  }
+  return { ok: true, digest: parsed.data, unknown };
 }

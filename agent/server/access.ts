@@ -12,7 +12,7 @@ import type { WebSecurity } from "./web-config.js";
  * - With basic_auth_users or verified client certificates in the web config, every other route needs
  *   them (the exporter-toolkit behaviour node_exporter users expect), and an authenticated client may
  *   read the detail too.
- * - Without authentication, the public part (/metrics, /report/summary, /report/schema) is open, and the
+ * - Without authentication, the public part (/metrics, /report/summary, the schemas) is open, and the
  *   detail (firewall rule text, addresses, kube-proxy's configuration, per-Service backends) answers only
  *   loopback clients unless `--detail-from any` says the port is protected some other way.
  */
@@ -20,6 +20,8 @@ export const PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz"]
 export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
   "/report",
   "/report/previous",
+  // Its findings carry their evidence (addresses, rule text), as /report's do.
+  "/report/fleet",
   "/parity",
   "/ipvs/virtual-server",
   "/verify",

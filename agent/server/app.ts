@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import type { ConnectionLimits } from "../../common/connection-limits.js";
 import { fail, hardenedFastify } from "../../common/http-server.js";
+import { fleetDigestJsonSchema } from "../report/fleet-digest.js";
 import { nodeReportJsonSchema } from "../report/schema.js";
 import { httpsOptions, registerAccess, type AccessOptions } from "./access.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
@@ -40,11 +41,17 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   });
   if (opts.access) registerAccess(app, opts.access);
   const schemaJson = JSON.stringify(nodeReportJsonSchema());
+  const fleetSchemaJson = JSON.stringify(fleetDigestJsonSchema());
   let lookups = 0;
   const budgetOpts = opts.ipvsLookupBudget ?? DEFAULT_LOOKUP_BUDGET;
   const budget = new RateBudget(budgetOpts.calls, budgetOpts.windowMs, opts.now);
 
-  const sendReport = (reply: FastifyReply, r: ScanRecord | null, missing: string) => {
+  const sendReport = (
+    reply: FastifyReply,
+    r: ScanRecord | null,
+    missing: string,
+    body: (r: ScanRecord) => Buffer = (x) => x.json,
+  ) => {
     if (r === null) {
       if (opts.retryAfterS !== undefined) reply.header("retry-after", String(Math.ceil(opts.retryAfterS)));
       return fail(reply, 503, missing);
@@ -54,12 +61,16 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
       .header("x-report-age-seconds", state.ageSeconds(r).toFixed(3))
       .header("last-modified", new Date(r.completedAtMs).toUTCString())
       .type("application/json; charset=utf-8")
-      .send(r.json);
+      .send(body(r));
   };
 
   app.get("/report", (_req, reply) => sendReport(reply, state.current, "no scan has completed yet"));
   app.get("/report/previous", (_req, reply) =>
     sendReport(reply, state.previous, "fewer than two scans have completed"),
+  );
+  // What the fleet collector reads: the FleetDigest of the same scan, headers as /report's.
+  app.get("/report/fleet", (_req, reply) =>
+    sendReport(reply, state.current, "no scan has completed yet", (r) => r.fleetJson),
   );
   app.get("/report/summary", (_req, reply) => {
     const r = state.current;
@@ -81,6 +92,9 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
   });
   app.get("/report/schema", (_req, reply) =>
     reply.type("application/schema+json; charset=utf-8").send(schemaJson),
+  );
+  app.get("/report/fleet/schema", (_req, reply) =>
+    reply.type("application/schema+json; charset=utf-8").send(fleetSchemaJson),
   );
   app.get("/healthz", (_req, reply) => reply.send({ status: "ok" }));
   app.get("/readyz", (_req, reply) => {

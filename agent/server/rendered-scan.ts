@@ -1,4 +1,5 @@
 import { NodeMetrics } from "../metrics/node-metrics.js";
+import { fleetDigestOf } from "../report/fleet-digest.js";
 import type { NodeReport } from "../report/schema.js";
 import { risingCounters, type RisingCounter } from "./rising.js";
 import { reportSummary } from "./summary.js";
@@ -28,6 +29,8 @@ export interface RenderedScan {
   report: Uint8Array;
   /** /report/summary. */
   summary: Uint8Array;
+  /** /report/fleet: the FleetDigest the collector reads instead of the whole report. */
+  fleet: Uint8Array;
   parity: ParityBody;
   /** The node-level part of /metrics (NodeMetrics), joined to the agent's own at render. */
   metrics: Uint8Array;
@@ -50,6 +53,7 @@ export async function renderScan(
   return {
     report: utf8(JSON.stringify(report)),
     summary: utf8(JSON.stringify(reportSummary(report))),
+    fleet: utf8(JSON.stringify(fleetDigestOf(report))),
     parity:
       p === null
         ? { ok: false, message: `parity not read: ${parityProbe?.error?.message ?? "the probe did not run"}` }
@@ -80,6 +84,6 @@ export async function renderScan(
  * and never read on the scan thread after it.
  */
 export function transferList(r: RenderedScan): ArrayBuffer[] {
-  const all = [r.report, r.summary, r.metrics, ...(r.parity.ok ? [r.parity.json] : [])];
+  const all = [r.report, r.summary, r.fleet, r.metrics, ...(r.parity.ok ? [r.parity.json] : [])];
   return all.map((b) => b.buffer as ArrayBuffer);
 }

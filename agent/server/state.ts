@@ -7,6 +7,8 @@ export interface ScanRecord {
   json: Buffer;
   /** The public summary (/report/summary), rendered once per scan too. */
   summaryJson: Buffer;
+  /** The FleetDigest (/report/fleet), rendered once per scan too. */
+  fleetJson: Buffer;
   parity: { ok: true; json: Buffer } | { ok: false; message: string };
   completedAtMs: number;
 }
@@ -32,6 +34,7 @@ export class AgentState {
       meta: scan.meta,
       json: bytes(scan.report),
       summaryJson: bytes(scan.summary),
+      fleetJson: bytes(scan.fleet),
       parity: parityOf(scan.parity),
       completedAtMs: this.now(),
     };

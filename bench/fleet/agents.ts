@@ -1,10 +1,12 @@
-// Stand-in agents for the fleet benchmark: one process answering GET /<node>/report for thousands
-// of nodes on a few loopback ports, with real NodeReport bodies (recorded by the node benchmark)
-// and a share of nodes slow, hung, answering garbage or an error. Nodes that are down get a URL on
+// Stand-in agents for the fleet benchmark: one process answering GET /<node>/report and
+// /<node>/report/fleet for thousands of nodes on a few loopback ports, with real NodeReport bodies
+// (recorded by the node benchmark) and their FleetDigests made by the agent's own fleetDigestOf, and
+// a share of nodes slow, hung, answering garbage or an error. Nodes that are down get a URL on
 // a port nobody listens on (connection refused) from fleetTargets(), not from here.
 //   node dist/bench/fleet/agents.js PORT_BASE PORTS REPORT.json...   (prints "ready" when listening)
 import { createServer, type Server } from "node:http";
 import { readFileSync } from "node:fs";
+import { fleetDigestOf, NodeReport } from "../../agent/contract.js";
 
 export type Behaviour = "ok" | "slow" | "hung" | "garbage" | "error" | "down";
 
@@ -37,14 +39,29 @@ export interface Template {
 const NODE = "\u0000node\u0000";
 const SCANNED = "\u0000scannedAt\u0000";
 
-export function template(report: { node: string; scannedAt: string; scanDurationMs?: number }): Template {
+export function template(
+  report: { node: string; scannedAt: string; scanDurationMs?: number },
+  // A FleetDigest carries no scan duration: its report's, so both routes give one scan time.
+  scanDurationMs = report.scanDurationMs ?? 0,
+): Template {
   const text = JSON.stringify({ ...report, node: NODE, scannedAt: SCANNED });
   const [a, rest] = split(text, JSON.stringify(NODE));
   const [b, c] = split(rest, JSON.stringify(SCANNED));
   return {
     parts: [Buffer.from(a), Buffer.from(b), Buffer.from(c)],
-    scanDurationMs: report.scanDurationMs ?? 0,
+    scanDurationMs,
   };
+}
+
+/** A recorded node's two bodies: /report, and /report/fleet as a current agent renders it. */
+export interface Recorded {
+  report: Template;
+  fleet: Template;
+}
+
+export function recorded(reportJson: unknown): Recorded {
+  const report = NodeReport.parse(reportJson);
+  return { report: template(report), fleet: template(fleetDigestOf(report), report.scanDurationMs) };
 }
 
 function split(s: string, mark: string): [string, string] {
@@ -82,17 +99,21 @@ export function liveAnswer(t: Template, i: number, nowMs: number) {
   };
 }
 
-/** One port's server: node i answers per behaviour(i), a healthy one with liveAnswer of template i mod n. */
-export function standInServer(templates: readonly Template[], now: () => number = Date.now): Server {
+/**
+ * One port's server: node i answers per behaviour(i), a healthy one with liveAnswer of recorded node
+ * i mod n, on /report or /report/fleet (a fault answers the same on both).
+ */
+export function standInServer(nodes: readonly Recorded[], now: () => number = Date.now): Server {
   const server = createServer((req, res) => {
-    const m = /^\/node-(\d+)\/report$/.exec(req.url ?? "");
+    const m = /^\/node-(\d+)\/report(\/fleet)?$/.exec(req.url ?? "");
     if (!m) {
       res.writeHead(404).end();
       return;
     }
     const i = Number(m[1]);
     const send = () => {
-      const a = liveAnswer(templates[i % templates.length]!, i, now());
+      const n = nodes[i % nodes.length]!;
+      const a = liveAnswer(m[2] ? n.fleet : n.report, i, now());
       res.writeHead(200, a.headers);
       for (const c of a.chunks) res.write(c);
       res.end();
@@ -119,7 +140,7 @@ export function standInServer(templates: readonly Template[], now: () => number 
 
 function main(): void {
   const [base, count, ...files] = process.argv.slice(2);
-  const templates = files.map((f) => template(JSON.parse(readFileSync(f, "utf8"))));
+  const templates = files.map((f) => recorded(JSON.parse(readFileSync(f, "utf8"))));
   let listening = 0;
   for (let p = 0; p < Number(count); p++) {
     standInServer(templates).listen(Number(base) + p, "127.0.0.1", () => {

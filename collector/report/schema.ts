@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   Finding,
   ParityCounts,
+  ParityDiffer,
   Phase,
   SCHEMA_VERSION as NODE_SCHEMA_VERSION,
   Verdict,
@@ -40,18 +41,8 @@ export type NodeFinding = z.infer<typeof NodeFinding>;
  * #17: the node's per-Service parity after its switch, as its agent reported it. Absent from sources
  * that do not carry it (Prometheus, older agents): unknown, never "nothing lost".
  */
-/** One "endpoints differ" Service port as the agent saw it after the switch. */
-export const ParityDiffer = z.object({
-  /** kube-proxy's ServicePortName, "ns/svc:port" ("ns/svc" for an unnamed port). */
-  service: z.string(),
-  protocol: z.string(),
-  endpointsAfter: z.number().int(),
-  /** The nftables endpoints after, cut by the agent; null from an agent that does not send them. */
-  after: z.array(z.string()).nullable(),
-  gone: z.array(z.string()),
-  added: z.array(z.string()),
-});
-export type ParityDiffer = z.infer<typeof ParityDiffer>;
+/** One "endpoints differ" Service port as the agent saw it after the switch (its FleetDigest's). */
+export { ParityDiffer };
 
 /**
  * What the API says of a Service the agent flagged: a loss the current Service and EndpointSlices

@@ -1,8 +1,14 @@
 import { z } from "zod";
-import { RealServer, VirtualServer } from "../../agent/contract.js";
+import { fleetDigestOf, RealServer, VirtualServer } from "../../agent/contract.js";
 import { httpGet, httpGetVia, type Getter, type HttpResult } from "../../common/http.js";
 import type { ByteBudget, Lease } from "../byte-budget.js";
-import { failedObservation, observationFromReport, parseNodeReport } from "../observe.js";
+import {
+  failedObservation,
+  observationFromDigest,
+  parseFleetDigest,
+  parseNodeReport,
+  type ParsedDigest,
+} from "../observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
 
@@ -117,25 +123,24 @@ export function proxyRefusal(
   };
 }
 
+/** The agent's FleetDigest (#14 f); an agent older than it answers 404 there and is read on /report. */
+export const FLEET_PATH = "/report/fleet";
+export const REPORT_PATH = "/report";
+
 export async function fetchAgent(
   t: AgentTarget,
   // One call: concurrency is fetchAgents' business.
   opts: Omit<FetchOptions, "concurrency">,
   deadline?: Deadline,
 ): Promise<NodeObservation> {
-  const url = `${t.url.replace(/\/+$/, "")}/report`;
+  const base = t.url.replace(/\/+$/, "");
+  const url = `${base}${FLEET_PATH}`;
   const left = deadline ? deadline.left() : Infinity;
   // Unasked is unanswered: a timeout row, never a node without a report.
-  if (left <= 0)
-    return failedObservation(
-      t.node ?? t.url,
-      url,
-      "timeout",
-      `${url} was not asked: the gather's deadline of ${deadline!.ms} ms had passed`,
-    );
+  if (left <= 0) return notAsked(t, url, deadline!);
   const lease = opts.budget?.lease();
   try {
-    return await readAgent(t, url, {
+    return await readAgent(t, base, deadline, {
       ...(opts.get ? { get: opts.get } : {}),
       timeoutMs: Math.min(opts.timeoutMs, left),
       ...(deadline ? { left: () => deadline.left() } : {}),
@@ -149,40 +154,82 @@ export async function fetchAgent(
   }
 }
 
-async function readAgent(
+const notAsked = (t: AgentTarget, url: string, deadline: Deadline) =>
+  failedObservation(
+    t.node ?? t.url,
+    url,
+    "timeout",
+    `${url} was not asked: the gather's deadline of ${deadline.ms} ms had passed`,
+  );
+
+interface ReadOptions {
+  timeoutMs: number;
+  maxBytes: number;
+  hold?: Lease;
+  now?: () => number;
+  left?: () => number;
+  get?: Getter;
+}
+
+/** What one GET came to: a body to judge, or the node's failure already. */
+async function call(
   t: AgentTarget,
   url: string,
-  opts: {
-    timeoutMs: number;
-    maxBytes: number;
-    hold?: Lease;
-    now?: () => number;
-    left?: () => number;
-    get?: Getter;
-  },
-): Promise<NodeObservation> {
+  opts: ReadOptions,
+): Promise<{ body: string } | { status: 404; failed: NodeObservation } | { failed: NodeObservation }> {
   const label = t.node ?? t.url;
   const res = await fetchWithRetry(url, opts, t.get ?? opts.get);
   if (!res.ok) {
     const kind = res.error.kind;
     const outcome = kind === "timeout" ? "timeout" : kind === "output-cap" ? "garbage" : "unreachable";
     const retried = res.error.kind === "unreachable" ? " (after one retry)" : "";
-    return failedObservation(label, url, outcome, `${res.error.message}${retried}`);
+    return { failed: failedObservation(label, url, outcome, `${res.error.message}${retried}`) };
   }
   if (res.status !== 200) {
     const api = proxyRefusal(t, res);
     if (api)
-      return failedObservation(
-        label,
-        url,
-        api.unreachable ? "unreachable" : "http-status",
-        `${url}: ${api.reason}`,
-      );
-    return failedObservation(label, url, "http-status", `${url} answered HTTP ${res.status}`);
+      return {
+        failed: failedObservation(
+          label,
+          url,
+          api.unreachable ? "unreachable" : "http-status",
+          `${url}: ${api.reason}`,
+        ),
+      };
+    const failed = failedObservation(label, url, "http-status", `${url} answered HTTP ${res.status}`);
+    // Only the agent's own 404 (not the API server's Status) says the route is unknown to it.
+    return res.status === 404 ? { status: 404, failed } : { failed };
   }
-  const parsed = parseNodeReport(res.body);
+  return { body: res.body };
+}
+
+async function readAgent(
+  t: AgentTarget,
+  base: string,
+  deadline: Deadline | undefined,
+  opts: ReadOptions,
+): Promise<NodeObservation> {
+  let url = `${base}${FLEET_PATH}`;
+  let got = await call(t, url, opts);
+  let parsed: ParsedDigest;
+  if ("status" in got) {
+    // An agent older than /report/fleet (a DaemonSet mid-rollout): its whole report, digested here by
+    // the agent's own function, so both routes give the same observation and the same outcomes.
+    url = `${base}${REPORT_PATH}`;
+    const left = deadline ? deadline.left() : Infinity;
+    if (left <= 0) return notAsked(t, url, deadline!);
+    opts.hold?.reset();
+    got = await call(t, url, { ...opts, timeoutMs: Math.min(opts.timeoutMs, left) });
+    if (!("body" in got)) return got.failed;
+    const r = parseNodeReport(got.body);
+    parsed = r.ok ? { ok: true, digest: fleetDigestOf(r.report), unknown: r.unknown } : r;
+  } else {
+    if (!("body" in got)) return got.failed;
+    parsed = parseFleetDigest(got.body);
+  }
+  const label = t.node ?? t.url;
   if (!parsed.ok) return failedObservation(label, url, parsed.outcome, `${url}: ${parsed.reason}`);
-  const claimed = parsed.report.node;
+  const claimed = parsed.digest.node;
   // The target decides the row: an answer for another node is not that node's report, nor this one's.
   if (t.node !== null && claimed !== t.node)
     return failedObservation(
@@ -192,15 +239,16 @@ async function readAgent(
       `${url} answered for node ${quoteName(claimed)}, not ${quoteName(t.node)} (a wrong or reused address?); its answer is not used`,
     );
   // An agent whose scans stopped still serves its last report: old news must not pass as the node now.
-  const ageS = ((opts.now ?? Date.now)() - Date.parse(parsed.report.scannedAt)) / 1000;
+  const scannedAt = parsed.digest.scannedAt;
+  const ageS = ((opts.now ?? Date.now)() - Date.parse(scannedAt)) / 1000;
   if (ageS > STALE_AFTER_S)
     return failedObservation(
       t.node ?? claimed,
       url,
       "stale",
-      `${url}: report scanned at ${parsed.report.scannedAt}, ${Math.round(ageS)} s ago (stale after ${STALE_AFTER_S} s)`,
+      `${url}: report scanned at ${scannedAt}, ${Math.round(ageS)} s ago (stale after ${STALE_AFTER_S} s)`,
     );
-  return observationFromReport(parsed.report, url, t.node ?? claimed, parsed.unknown);
+  return observationFromDigest(parsed.digest, url, t.node ?? claimed, parsed.unknown);
 }
 
 const quoteName = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);

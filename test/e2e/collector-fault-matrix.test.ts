@@ -52,13 +52,29 @@ const AGENT_FAULTS: Record<string, { ip: string; b: AgentBehaviour | null }> = {
   // node-a's report from node-x's agent: the target decides the row, so it is node-x's failure.
   "another node's report": { ip: "127.0.0.51", b: { report: ipvs } },
 };
+// The same faults from agents that serve /report/fleet (the ones above predate it: the collector
+// reads them on /report after a 404). A fault must come out the same by either route (#14 f).
+const CURRENT_IP: Record<keyof typeof AGENT_FAULTS, string> = {
+  down: "127.0.0.61",
+  stalled: "127.0.0.62",
+  garbage: "127.0.0.63",
+  "schema version 2": "127.0.0.64",
+  "huge body": "127.0.0.65",
+  "HTTP 500": "127.0.0.66",
+  "valid JSON, not a NodeReport": "127.0.0.67",
+  "another node's report": "127.0.0.68",
+};
 // node-x's agent when the row breaks something else: healthy, and answering as node-x.
 const HEALTHY_X = { ip: "127.0.0.50", b: { report: ipvs.replace(/node-a/g, "node-x") } };
 const stops = await Promise.all([
-  startAgent("127.0.0.41", port, { report: ipvs }),
+  // node-a's agent serves /report/fleet, node-b's predates it: every row reads a fleet mid-rollout.
+  startAgent("127.0.0.41", port, { report: ipvs }, { current: true }),
   startAgent("127.0.0.42", port, { report: nft }),
   startAgent(HEALTHY_X.ip, port, HEALTHY_X.b),
   ...Object.values(AGENT_FAULTS).flatMap(({ ip, b }) => (b ? [startAgent(ip, port, b)] : [])),
+  ...Object.entries(AGENT_FAULTS).flatMap(([k, { b }]) =>
+    b ? [startAgent(CURRENT_IP[k]!, port, b, { current: true })] : [],
+  ),
 ]);
 t.teardown(() => Promise.all(stops.map((s) => s())));
 
@@ -87,6 +103,8 @@ interface Row {
   name: string;
   /** The agent behind node-x (default: a healthy one answering as node-x). */
   agent?: keyof typeof AGENT_FAULTS;
+  /** That agent serves /report/fleet (default: it predates it). */
+  current?: boolean;
   faults?: Record<string, number | "hang">;
   prometheus?: string;
   /** Expected exit under --fail-on unanswered. */
@@ -151,6 +169,20 @@ const agentRows: Row[] = [
     named: { node: "node-x", outcome: "wrong-node", reason: /answered for node "node-a", not "node-x"/ },
   },
 ];
+
+// Each agent fault again, from an agent that serves /report/fleet: the same outcome, the reason naming
+// the document that route serves.
+agentRows.push(
+  ...agentRows.map((r) => ({
+    ...r,
+    name: `current agent: ${r.name}`,
+    current: true,
+    named:
+      "node" in r.named && r.named.outcome === "garbage" && /NodeReport/.test(r.named.reason.source)
+        ? { ...r.named, reason: /not a FleetDigest: / }
+        : r.named,
+  })),
+);
 
 const STATUS_REASON = (f: number | "hang") => (f === "hang" ? /timed out/ : new RegExp(`HTTP ${f}`));
 const apiRows: Row[] = [];
@@ -244,7 +276,11 @@ const promRows: Row[] = [
 ];
 
 async function runRow(row: Row) {
-  const agentIp = row.agent ? AGENT_FAULTS[row.agent]!.ip : HEALTHY_X.ip;
+  const agentIp = row.agent
+    ? row.current
+      ? CURRENT_IP[row.agent]!
+      : AGENT_FAULTS[row.agent]!.ip
+    : HEALTHY_X.ip;
   const api = await startApiServer({
     nodes: apiNodes,
     pods: [...healthy, ["node-x", agentIp] as const].map(([n, ip], i) => agentPod(n, ip, i)),

@@ -5,7 +5,8 @@ import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildReport } from "../../agent/assemble/report.js";
-import type { NodeFacts } from "../../agent/report/schema.js";
+import { fleetDigestOf } from "../../agent/contract.js";
+import { NodeReport, type NodeFacts } from "../../agent/report/schema.js";
 import { startStandin, AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 import { spawnOwned } from "../helpers/children.js";
@@ -231,12 +232,31 @@ export type AgentBehaviour =
   /** A 200 with a body of this many bytes (past the collector's cap). */
   | { hugeBytes: number };
 
-/** A tiny loopback server answering /report the way an agent would (or would not). */
-export async function startAgent(ip: string, port: number, b: AgentBehaviour): Promise<() => Promise<void>> {
+/**
+ * A tiny loopback server answering /report the way an agent would (or would not). By default it is an
+ * agent older than /report/fleet (404 there, as a real one answers); `current` also answers
+ * /report/fleet, with the agent's own digest of a report and any fault the same on both routes.
+ */
+export async function startAgent(
+  ip: string,
+  port: number,
+  b: AgentBehaviour,
+  { current = false } = {},
+): Promise<() => Promise<void>> {
   const huge = "hugeBytes" in b ? Buffer.from(`{"pad":"${"x".repeat(b.hugeBytes)}"}`) : null;
+  const fleetBody = (body: string) => {
+    try {
+      const r = NodeReport.safeParse(JSON.parse(body));
+      // Not a NodeReport (another version, garbage): what the agent sends, the same on both routes.
+      return r.success ? JSON.stringify(fleetDigestOf(r.data)) : body;
+    } catch {
+      return body;
+    }
+  };
   const server = http.createServer((req, res) => {
     if ("hang" in b) return; // accept, never answer: the collector's deadline must end it
-    if (req.url !== "/report") {
+    const fleet = current && req.url === "/report/fleet";
+    if (req.url !== "/report" && !fleet) {
       res.writeHead(404).end();
       return;
     }
@@ -244,7 +264,8 @@ export async function startAgent(ip: string, port: number, b: AgentBehaviour): P
     res.writeHead(200, { "content-type": "application/json" });
     if ("hugeBytes" in b) return res.end(huge);
     if ("stall" in b) return void res.write(b.stall.slice(0, 10));
-    res.end("report" in b ? b.report : b.garbage);
+    const body = "report" in b ? b.report : b.garbage;
+    res.end(fleet ? fleetBody(body) : body);
   });
   await new Promise<void>((r) => server.listen(port, ip, () => r()));
   return () =>

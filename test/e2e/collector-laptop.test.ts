@@ -74,7 +74,8 @@ t.test("a laptop reaches the agents through the API server's pod proxy", { skip 
       t.equal(by.get(name)?.phase, "nftables", `${name}: its agent's answer, through the proxy`);
       t.match(
         by.get(name)?.endpoint,
-        new RegExp(`/api/v1/namespaces/proxyscope/pods/proxyscope-agent-\\d:${port}/proxy/report$`),
+        new RegExp(`/api/v1/namespaces/proxyscope/pods/proxyscope-agent-\\d:${port}/proxy/report/fleet$`),
+        "a real agent's FleetDigest, through the proxy",
       );
     }
     const dead = by.get("laptop-dead");

@@ -1,7 +1,14 @@
 import t from "tap";
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { behaviour, liveAnswer, standInServer, template } from "../../../bench/fleet/agents.js";
+import {
+  behaviour,
+  liveAnswer,
+  recorded as bodiesOf,
+  standInServer,
+  template,
+} from "../../../bench/fleet/agents.js";
+import { fleetDigestOf, NodeReport } from "../../../agent/contract.js";
 import { fetchAgent } from "../../../collector/sources/agents.js";
 
 // The fleet benchmark's stand-in agents answer as a live agent does (agent/server/app.ts): a healthy
@@ -24,7 +31,7 @@ t.test("a healthy stand-in answers with a fresh scan time and its age in a heade
 });
 
 t.test("the collector judges a healthy stand-in ok, and its faults by name", async (t) => {
-  const server = standInServer([template(recorded)]);
+  const server = standInServer([bodiesOf(recorded)]);
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const port = (server.address() as AddressInfo).port;
@@ -34,8 +41,25 @@ t.test("the collector judges a healthy stand-in ok, and its faults by name", asy
       { node: `node-${i}`, url: `http://127.0.0.1:${port}/node-${i}` },
       { timeoutMs: 60_000, maxBytes: 16 * 2 ** 20 },
     );
-  t.equal((await get(first("ok"))).outcome, "ok");
+  const ok = await get(first("ok"));
+  t.equal(ok.outcome, "ok");
+  t.match(ok.endpoint, /\/report\/fleet$/, "the collector reads the stand-in's FleetDigest");
   t.equal((await get(first("slow"))).outcome, "ok");
   t.equal((await get(first("garbage"))).outcome, "garbage");
   t.equal((await get(first("error"))).outcome, "http-status");
 });
+
+t.test(
+  "the stand-in's /report/fleet is the agent's digest of its /report, one scan time for both",
+  async (t) => {
+    const server = standInServer([bodiesOf(recorded)], () => Date.parse(recorded.scannedAt) + 86400_000);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+    const firstOk = Array.from({ length: 1000 }, (_, i) => i).find((i) => behaviour(i) === "ok")!;
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/node-${firstOk}`;
+    const [report, fleet] = await Promise.all(
+      ["/report", "/report/fleet"].map((p) => fetch(`${base}${p}`).then((r) => r.json())),
+    );
+    t.same(fleet, JSON.parse(JSON.stringify(fleetDigestOf(NodeReport.parse(report)))));
+  },
+);

@@ -5,17 +5,22 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
+import { fleetDigestOf } from "../../../agent/contract.js";
 import { rollup } from "../../../collector/rollup.js";
 import { fetchAgents, type AgentTarget } from "../../../collector/sources/agents.js";
 import { emptyFacts } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
 
-/** A loopback agent answering /report as node `claims`, or refusing (null). */
+/** A loopback agent answering /report and /report/fleet as node `claims`, or refusing (null). */
 async function agent(claims: string | null): Promise<string> {
-  const body =
-    claims === null ? null : JSON.stringify({ ...reportOf(emptyFacts(), {}, new Date()), node: claims });
+  const report = claims === null ? null : { ...reportOf(emptyFacts(), {}, new Date()), node: claims };
+  const bodies: Record<string, string> = report
+    ? { "/report": JSON.stringify(report), "/report/fleet": JSON.stringify(fleetDigestOf(report)) }
+    : {};
   const s = createServer((req, res) => {
-    if (body === null || req.url !== "/report") return void res.writeHead(503).end("{}");
+    if (report === null) return void res.writeHead(503).end("{}");
+    const body = bodies[req.url ?? ""];
+    if (body === undefined) return void res.writeHead(404).end("{}");
     res.writeHead(200, { "content-type": "application/json" }).end(body);
   });
   await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));

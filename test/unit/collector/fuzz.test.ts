@@ -15,7 +15,13 @@ import t from "tap";
 import type { z } from "zod";
 import { NodeReport } from "../../../agent/report/schema.js";
 import { ConfigError, loadConfig } from "../../../collector/config.js";
-import { observationFromReport, parseNodeReport } from "../../../collector/observe.js";
+import {
+  observationFromDigest,
+  observationFromReport,
+  parseFleetDigest,
+  parseNodeReport,
+} from "../../../collector/observe.js";
+import { FleetDigest, fleetDigestOf } from "../../../agent/contract.js";
 import {
   flagValue,
   parseFeatureGatesFlag,
@@ -79,6 +85,8 @@ const reportSeeds = [
     { "kube-proxy-metrics": refused },
   ),
 ].map((r) => JSON.stringify(r));
+// What a current agent serves on /report/fleet for the same nodes.
+const digestSeeds = reportSeeds.map((r) => JSON.stringify(fleetDigestOf(NodeReport.parse(JSON.parse(r)))));
 
 // Instant-query answers in the shape of Prometheus's HTTP API (api/v1/query, resultType vector).
 const answer = (result: object[]) =>
@@ -255,6 +263,19 @@ const subjects: Subject[] = [
       return NodeReport.safeParse(r.report).success
         ? { ok: true, value: obs, schema: NodeObservation }
         : { ok: false, error: "accepted a report outside NodeReport" };
+    },
+  },
+  {
+    name: "agent /report/fleet body",
+    seeds: digestSeeds,
+    json: true,
+    run: (s) => {
+      const r = parseFleetDigest(s);
+      if (!r.ok) return { ok: false, error: r.reason };
+      const obs = observationFromDigest(r.digest, "http://10.0.0.7:9977/report/fleet", "node-a", r.unknown);
+      return FleetDigest.safeParse(r.digest).success
+        ? { ok: true, value: obs, schema: NodeObservation }
+        : { ok: false, error: "accepted a digest outside FleetDigest" };
     },
   },
   {

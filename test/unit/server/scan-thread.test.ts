@@ -9,7 +9,8 @@ import { ScanLoop } from "../../../agent/server/scan-loop.js";
 import type { RenderedScan } from "../../../agent/server/rendered-scan.js";
 import { ScanThread, ScanThreadError, type FromWorker } from "../../../agent/server/scan-thread.js";
 import { AgentState } from "../../../agent/server/state.js";
-import type { NodeReport } from "../../../agent/report/schema.js";
+import { NodeReport } from "../../../agent/report/schema.js";
+import { fleetDigestOf } from "../../../agent/report/fleet-digest.js";
 import { processesWith, untilNoneWith } from "../../helpers/procs.js";
 import { testWorkerData } from "../../helpers/scan-thread-data.js";
 
@@ -71,8 +72,9 @@ t.test("the scan thread posts finished bytes and a small plain object, never a r
   const m = await posted;
   if (m.type !== "report") throw new Error(`expected a report message, got ${JSON.stringify(m)}`);
   t.same(Object.keys(m).sort(), ["id", "scan", "type"]);
-  t.same(Object.keys(m.scan).sort(), ["meta", "metrics", "parity", "report", "summary"]);
-  for (const k of ["report", "summary", "metrics"] as const) t.type(m.scan[k], Uint8Array, `${k} is bytes`);
+  t.same(Object.keys(m.scan).sort(), ["fleet", "meta", "metrics", "parity", "report", "summary"]);
+  for (const k of ["report", "summary", "fleet", "metrics"] as const)
+    t.type(m.scan[k], Uint8Array, `${k} is bytes`);
   t.ok(
     m.scan.parity.ok ? m.scan.parity.json instanceof Uint8Array : typeof m.scan.parity.message === "string",
   );
@@ -82,6 +84,11 @@ t.test("the scan thread posts finished bytes and a small plain object, never a r
   t.type(m.scan.meta.findings, "number", "a finding count, not the findings");
   const report = JSON.parse(Buffer.from(m.scan.report).toString("utf8")) as NodeReport;
   t.equal(report.node, "node-a", "the report is the bytes");
+  t.same(
+    JSON.parse(Buffer.from(m.scan.fleet).toString("utf8")),
+    JSON.parse(JSON.stringify(fleetDigestOf(NodeReport.parse(report)))),
+    "/report/fleet's bytes: the digest of that report, made on the scan thread",
+  );
   t.match(Buffer.from(m.scan.metrics).toString("utf8"), /^proxyscope_probe_success\{probe="kernel"\} 0$/m);
 });
 

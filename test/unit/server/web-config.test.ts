@@ -131,7 +131,7 @@ async function app(security: WebSecurity | null, detailFrom: "loopback" | "any")
 }
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString("base64")}`;
 const REMOTE = "10.1.2.3";
-const PUBLIC = ["/metrics", "/report/summary", "/report/schema"];
+const PUBLIC = ["/metrics", "/report/summary", "/report/schema", "/report/fleet/schema"];
 const detailUrl = (r: string) =>
   r === "/ipvs/virtual-server" ? `${r}?protocol=TCP&address=10.96.0.10&port=53` : r;
 
@@ -144,6 +144,7 @@ t.test("no web config: public part open, detail for loopback clients only", asyn
     "/ipvs/virtual-server",
     "/parity",
     "/report",
+    "/report/fleet",
     "/report/previous",
     "/verify",
   ]);
