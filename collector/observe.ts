@@ -94,6 +94,8 @@ export type ParsedReport =
 function openPart(path: readonly PropertyKey[]): string | null {
   if (path[0] === "facts" && typeof path[1] === "string") return `facts.${path[1]}`;
   if (path[0] === "view") return "view";
+  // The scan cache's sources: the collector reads none of it, and their names changed once already.
+  if (path[0] === "sources") return "sources";
   return null;
 }
 
@@ -123,11 +125,16 @@ export function parseNodeReport(body: string): ParsedReport {
       const facts = typeof d.facts === "object" && d.facts !== null ? { ...(d.facts as object) } : d.facts;
       for (const p of new Set(parts)) {
         unknown.push(p);
-        if (p === "view") continue;
+        if (p === "view" || p === "sources") continue;
         delete (facts as Record<string, unknown>)[p.slice("facts.".length)];
       }
-      const { view, ...rest } = d;
-      parsed = NodeReport.safeParse(unknown.includes("view") ? { ...rest, facts } : { ...rest, view, facts });
+      const { view, sources, ...rest } = d as typeof d & { sources?: unknown };
+      parsed = NodeReport.safeParse({
+        ...rest,
+        facts,
+        ...(unknown.includes("view") ? {} : { view }),
+        ...(unknown.includes("sources") ? {} : { sources }),
+      });
     }
   }
   if (!parsed.success) {

@@ -93,3 +93,32 @@ t.test("a newer agent's /verify answer: an unknown line is shown as such, the an
   t.match(text, /verify n1: FAIL/);
   t.match(readVerifyAnswer("{}"), { ok: false });
 });
+
+t.test("another release's scan-cache sources: the node is kept, the sources dropped and named", async (t) => {
+  // The agent before the nf_tables generation gate named its sources nft-chains and nft-service-ips;
+  // a later one may name others. The collector reads nothing in `sources`: never a reason to drop a node.
+  const r = JSON.parse(JSON.stringify(reportOf(movedWithBlackHole()))) as Record<string, unknown>;
+  r.sources = [
+    { source: "nft-chains", readAt: "2026-12-01T10:00:00.000Z", ageSeconds: 30, reused: true, why: "x" },
+  ];
+  const parsed = parseNodeReport(JSON.stringify(r));
+  t.equal(parsed.ok, true, parsed.ok ? "parsed" : parsed.reason);
+  if (!parsed.ok) return;
+  t.equal(parsed.report.sources, undefined, "sources of an unknown shape are dropped");
+  t.same(parsed.unknown, ["sources"], "and named");
+  t.equal(parsed.report.facts.proxyMode?.mode, "nftables", "the rest is read");
+  r.sources = [
+    { source: "nftables", readAt: "2026-12-01T10:00:00.000Z", ageSeconds: 30, reused: true, why: "x" },
+  ];
+  const current = parseNodeReport(JSON.stringify(r));
+  t.ok(
+    current.ok && current.report.sources?.[0]?.source === "nftables",
+    "today's names are read as they are",
+  );
+  r.findings = "not a list";
+  t.match(
+    parseNodeReport(JSON.stringify(r)),
+    { ok: false, outcome: "garbage" },
+    "a broken contract part still is garbage",
+  );
+});
