@@ -43,7 +43,7 @@ export const CollectorConfig = z.object({
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
   output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
-  concurrency: positiveInt(1024),
+  concurrency: positiveInt(1024).nullable(),
   // Bounded: above MAX_TIMER_MS a Node timer fires after 1 ms.
   timeoutMs: durationMs(),
   color: z.enum(["auto", "always", "never"]),
@@ -108,7 +108,11 @@ const AGENTS: FlagSpec[] = [
     field: "agentAccess",
     help: "auto|direct|proxy: dial the pod IPs, or go through the API server's pods/proxy (default auto: direct in a pod, proxy from a laptop)",
   },
-  { flags: "--concurrency <n>", field: "concurrency", help: "agent calls in flight, 1 to 1024 (default 32)" },
+  {
+    flags: "--concurrency <n>",
+    field: "concurrency",
+    help: "agent calls in flight, 1 to 1024 (default 64 straight to the agents, 32 through the API server's pod proxy, where each call is an API request)",
+  },
 ];
 const STATIC: FlagSpec = {
   flags: "--agents <url>",
@@ -255,7 +259,7 @@ export function configFrom(
     prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
     output: v.output ?? (command === "verify" ? "text" : "table"),
     failOn: v.failOn ?? null,
-    concurrency: v.concurrency ?? "32",
+    concurrency: v.concurrency ?? null,
     timeoutMs: v.timeoutMs ?? "5000",
     color: v.color ?? "auto",
     listen: v.listen ?? "0.0.0.0",

@@ -6,6 +6,8 @@ import type { FleetReport, NodeObservation } from "./report/schema.js";
 import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S } from "./sources/agents.js";
 import {
   agentTargets,
+  defaultAgentCalls,
+  directAccess,
   gatherCluster,
   listAgentPods,
   loadKubeConfig,
@@ -32,7 +34,8 @@ export interface GatherConfig {
   targetVersion?: import("./checks/target-version.js").TargetVersion | null;
   prometheusUrl: string | null;
   prometheusNodeLabel: string;
-  concurrency: number;
+  /** Agent calls in flight; null: defaultAgentCalls for the way the agents are reached. */
+  concurrency: number | null;
   timeoutMs: number;
   /** The whole gather's deadline (agents' calls, or Prometheus's queries); DEFAULT_GATHER_DEADLINE_MS when absent. */
   gatherDeadlineMs?: number;
@@ -66,7 +69,6 @@ export async function gather(
   }
   const fetchOpts = {
     timeoutMs: cfg.timeoutMs,
-    concurrency: cfg.concurrency,
     maxBytes: DEFAULT_MAX_REPORT_BYTES,
     budget: gatherBudget({ perAnswer: DEFAULT_MAX_REPORT_BYTES }),
     deadlineMs: cfg.gatherDeadlineMs ?? DEFAULT_GATHER_DEADLINE_MS,
@@ -81,7 +83,11 @@ export async function gather(
     case "agents": {
       const pods = await listAgentPods(kube!.kc, cfg);
       if (!pods.ok) return pods;
-      observations = await fetchAgents(agentTargets(kube!, pods.value, cfg.agentAccess), fetchOpts);
+      const direct = directAccess(cfg.agentAccess, kube!);
+      observations = await fetchAgents(agentTargets(kube!, pods.value, cfg.agentAccess), {
+        ...fetchOpts,
+        concurrency: cfg.concurrency ?? defaultAgentCalls(direct),
+      });
       break;
     }
     case "static": {
@@ -94,7 +100,10 @@ export async function gather(
       const targets = lists.flatMap((l) => l.targets);
       if (targets.length === 0)
         return { ok: false, error: "--source static needs --agents URL... or --agents-file" };
-      observations = await fetchAgents(targets, fetchOpts);
+      observations = await fetchAgents(targets, {
+        ...fetchOpts,
+        concurrency: cfg.concurrency ?? defaultAgentCalls(true),
+      });
       break;
     }
     case "prometheus": {

@@ -3,7 +3,14 @@ import type { CollectorConfig } from "../config.js";
 import { mapPool } from "../pool.js";
 import { renderLcAudit } from "../render/lc-audit.js";
 import { fetchVirtualServer } from "../sources/agents.js";
-import { agentTargets, listAgentPods, loadKubeConfig, readService } from "../sources/kubernetes.js";
+import {
+  agentTargets,
+  defaultAgentCalls,
+  directAccess,
+  listAgentPods,
+  loadKubeConfig,
+  readService,
+} from "../sources/kubernetes.js";
 
 /** `proxyscope lc-audit --service NS/NAME`: each node's own IPVS counts for that Service, side by side. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {
@@ -39,7 +46,7 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
   const q = { protocol: port.protocol, address, port: port.port };
   const outcomes = await mapPool(
     agentTargets(kc.value, pods.value, c.agentAccess).sort((a, b) => a.node!.localeCompare(b.node!)),
-    c.concurrency,
+    c.concurrency ?? defaultAgentCalls(directAccess(c.agentAccess, kc.value)),
     (t) => fetchVirtualServer(t, q, { timeoutMs: c.timeoutMs }),
   );
   process.stdout.write(`${renderLcAudit({ service: c.service, ...q, outcomes })}\n`);

@@ -522,6 +522,14 @@ export type AgentAccess = "auto" | "direct" | "proxy";
 export const directAccess = (access: AgentAccess, kube: Kube) =>
   access === "direct" || (access === "auto" && kube.inCluster);
 
+/**
+ * Agent calls in flight when --concurrency is not given. Straight to the agents: 64, which with ~2 KB
+ * fleet digests holds little memory and halves a 5,000-node gather's wait on slow agents against 32
+ * (bench/results/collector-speed.md). Through the pod proxy each call is an API request counted against
+ * the API server's in-flight limit (--max-requests-inflight, 400 by default): 32.
+ */
+export const defaultAgentCalls = (direct: boolean): number => (direct ? 64 : 32);
+
 /** The agent pods as targets, reached the way `access` says. */
 export function agentTargets(kube: Kube, pods: readonly AgentPod[], access: AgentAccess): AgentTarget[] {
   if (directAccess(access, kube)) return pods.map((p) => ({ node: p.node, url: p.url }));
