@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
+import { defaultAgentCalls } from "../collector/sources/kubernetes.js";
 import { behaviour } from "./fleet/agents.js";
 import { prometheusRow } from "./fleet/prometheus.js";
 
@@ -16,6 +17,8 @@ const PORT_BASE = 19100;
 const PORTS = 16;
 const CLOSED_PORT = 19099;
 const REPS = 3;
+// The collector's own default for a static list (straight to the agents); the floor holds as many.
+const CALLS = defaultAgentCalls(true);
 
 export interface TimedRun {
   wallMs: number;
@@ -142,7 +145,7 @@ export async function runFleet(
             process.execPath,
             `${repo}/dist/bench/fleet/fetch-floor.js`,
             file,
-            "32",
+            String(CALLS),
             "5000",
             path,
           ]);
@@ -165,7 +168,7 @@ export async function runFleet(
         for (let i = 0; i < n; i++) mix[behaviour(i)] = (mix[behaviour(i)] ?? 0) + 1;
         out[`agents-${n}`] = {
           nodes: n,
-          concurrency: 32,
+          concurrency: CALLS,
           timeoutMs: 5000,
           mix,
           runs,

@@ -232,7 +232,7 @@ function fleetRow(fleet: Json): TargetRow {
       measured: v ? `${f0(wall)} ms, ${f0(rss)} MB peak RSS${exits(v.runs).text}` : "—",
       target: "< 15 s and < 300 MB",
       baseline: v
-        ? `every ${v.floorPath ?? "/report"} fetched once, 32 at a time, 5 s deadline: ${f0(fl)} ms`
+        ? `every ${v.floorPath ?? "/report"} fetched once, ${v.concurrency ?? 32} at a time, 5 s deadline: ${f0(fl)} ms`
         : "—",
       ratio: x(ratio(wall, fl)),
       note: "5 % slow, 2 % down, 1 % garbage, 1 % HTTP 500, 0.2 % hung",
