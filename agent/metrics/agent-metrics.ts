@@ -1,6 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { METRIC } from "./names.js";
-import { NODE_METRICS } from "./node-values.js";
 
 export interface AgentMetricsOptions {
   version: string;
@@ -93,6 +92,9 @@ export class AgentMetrics {
       help: m.help,
       labels: [...((this.registry.getSingleMetric(m.name) as { labelNames?: string[] }).labelNames ?? [])],
     }));
+    // Imported here: node-values.ts brings the report schemas, rules and views, which the serving
+    // thread otherwise never needs (the scan thread renders the node metrics).
+    const { NODE_METRICS } = await import("./node-values.js");
     const node = Object.entries(NODE_METRICS).map(([name, d]) => ({
       name,
       type: "type" in d ? d.type : "gauge",
