@@ -60,7 +60,10 @@ export class AgentMetrics {
       registers: [this.registry],
     });
     if (opts.processMetrics) {
-      collectDefaultMetrics({ register: this.registry });
+      // prom-client samples the event loop's delay every 10 ms by default: a timer that wakes this
+      // thread 100 times a second, ~2 ms of CPU per second on an idle agent (bench/results/
+      // serve-bytes.md). At 100 ms a block shorter than that is seen in proportion to its length.
+      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
       // Gauges named *_total break Prometheus' naming rules (promtool check metrics flags them);
       // the per-type nodejs_active_* gauges carry the same numbers.
       for (const name of TOTAL_NAMED_GAUGES) this.registry.removeSingleMetric(name);
