@@ -14,6 +14,8 @@ export interface MetricDescription {
   labels: string[];
 }
 
+const AGENT_PREFIX = "proxyscope_";
+
 const TOTAL_NAMED_GAUGES = [
   "nodejs_active_handles_total",
   "nodejs_active_requests_total",
@@ -71,13 +73,21 @@ export class AgentMetrics {
     this.body = this.render();
   }
 
-  // Counters are read synchronously when render starts; the node text is the one set before it.
-  private render(): Promise<Buffer> {
+  // The same text as registry.metrics(), one family at a time: that call collects every family in
+  // one run of microtasks, the serving thread's longest busy span per scan (~3 ms of CPU, prom-client's
+  // event-loop and heap gauges; bench/results/serve-bytes.md). A turn of the event loop between the
+  // process families lets requests in. The agent's own families come first and are read before the
+  // first turn, with the node text set before it, so both are of the same scan.
+  private async render(): Promise<Buffer> {
     const node = this.nodeText;
-    return this.registry.metrics().then((own) =>
-      // prom-client separates families by a blank line: the node families follow the same way.
-      node.length === 0 ? Buffer.from(own) : Buffer.concat([Buffer.from(`${own}\n`), node]),
-    );
+    const families: string[] = [];
+    for (const m of this.registry.getMetricsAsArray()) {
+      if (!m.name.startsWith(AGENT_PREFIX)) await new Promise<void>((r) => setImmediate(r));
+      families.push(await this.registry.getSingleMetricAsString(m.name));
+    }
+    // prom-client separates families by a blank line: the node families follow the same way.
+    const own = `${families.join("\n\n")}\n`;
+    return node.length === 0 ? Buffer.from(own) : Buffer.concat([Buffer.from(`${own}\n`), node]);
   }
 
   /** A scan completed: its node metrics as the scan thread rendered them (NodeMetrics, UTF-8). */
