@@ -2,13 +2,14 @@
 import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
 import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
-import { renderText } from "./render/text.js";
-import { fleetDigestJsonSchema } from "./report/fleet-digest.js";
-import { nodeReportJsonSchema, SEVERITIES, type NodeReport } from "./report/schema.js";
-import { renderStructured } from "../common/structured.js";
-import { scanNode } from "./scan.js";
+import type { NodeReport } from "./report/schema.js";
+import { SEVERITIES } from "./report/severities.js";
 import { EXIT } from "../common/exit-codes.js";
 import { VERSION as AGENT_VERSION } from "../common/version.js";
+
+// What a command needs beyond flag parsing is imported by that command: `serve`'s serving thread then
+// never loads the probes, rules, parsers, report schemas or yaml that only the scan thread and the
+// one-shot commands use (bench/results/rss.md).
 
 const EXIT_CODES = `
 Exit codes: 0 ok; 1 a finding reached --fail-on, a verify check failed or a cleanup action failed;
@@ -78,8 +79,10 @@ function program(
     quiet(new Command("schema"), (s) => process.stdout.write(s))
       .description("print the NodeReport JSON Schema (/report), or the FleetDigest's (/report/fleet)")
       .option("--fleet-digest", "the FleetDigest's: what the collector reads on /report/fleet")
-      .action((o: { fleetDigest?: boolean }) => {
-        const schema = o.fleetDigest ? fleetDigestJsonSchema() : nodeReportJsonSchema();
+      .action(async (o: { fleetDigest?: boolean }) => {
+        const schema = o.fleetDigest
+          ? (await import("./report/fleet-digest.js")).fleetDigestJsonSchema()
+          : (await import("./report/schema.js")).nodeReportJsonSchema();
         process.stdout.write(`${JSON.stringify(schema, null, 2)}\n`);
         done(EXIT.ok);
       }),
@@ -108,10 +111,11 @@ async function runCommand(command: AgentCommand, cfg: AgentConfig): Promise<numb
   }
   // Loaded only here: `scan` and `schema` stay free of the server's dependencies.
   const { runServe } = await import("./serve.js");
-  const { WebConfigError } = await import("./server/web-config.js");
   try {
     return await runServe(cfg, input);
   } catch (e) {
+    // Loaded here, not before: serve loads web-config.ts only when a web config is given.
+    const { WebConfigError } = await import("./server/web-config.js");
     if (!(e instanceof WebConfigError)) throw e;
     process.stderr.write(`proxyscope-agent: ${e.message}\n`);
     return EXIT.usage;
@@ -136,6 +140,11 @@ async function oneShot(
 ): Promise<number> {
   switch (command) {
     case "scan": {
+      const [{ scanNode }, { renderText }, { renderStructured }] = await Promise.all([
+        import("./scan.js"),
+        import("./render/text.js"),
+        import("../common/structured.js"),
+      ]);
       const report = await scanNode(input);
       const colour =
         cfg.color === "always" ||

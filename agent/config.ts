@@ -10,7 +10,7 @@ import {
 } from "../common/cli.js";
 import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
-import { SEVERITIES } from "./report/schema.js";
+import { SEVERITIES } from "./report/severities.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./view/options.js";
 

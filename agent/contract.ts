@@ -11,13 +11,8 @@ export {
   Verdict,
 } from "./report/schema.js";
 // GET /report/fleet: the part of a NodeReport the fleet rollup reads, a document of its own (#14 f).
-export {
-  DigestParity,
-  FLEET_DIGEST_VERSION,
-  FleetDigest,
-  fleetDigestOf,
-  ParityDiffer,
-} from "./report/fleet-digest.js";
+export { DigestParity, FLEET_DIGEST_VERSION, FleetDigest, ParityDiffer } from "./report/fleet-digest.js";
+export { fleetDigestOf } from "./view/fleet-digest.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
 // The parity counts of facts.parity (#17), which the fleet report carries per node.
 export { ParityCounts } from "./facts/parity.js";

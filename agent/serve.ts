@@ -3,13 +3,12 @@ import type { AgentConfig } from "./config.js";
 import { AgentMetrics } from "./metrics/agent-metrics.js";
 import { buildApp } from "./server/app.js";
 import { procIpvsLookup } from "./server/ipvs-lookup.js";
-import { loadWebConfig } from "./server/web-config.js";
 import { ScanLoop } from "./server/scan-loop.js";
 import { ScanThread } from "./server/scan-thread.js";
 import { logScan } from "./server/scan-log.js";
 import { AgentState } from "./server/state.js";
 import { registerVerifyRoute } from "./server/verify-route.js";
-import { verifyOptions } from "./verify/command.js";
+import { verifyOptions } from "./verify/options.js";
 import type { ScanInput } from "./scan.js";
 
 // A scan still running at shutdown gets this long to finish; the kubelet's grace period is 30 s.
@@ -25,7 +24,11 @@ export async function runServe(
 ): Promise<number> {
   const log = pino({ level: cfg.logLevel, base: { node: cfg.node } });
   // A bad web config stops the agent before it listens: serving without the protection asked for is worse.
-  const security = cfg.webConfigFile === null ? null : await loadWebConfig(cfg.webConfigFile);
+  // web-config.ts (yaml, its zod schema) is loaded only where a web config is given.
+  const security =
+    cfg.webConfigFile === null
+      ? null
+      : await (await import("./server/web-config.js")).loadWebConfig(cfg.webConfigFile);
   const state = new AgentState(new AgentMetrics({ version: input.agentVersion, processMetrics: true }));
   const app = buildApp(state, {
     logger: log,

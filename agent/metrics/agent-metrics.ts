@@ -1,6 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { METRIC } from "./names.js";
-import { NODE_METRICS } from "./node-values.js";
 
 export interface AgentMetricsOptions {
   version: string;
@@ -14,6 +13,8 @@ export interface MetricDescription {
   help: string;
   labels: string[];
 }
+
+const AGENT_PREFIX = "proxyscope_";
 
 const TOTAL_NAMED_GAUGES = [
   "nodejs_active_handles_total",
@@ -61,7 +62,10 @@ export class AgentMetrics {
       registers: [this.registry],
     });
     if (opts.processMetrics) {
-      collectDefaultMetrics({ register: this.registry });
+      // prom-client samples the event loop's delay every 10 ms by default: a timer that wakes this
+      // thread 100 times a second, ~2 ms of CPU per second on an idle agent (bench/results/
+      // serve-bytes.md). At 100 ms a block shorter than that is seen in proportion to its length.
+      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
       // Gauges named *_total break Prometheus' naming rules (promtool check metrics flags them);
       // the per-type nodejs_active_* gauges carry the same numbers.
       for (const name of TOTAL_NAMED_GAUGES) this.registry.removeSingleMetric(name);
@@ -69,13 +73,21 @@ export class AgentMetrics {
     this.body = this.render();
   }
 
-  // Counters are read synchronously when render starts; the node text is the one set before it.
-  private render(): Promise<Buffer> {
+  // The same text as registry.metrics(), one family at a time: that call collects every family in
+  // one run of microtasks, the serving thread's longest busy span per scan (~3 ms of CPU, prom-client's
+  // event-loop and heap gauges; bench/results/serve-bytes.md). A turn of the event loop between the
+  // process families lets requests in. The agent's own families come first and are read before the
+  // first turn, with the node text set before it, so both are of the same scan.
+  private async render(): Promise<Buffer> {
     const node = this.nodeText;
-    return this.registry.metrics().then((own) =>
-      // prom-client separates families by a blank line: the node families follow the same way.
-      node.length === 0 ? Buffer.from(own) : Buffer.concat([Buffer.from(`${own}\n`), node]),
-    );
+    const families: string[] = [];
+    for (const m of this.registry.getMetricsAsArray()) {
+      if (!m.name.startsWith(AGENT_PREFIX)) await new Promise<void>((r) => setImmediate(r));
+      families.push(await this.registry.getSingleMetricAsString(m.name));
+    }
+    // prom-client separates families by a blank line: the node families follow the same way.
+    const own = `${families.join("\n\n")}\n`;
+    return node.length === 0 ? Buffer.from(own) : Buffer.concat([Buffer.from(`${own}\n`), node]);
   }
 
   /** A scan completed: its node metrics as the scan thread rendered them (NodeMetrics, UTF-8). */
@@ -93,6 +105,9 @@ export class AgentMetrics {
       help: m.help,
       labels: [...((this.registry.getSingleMetric(m.name) as { labelNames?: string[] }).labelNames ?? [])],
     }));
+    // Imported here: node-values.ts brings the report schemas, rules and views, which the serving
+    // thread otherwise never needs (the scan thread renders the node metrics).
+    const { NODE_METRICS } = await import("./node-values.js");
     const node = Object.entries(NODE_METRICS).map(([name, d]) => ({
       name,
       type: "type" in d ? d.type : "gauge",

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { SourceFreshness } from "../facts/freshness.js";
 import { ProbeError } from "../facts/probe-error.js";
 import { NodeFacts } from "../facts/sources.js";
+import { SEVERITIES } from "./severities.js";
 
 /** Bumped on any change a consumer could trip over; the collector refuses versions it does not know. */
 export const SCHEMA_VERSION = "1" as const;
@@ -21,7 +22,7 @@ export const Verdict = z.enum([
 ]);
 export type Verdict = z.infer<typeof Verdict>;
 
-export const SEVERITIES = ["info", "warning", "error", "critical"] as const;
+export { SEVERITIES };
 export const Severity = z.enum(SEVERITIES);
 export type Severity = z.infer<typeof Severity>;
 

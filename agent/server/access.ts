@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
-import bcrypt from "bcryptjs";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { WebSecurity } from "./web-config.js";
 
@@ -66,8 +65,16 @@ function parseBasic(header: string | undefined): { user: string; password: strin
 export class BasicAuthChecker {
   private readonly cache = new Map<string, boolean>();
   private inFlight = 0;
+  // Loaded only where basic auth is configured: it is ~6 MB of the serving thread's RSS otherwise.
+  private bcrypt: Promise<typeof import("bcryptjs").default> | null = null;
 
-  constructor(private readonly users: ReadonlyMap<string, string>) {}
+  constructor(private readonly users: ReadonlyMap<string, string>) {
+    if (users.size > 0) this.loadBcrypt();
+  }
+
+  private loadBcrypt() {
+    return (this.bcrypt ??= import("bcryptjs").then((m) => m.default));
+  }
 
   /** true / false, or "busy" when too many hashes are being computed already. */
   async check(user: string, password: string): Promise<boolean | "busy"> {
@@ -80,7 +87,7 @@ export class BasicAuthChecker {
     if (this.inFlight >= MAX_BCRYPT_IN_FLIGHT) return "busy";
     this.inFlight++;
     try {
-      const ok = await bcrypt.compare(password, hash ?? DUMMY_HASH);
+      const ok = await (await this.loadBcrypt()).compare(password, hash ?? DUMMY_HASH);
       const verdict = ok && hash !== undefined;
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(key, verdict);

@@ -1,8 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import type { ConnectionLimits } from "../../common/connection-limits.js";
 import { fail, hardenedFastify } from "../../common/http-server.js";
-import { fleetDigestJsonSchema } from "../report/fleet-digest.js";
-import { nodeReportJsonSchema } from "../report/schema.js";
 import { httpsOptions, registerAccess, type AccessOptions } from "./access.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
@@ -40,8 +38,10 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
   if (opts.access) registerAccess(app, opts.access);
-  const schemaJson = JSON.stringify(nodeReportJsonSchema());
-  const fleetSchemaJson = JSON.stringify(fleetDigestJsonSchema());
+  // The reports' zod schemas are loaded on the first schema request, not at start: ~8 MB of the
+  // serving thread's memory for routes few clients ever ask for (bench/results/rss.md).
+  let schemaJson: Promise<string> | null = null;
+  let fleetSchemaJson: Promise<string> | null = null;
   let lookups = 0;
   const budgetOpts = opts.ipvsLookupBudget ?? DEFAULT_LOOKUP_BUDGET;
   const budget = new RateBudget(budgetOpts.calls, budgetOpts.windowMs, opts.now);
@@ -90,12 +90,16 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
       .type("application/json; charset=utf-8")
       .send(r.parity.json);
   });
-  app.get("/report/schema", (_req, reply) =>
-    reply.type("application/schema+json; charset=utf-8").send(schemaJson),
-  );
-  app.get("/report/fleet/schema", (_req, reply) =>
-    reply.type("application/schema+json; charset=utf-8").send(fleetSchemaJson),
-  );
+  app.get("/report/schema", async (_req, reply) => {
+    schemaJson ??= import("../report/schema.js").then((m) => JSON.stringify(m.nodeReportJsonSchema()));
+    return reply.type("application/schema+json; charset=utf-8").send(await schemaJson);
+  });
+  app.get("/report/fleet/schema", async (_req, reply) => {
+    fleetSchemaJson ??= import("../report/fleet-digest.js").then((m) =>
+      JSON.stringify(m.fleetDigestJsonSchema()),
+    );
+    return reply.type("application/schema+json; charset=utf-8").send(await fleetSchemaJson);
+  });
   app.get("/healthz", (_req, reply) => reply.send({ status: "ok" }));
   app.get("/readyz", (_req, reply) => {
     if (!state.ready) return fail(reply, 503, "no scan has completed yet");

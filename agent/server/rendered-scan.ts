@@ -1,5 +1,5 @@
 import { NodeMetrics } from "../metrics/node-metrics.js";
-import { fleetDigestOf } from "../report/fleet-digest.js";
+import { fleetDigestOf } from "../view/fleet-digest.js";
 import type { NodeReport } from "../report/schema.js";
 import { risingCounters, type RisingCounter } from "./rising.js";
 import { reportSummary } from "./summary.js";

@@ -3,18 +3,8 @@ import type { AgentConfig } from "../config.js";
 import type { ScanInput } from "../scan.js";
 import { VERSION as AGENT_VERSION } from "../../common/version.js";
 import { renderVerify } from "../../common/verify-render.js";
-import { runVerify, type VerifyOptions } from "./run.js";
-
-export function verifyOptions(cfg: AgentConfig): VerifyOptions {
-  return {
-    syncWindowS: cfg.syncWindowS,
-    serviceAddress: cfg.serviceAddress,
-    skipConnect: cfg.skipConnect,
-    connectTimeoutMs: cfg.callTimeoutMs,
-    expectMode: cfg.expectMode,
-    nodePortConnect: cfg.nodePortConnect,
-  };
-}
+import { runVerify } from "./run.js";
+import { verifyOptions } from "./options.js";
 
 /** `proxyscope-agent verify`: exit 0 when every check passes, 1 otherwise. */
 export async function verifyCommand(cfg: AgentConfig, input: ScanInput): Promise<number> {

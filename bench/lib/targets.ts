@@ -145,6 +145,7 @@ function serveRow(mode: "nftables" | "ipvs", block: Json): TargetRow {
   const worst = Math.max(m, rep);
   const bm = Math.max(p99(s?.baseline, "/metrics"), p99(s?.baseline, "/report"));
   const block5 = num(s?.eventLoop?.maxMs);
+  const baseBlock = num(s?.baseline?.eventLoop?.maxMs);
   return row(
     {
       id: `d-${mode}`,
@@ -155,9 +156,11 @@ function serveRow(mode: "nftables" | "ipvs", block: Json): TargetRow {
         ? `p99 /metrics ${m.toFixed(1)} ms, /report ${rep.toFixed(1)} ms (200 req/s); longest event-loop block ${block5.toFixed(1)} ms; ${s.scansDuringLoad} scans during load`
         : "—",
       target: "< 10 ms p99; no event-loop block > 5 ms",
-      baseline: s ? `a bare node:http server of the same bytes, same clients: p99 ${bm.toFixed(1)} ms` : "—",
+      baseline: s
+        ? `a bare node:http server of the same bytes, same clients: p99 ${bm.toFixed(1)} ms${Number.isFinite(baseBlock) ? `, longest event-loop block ${baseBlock.toFixed(1)} ms` : ""}`
+        : "—",
       ratio: x(ratio(one(worst), one(bm))),
-      note: "event-loop delay: perf_hooks monitorEventLoopDelay preloaded in the agent's serving thread",
+      note: "event-loop delay: perf_hooks monitorEventLoopDelay preloaded in the agent's serving thread and in the bare server, over the paced clients' window",
     },
     [
       { label: "/metrics p99 < 10 ms", value: m, max: 10, strict: true },

@@ -61,7 +61,7 @@ function results() {
         serve: {
           paced: lat(2),
           saturated: lat(20),
-          baseline: lat(1),
+          baseline: { ...lat(1), eventLoop: { maxMs: 3, intervals: 10, over5ms: 0 } },
           eventLoop: { maxMs: 4, intervals: 10, over5ms: 0 },
           scansDuringLoad: 5,
           rss: { rssMb: Array.from({ length: 1000 }, () => 80) },
@@ -146,6 +146,10 @@ t.test("each target is a row with its baseline, ratio and verdict", async (t) =>
   t.equal(rows["d-nftables"]!.status, "met");
   t.equal(rows["d-nftables"]!.ratio, "2.00×", "agent p99 over the bare server's");
   t.same(rows["d-ipvs"]!.missed, ["/metrics p99 < 10 ms", "/report p99 < 10 ms", "event-loop block ≤ 5 ms"]);
+
+  // The bare server's own longest block is shown beside the agent's, where the run measured it.
+  t.match(rows["d-nftables"]!.baseline, /p99 1\.0 ms, longest event-loop block 3\.0 ms$/);
+  t.match(rows["d-ipvs"]!.baseline, /p99 1\.0 ms$/, "an older run without it: p99 only");
 
   t.equal(rows.e!.status, "met", "80 MB flat over 1,000 scans");
   t.equal(rows.e!.ratio, "4.00×", "against node_exporter's RSS");

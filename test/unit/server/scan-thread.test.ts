@@ -10,7 +10,7 @@ import type { RenderedScan } from "../../../agent/server/rendered-scan.js";
 import { ScanThread, ScanThreadError, type FromWorker } from "../../../agent/server/scan-thread.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { NodeReport } from "../../../agent/report/schema.js";
-import { fleetDigestOf } from "../../../agent/report/fleet-digest.js";
+import { fleetDigestOf } from "../../../agent/view/fleet-digest.js";
 import { processesWith, untilNoneWith } from "../../helpers/procs.js";
 import { testWorkerData } from "../../helpers/scan-thread-data.js";
 
