@@ -99,8 +99,10 @@ function openPart(path: readonly PropertyKey[]): string | null {
   return null;
 }
 
-/** An agent's /report body, judged: not JSON, another schema version, or not a NodeReport. */
-export function parseNodeReport(body: string): ParsedReport {
+type Refusal = { ok: false; outcome: "garbage" | "schema-mismatch"; reason: string };
+
+/** A body as JSON, refused when it is not JSON or names another version of the document than `want`. */
+function versioned(body: string, what: string, want: string): { ok: true; doc: unknown } | Refusal {
   let doc: unknown;
   try {
     doc = JSON.parse(body);
@@ -108,12 +110,30 @@ export function parseNodeReport(body: string): ParsedReport {
     return { ok: false, outcome: "garbage", reason: `not JSON: ${JSON.stringify(body.slice(0, 60))}` };
   }
   const version = (doc as { schemaVersion?: unknown } | null)?.schemaVersion;
-  if (typeof doc === "object" && doc !== null && version !== undefined && version !== SCHEMA_VERSION)
+  if (typeof doc === "object" && doc !== null && version !== undefined && version !== want)
     return {
       ok: false,
       outcome: "schema-mismatch",
-      reason: `NodeReport schemaVersion ${excerpt(JSON.stringify(version))}; this collector reads ${SCHEMA_VERSION} (upgrade the collector or the agent so they match)`,
+      reason: `${what} schemaVersion ${excerpt(JSON.stringify(version))}; this collector reads ${want} (upgrade the collector or the agent so they match)`,
     };
+  return { ok: true, doc };
+}
+
+/** Garbage, naming the first place the document is off. */
+function refused(what: string, issues: readonly { path: PropertyKey[]; message: string }[]): Refusal {
+  const issue = issues[0];
+  return {
+    ok: false,
+    outcome: "garbage",
+    reason: `not a ${what}: ${issue ? `${excerpt(issue.path.map(String).join(".") || "(root)")}: ${excerpt(issue.message)}` : "invalid"}`,
+  };
+}
+
+/** An agent's /report body, judged: not JSON, another schema version, or not a NodeReport. */
+export function parseNodeReport(body: string): ParsedReport {
+  const read = versioned(body, "NodeReport", SCHEMA_VERSION);
+  if (!read.ok) return read;
+  const doc = read.doc;
   let parsed = NodeReport.safeParse(doc);
   const unknown: string[] = [];
   // A fact of a shape this collector does not know (a newer agent's new parity state) is read as not
@@ -137,14 +157,7 @@ export function parseNodeReport(body: string): ParsedReport {
       });
     }
   }
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      ok: false,
-      outcome: "garbage",
-      reason: `not a NodeReport: ${issue ? `${excerpt(issue.path.join(".") || "(root)")}: ${excerpt(issue.message)}` : "invalid"}`,
-    };
-  }
+  if (!parsed.success) return refused("NodeReport", parsed.error.issues);
   return { ok: true, report: parsed.data, unknown: unknown.sort() };
 }
 
@@ -158,19 +171,9 @@ export type ParsedDigest =
  * a shape this collector does not know reads as not read, named as the report's fact is.
  */
 export function parseFleetDigest(body: string): ParsedDigest {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body);
-  } catch {
-    return { ok: false, outcome: "garbage", reason: `not JSON: ${JSON.stringify(body.slice(0, 60))}` };
-  }
-  const version = (doc as { schemaVersion?: unknown } | null)?.schemaVersion;
-  if (typeof doc === "object" && doc !== null && version !== undefined && version !== FLEET_DIGEST_VERSION)
-    return {
-      ok: false,
-      outcome: "schema-mismatch",
-      reason: `FleetDigest schemaVersion ${excerpt(JSON.stringify(version))}; this collector reads ${FLEET_DIGEST_VERSION} (upgrade the collector or the agent so they match)`,
-    };
+  const read = versioned(body, "FleetDigest", FLEET_DIGEST_VERSION);
+  if (!read.ok) return read;
+  const doc = read.doc;
   let parsed = FleetDigest.safeParse(doc);
   const unknown: string[] = [];
   if (
@@ -183,13 +186,6 @@ export function parseFleetDigest(body: string): ParsedDigest {
     unknown.push("facts.parity");
     parsed = FleetDigest.safeParse({ ...doc, parity: null });
   }
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return {
-      ok: false,
-      outcome: "garbage",
-      reason: `not a FleetDigest: ${issue ? `${excerpt(issue.path.join(".") || "(root)")}: ${excerpt(issue.message)}` : "invalid"}`,
-    };
-  }
+  if (!parsed.success) return refused("FleetDigest", parsed.error.issues);
   return { ok: true, digest: parsed.data, unknown };
 }
