@@ -96,3 +96,61 @@ t.test("nftables-mode node with ipvs leftovers, served from inside its namespace
   t.equal(await agent.stop(), 0, "SIGTERM: clean exit");
   t.ok(agent.logs().some((l) => l.msg === "stopped"));
 });
+
+t.test(
+  "serve reuses the nf_tables reads while the generation stands still, and sees a change at once",
+  { skip },
+  async (t) => {
+    const ns = NetNs.create();
+    t.teardown(() => ns.destroy());
+    ns.must(["ip", "link", "set", "lo", "up"]);
+    ns.loadNft(source("kube-proxy-nft-v1.34-ip.nft"));
+    ns.iptablesRestore(source("kubelet.rules"), "nft", "ipv4");
+    const kp = await startStandin(
+      { mode: "nftables", version: "v1.34.2", lastSync: { agoSeconds: 3 } },
+      ns.name,
+    );
+    t.teardown(() => kp.stop());
+    const agent = await startAgent({
+      netns: ns.name,
+      args: [
+        "--scan-interval-s",
+        "1",
+        "--kube-proxy-metrics-url",
+        kp.metricsUrl,
+        "--kube-proxy-health-url",
+        kp.healthUrl,
+      ],
+    });
+    t.teardown(() => agent.stop());
+    const done = () => agent.logs().filter((l) => l.msg === "scan complete").length;
+    const report = async () => NodeReport.parse(JSON.parse((await agent.get("/report")).body));
+    const chains = (r: NodeReport) =>
+      r.facts.nftables?.kubeProxy.find((x) => x.family === "ip")?.chains.total;
+
+    await agent.scans(3);
+    const steady = await report();
+    for (const name of ["nftables", "iptables-nft", "ip6tables-nft"]) {
+      const s = steady.sources?.find((x) => x.source === name);
+      t.equal(s?.reused, true, `${name}: reused by a scan after the first (the namespace stood still)`);
+      t.match(s?.why, /generation has not moved/);
+    }
+    const before = chains(steady)!;
+    t.ok(before > 0, "kube-proxy's chains counted");
+
+    // Another program's chain in kube-proxy's table: no counter of kube-proxy's moves, the generation does.
+    const changedAt = Date.now();
+    ns.must(["nft", "add", "chain", "ip", "kube-proxy", "someone-elses-chain"]);
+    await agent.scans(done() + 2);
+    const after = await report();
+    t.equal(chains(after), before + 1, "the next scan sees the chain");
+    const src = after.sources?.find((x) => x.source === "nftables");
+    t.ok(src && Date.parse(src.readAt) >= changedAt, "from a read taken after the change");
+
+    const metrics = (await agent.get("/metrics")).body;
+    t.ok(
+      sample(metrics, 'proxyscope_source_age_seconds{source="nftables"}') !== undefined,
+      "its age is a metric",
+    );
+  },
+);
