@@ -4,7 +4,13 @@ import { join } from "node:path";
 import { checkNode, ipsetText, loadProfiles, nodesOn, umlNodeScript } from "../helpers/profiles.js";
 import { firstDeletion } from "../helpers/remedies.js";
 import { parseScanOutput } from "../helpers/scan-report.js";
-import { bootUml, DEFAULT_MODULES, hostScratchDir, umlUnavailableReason } from "../helpers/uml.js";
+import {
+  bootUml,
+  DEFAULT_MODULES,
+  hostScratchDir,
+  umlRunsHere,
+  umlUnavailableReason,
+} from "../helpers/uml.js";
 
 // The profile corpus (test/profiles/corpus/*.ts), the nodes that need IPVS and real dummy links
 // (kube-ipvs0, kube-dummy-if): ONE User-Mode Linux boot (kernel 6.1) for all of them, one network
@@ -49,7 +55,7 @@ echo guest done
 const reason = umlUnavailableReason();
 if (reason !== null) {
   t.fail(`User-Mode Linux is needed for the profile corpus and does not skip silently: ${reason}`);
-} else {
+} else if (umlRunsHere(t)) {
   const out = hostScratchDir("proxyscope-profiles-uml-");
   t.teardown(out.remove);
   for (const { node } of nodes) {

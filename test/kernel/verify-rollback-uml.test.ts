@@ -2,7 +2,7 @@ import t from "tap";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerifyResult } from "../../common/verify-result.js";
-import { bootUml, hostScratchDir, REPO_ROOT, umlUnavailableReason } from "../helpers/uml.js";
+import { bootUml, hostScratchDir, REPO_ROOT, umlRunsHere, umlUnavailableReason } from "../helpers/uml.js";
 
 // #12 point 11: `verify --expect-mode ipvs` after a rollback, on real IPVS in User-Mode Linux. One boot,
 // one namespace per scenario (verify-rollback-uml-guest.sh): the data plane whole again, kube-ipvs0
@@ -13,7 +13,7 @@ t.setTimeout(1_200_000);
 
 const skip = umlUnavailableReason();
 if (skip !== null) t.fail(`User-Mode Linux is needed for this test and does not skip silently: ${skip}`);
-else {
+else if (umlRunsHere(t)) {
   const scratch = hostScratchDir("proxyscope-rollback-");
   t.teardown(scratch.remove);
   writeFileSync(
