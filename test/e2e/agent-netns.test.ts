@@ -3,7 +3,7 @@
 // behind, the kube-proxy STAND-IN answers nftables mode, and the agent serves what it finds. Every
 // request is made from inside the same namespace.
 import { readFileSync } from "node:fs";
-import t from "tap";
+import t, { type Test } from "tap";
 import { NodeReport } from "../../agent/report/schema.js";
 import { netnsAvailable, NetNs } from "../helpers/netns.js";
 import { startStandin } from "../helpers/standin.js";
@@ -17,19 +17,17 @@ const declaredChains = (rules: string) => rules.split("\n").filter((l) => l.star
 const skip =
   (!agentBuilt() && "run npx tsc -p . first") || (!netnsAvailable() && "cannot create network namespaces");
 
-t.test("nftables-mode node with ipvs leftovers, served from inside its namespace", { skip }, async (t) => {
+/**
+ * A fresh namespace with kube-proxy's 1.34 nftables table and kubelet's iptables-nft rules (plus what
+ * `more` loads), the kube-proxy stand-in answering nftables mode, and the agent serving from inside it.
+ */
+async function servedNode(t: Test, more: (ns: NetNs) => void = () => {}) {
   const ns = NetNs.create();
   t.teardown(() => ns.destroy());
   ns.must(["ip", "link", "set", "lo", "up"]);
   ns.loadNft(source("kube-proxy-nft-v1.34-ip.nft"));
-  ns.ipsetRestore(source("ipvs-mode.ipset"));
   ns.iptablesRestore(source("kubelet.rules"), "nft", "ipv4");
-  const ipvsRules = source("kube-proxy-ipvs-mode.rules");
-  ns.iptablesRestore(ipvsRules, "nft", "ipv4");
-  const kubeSets = source("ipvs-mode.ipset")
-    .split("\n")
-    .filter((l) => l.startsWith("create KUBE-")).length;
-
+  more(ns);
   const kp = await startStandin(
     { mode: "nftables", version: "v1.34.2", lastSync: { agoSeconds: 3 } },
     ns.name,
@@ -47,6 +45,19 @@ t.test("nftables-mode node with ipvs leftovers, served from inside its namespace
     ],
   });
   t.teardown(() => agent.stop());
+  return { ns, agent };
+}
+
+t.test("nftables-mode node with ipvs leftovers, served from inside its namespace", { skip }, async (t) => {
+  const ipvsRules = source("kube-proxy-ipvs-mode.rules");
+  const kubeSets = source("ipvs-mode.ipset")
+    .split("\n")
+    .filter((l) => l.startsWith("create KUBE-")).length;
+  // kube-proxy's ipvs-mode leftovers: its ipsets first, since its rules match them.
+  const { agent } = await servedNode(t, (ns) => {
+    ns.ipsetRestore(source("ipvs-mode.ipset"));
+    ns.iptablesRestore(ipvsRules, "nft", "ipv4");
+  });
   await agent.scans(2);
 
   const res = await agent.get("/report");
@@ -101,28 +112,7 @@ t.test(
   "serve reuses the nf_tables reads while the generation stands still, and sees a change at once",
   { skip },
   async (t) => {
-    const ns = NetNs.create();
-    t.teardown(() => ns.destroy());
-    ns.must(["ip", "link", "set", "lo", "up"]);
-    ns.loadNft(source("kube-proxy-nft-v1.34-ip.nft"));
-    ns.iptablesRestore(source("kubelet.rules"), "nft", "ipv4");
-    const kp = await startStandin(
-      { mode: "nftables", version: "v1.34.2", lastSync: { agoSeconds: 3 } },
-      ns.name,
-    );
-    t.teardown(() => kp.stop());
-    const agent = await startAgent({
-      netns: ns.name,
-      args: [
-        "--scan-interval-s",
-        "1",
-        "--kube-proxy-metrics-url",
-        kp.metricsUrl,
-        "--kube-proxy-health-url",
-        kp.healthUrl,
-      ],
-    });
-    t.teardown(() => agent.stop());
+    const { ns, agent } = await servedNode(t);
     const done = () => agent.logs().filter((l) => l.msg === "scan complete").length;
     const report = async () => NodeReport.parse(JSON.parse((await agent.get("/report")).body));
     const chains = (r: NodeReport) =>
