@@ -16,7 +16,7 @@ t.test("the defaults by route", async (t) => {
 });
 
 t.test("a static gather holds 64 agent calls in flight by default", async (t) => {
-  // Every call is held until 64 are in, or until none has arrived for 5 s (a wide margin: a pool of
+  // Every call is held until 64 are in, or until none has arrived for 20 s (a wide margin: a pool of
   // 32 would stop at 32 and wait there); then all are answered 503 and the next ones pass at once.
   const held: ServerResponse[] = [];
   let most = 0;
@@ -32,7 +32,7 @@ t.test("a static gather holds 64 agent calls in flight by default", async (t) =>
     most = Math.max(most, held.length);
     if (quiet) clearTimeout(quiet);
     if (held.length >= 64) return release();
-    quiet = setTimeout(release, 5_000);
+    quiet = setTimeout(release, 20_000);
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   t.teardown(() => {
