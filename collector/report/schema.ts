@@ -1,7 +1,7 @@
 import { z } from "zod";
 import {
   Finding,
-  ParityCounts,
+  DigestParity,
   ParityDiffer,
   Phase,
   SCHEMA_VERSION as NODE_SCHEMA_VERSION,
@@ -61,12 +61,9 @@ export const ParityCheck = z.object({
 });
 export type ParityCheck = z.infer<typeof ParityCheck>;
 
-export const NodeParity = z.object({
-  state: z.string(),
-  snapshotAgeSeconds: z.number().nullable(),
-  counts: ParityCounts.nullable(),
-  /** Lost addresses, named "ns/name" when the API's Services hold that ClusterIP or NodePort. */
-  lost: z.array(z.string()),
+// The agent's own digest of its parity, as the fleet keeps it: lost addresses are named "ns/name" when
+// the API's Services hold that ClusterIP or NodePort.
+export const NodeParity = DigestParity.extend({
   /** The endpoints-differ entries the agent listed; absent from sources that do not carry them. */
   differ: z.array(ParityDiffer).optional(),
   /** Each flagged entry held against the Service's current EndpointSlices (rollup fills it). */
