@@ -1,6 +1,8 @@
 #!/bin/sh
 # Builds the agent's one native helper (agent/native/nft-generation.c, why it is C is said there) into
-# dist/agent/native/, where the agent looks for it. Needs a C compiler and the Linux and libc headers
+# dist/agent/native/, where the agent looks for it; and, in a checkout with its tests, the User-Mode
+# Linux harness's ptrace shim (test/helpers/uml/xstate-shim.c, why is said there) into dist/uml/, which
+# no image ships (the image's build context has no test/). Needs a C compiler and the Linux and libc headers
 # (Debian: gcc, libc6-dev, linux-libc-dev; scripts/setup-debian.sh installs them). Run by `npm run build`.
 set -eu
 cd "$(dirname "$0")/.."
@@ -13,3 +15,9 @@ mkdir -p dist/agent/native
 "$cc" -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
   -o dist/agent/native/proxyscope-nft-generation agent/native/nft-generation.c
 chmod 0755 dist/agent/native/proxyscope-nft-generation
+
+if [ -f test/helpers/uml/xstate-shim.c ]; then
+  mkdir -p dist/uml
+  "$cc" -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
+    -o dist/uml/uml-xstate-shim.so test/helpers/uml/xstate-shim.c -ldl
+fi

@@ -2,7 +2,7 @@
 // root, test/helpers/uml/guest-lib.sh, UML's own modules), but long-running, with its console
 // streamed to a log file instead of held in memory, and the memory a 10,000-Service node needs.
 import { spawn } from "node:child_process";
-import { createWriteStream, mkdtempSync, writeFileSync } from "node:fs";
+import { createWriteStream, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export interface BootOptions {
@@ -17,6 +17,10 @@ export interface BootOptions {
 }
 
 export async function bootUmlBench(o: BootOptions): Promise<{ exitCode: number | null; durationMs: number }> {
+  // The ptrace shim the tests' harness preloads too (test/helpers/uml/xstate-shim.c): without it UML 6.1
+  // cannot run a process on an AMX host.
+  const shim = join(o.repoRoot, "dist/uml/uml-xstate-shim.so");
+  if (!existsSync(shim)) throw new Error(`${shim} is missing: run \`npm run build\``);
   const umlDir = mkdtempSync(join(o.workDir, "uml-"));
   writeFileSync(join(o.workDir, "script.sh"), o.script, { mode: 0o755 });
   const init = join(umlDir, "init.sh");
@@ -58,7 +62,7 @@ export async function bootUmlBench(o: BootOptions): Promise<{ exitCode: number |
     {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
-      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: umlDir, TMPDIR: "/dev/shm" },
+      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: umlDir, TMPDIR: "/dev/shm", LD_PRELOAD: shim },
     },
   );
   const out = createWriteStream(o.consoleLog);

@@ -22,6 +22,16 @@ export const UML_MODULES_ROOT = "/usr/lib/uml/modules";
 /** The repository root: the guest sees the same path, since its root is the host's "/". */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 export const GUEST_LIB = join(REPO_ROOT, "test/helpers/uml/guest-lib.sh");
+/**
+ * Preloaded into every UML boot: without it UML 6.1 cannot run a process on a host whose XSAVE area is
+ * larger than its own buffer (AMX hosts); see test/helpers/uml/xstate-shim.c. Built by `npm run build`.
+ */
+export const UML_XSTATE_SHIM = join(REPO_ROOT, "dist/uml/uml-xstate-shim.so");
+
+/** The environment UML itself runs with (the guest's processes get theirs from the guest's init). */
+export function umlHostEnv(home: string, tmpdir: string): NodeJS.ProcessEnv {
+  return { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: home, TMPDIR: tmpdir, LD_PRELOAD: UML_XSTATE_SHIM };
+}
 
 /** Modules by purpose; boots load `DEFAULT_MODULES` (all of them) unless told otherwise. */
 export const MODULE_GROUPS = {
@@ -135,19 +145,21 @@ export function umlUnavailableReason(kernel = UML_KERNEL): string | null {
     return `${UML_MODULES_ROOT} is missing: user-mode-linux is installed without its modules`;
   }
   if (!existsSync(GUEST_LIB)) return `${GUEST_LIB} is missing`;
+  if (!existsSync(UML_XSTATE_SHIM)) {
+    return `${UML_XSTATE_SHIM} is missing: run \`npm run build\` (scripts/build-native.sh builds it)`;
+  }
   return null;
 }
 
 let hostProbe: { result: string | null } | null = null;
 
 /**
- * Why User-Mode Linux, installed, cannot run a single process on this host, or null when it can. UML 6.1
- * (Debian 12's user-mode-linux) restores each guest process's registers with
- * ptrace(PTRACE_SETREGSET, NT_X86_XSTATE) from a fixed-size buffer; a host kernel whose XSAVE area is
- * another size (AMX and AVX-512 hosts: 11,008 bytes on a Sapphire Rapids Xeon) refuses it with EFAULT,
- * and the guest's init dies before it runs ("userspace - ptrace set fp regs failed, errno = 14"). Not a
- * set-up step that could be done: no newer UML is packaged for Debian 12. Checked by one boot of
- * /bin/true as init, once per test process.
+ * Why User-Mode Linux, installed, cannot run a single process on this host, or null when it can.
+ * UML 6.1 (Debian 12's user-mode-linux) restores each guest process's registers with
+ * ptrace(PTRACE_SETREGSET, NT_X86_XSTATE) from a fixed-size buffer, which a host kernel with a larger
+ * XSAVE area (AMX: 11,008 bytes) refuses with EFAULT; UML_XSTATE_SHIM makes that call whole, so this is
+ * null on such hosts too. What is left is a host the shim does not cover. Checked by one boot of
+ * /bin/true as init, once per test process, with the same shim every boot uses.
  */
 export function umlHostIncompatible(kernel = UML_KERNEL): string | null {
   if (hostProbe !== null) return hostProbe.result;
@@ -167,13 +179,20 @@ export function umlHostIncompatible(kernel = UML_KERNEL): string | null {
         `uml_dir=${dir}`,
         `umid=probe-${randomBytes(4).toString("hex")}`,
       ],
-      { input: "", encoding: "utf8", timeout: 300_000, killSignal: "SIGKILL", maxBuffer: 4 << 20 },
+      {
+        input: "",
+        encoding: "utf8",
+        timeout: 300_000,
+        killSignal: "SIGKILL",
+        maxBuffer: 4 << 20,
+        env: umlHostEnv(dir, dir),
+      },
     );
     const out = `${r.stdout ?? ""}${r.stderr ?? ""}`;
     const fp = /userspace - ptrace set fp regs failed, errno = (\d+)/.exec(out);
     hostProbe = {
       result: fp
-        ? `User-Mode Linux 6.1 cannot run a process on this host: ptrace(PTRACE_SETREGSET, NT_X86_XSTATE) fails with errno ${fp[1]} ("userspace - ptrace set fp regs failed"), the host's XSAVE area being larger than UML 6.1's buffer (AMX/AVX-512 CPUs); Debian 12 packages no newer UML, so the IPVS and kube-ipvs0 tests cannot run on this machine`
+        ? `User-Mode Linux 6.1 cannot run a process on this host even with ${UML_XSTATE_SHIM}: ptrace(PTRACE_SETREGSET, NT_X86_XSTATE) fails with errno ${fp[1]} ("userspace - ptrace set fp regs failed"); Debian 12 packages no newer UML, so the IPVS and kube-ipvs0 tests cannot run on this machine`
         : null,
     };
   } finally {
@@ -310,7 +329,7 @@ export async function bootUml(opts: UmlOptions): Promise<UmlResult> {
     stdio: ["ignore", "pipe", "pipe"],
     // spawnOwned: its own process group (a timeout kills every process UML forked), listed for the
     // suite's exit hook, tagged with the suite's marker.
-    env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: workDir, TMPDIR: memoryDir() },
+    env: umlHostEnv(workDir, memoryDir()),
   });
   const chunks: Buffer[] = [];
   child.stdout?.on("data", (b: Buffer) => chunks.push(b));
