@@ -18,6 +18,8 @@ chmod 0755 dist/agent/native/proxyscope-nft-generation
 
 if [ -f test/helpers/uml/xstate-shim.c ]; then
   mkdir -p dist/uml
+  # Built aside and renamed: a UML boot still running has the old one mapped.
   "$cc" -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
-    -o dist/uml/uml-xstate-shim.so test/helpers/uml/xstate-shim.c -ldl
+    -o dist/uml/uml-xstate-shim.so.new test/helpers/uml/xstate-shim.c -ldl
+  mv -f dist/uml/uml-xstate-shim.so.new dist/uml/uml-xstate-shim.so
 fi

@@ -9,13 +9,15 @@
  * standard-format XSAVE buffer is needed", -EFAULT). On an AMX host that area is 11,008 bytes, so every
  * guest process dies before it runs ("userspace - ptrace set fp regs failed, errno = 14").
  *
- * What: a SET shorter than the host's area is passed on as the whole area, UML's bytes first and the
- * rest zero. That is exact, not an approximation, when the header's XSTATE_BV (bytes 512..519) marks
- * no component that lies beyond UML's bytes: an unmarked component is restored to its initial state,
- * which is the state it was in. The traced processes are UML's host processes, which never ask the host
- * for AMX (arch_prctl ARCH_REQ_XCOMP_PERM; guest system calls never reach the host), so AMX is never
- * marked. If some component beyond UML's bytes is marked, the shim cannot know its value and leaves
- * the call alone (the original EFAULT). Every other ptrace call is passed through untouched.
+ * What: a SET of another size than the host's area is passed on as exactly that area: UML's bytes
+ * first and the rest zero when UML's buffer is shorter (AMX hosts), UML's bytes cut to the area when it
+ * is longer (hosts without AVX-512, same EFAULT). Exact, not an approximation, when the header's
+ * XSTATE_BV (bytes 512..519) marks no component beyond the bytes passed on: an unmarked component is
+ * restored to its initial state, which is the state it was in. The traced processes are UML's host
+ * processes, which never ask the host for AMX (arch_prctl ARCH_REQ_XCOMP_PERM; guest system calls never
+ * reach the host), so AMX is never marked; and the host never marks a component it lacks. Otherwise
+ * the shim cannot know a marked component's value and leaves the call alone (the original EFAULT).
+ * Every other ptrace call is passed through untouched.
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -88,8 +90,9 @@ long ptrace(enum __ptrace_request req, ...)
 
 	struct iovec *iov = data;
 	size_t full = host_xsave_size();
-	if (full == 0 || iov->iov_len >= full || iov->iov_len < LEGACY_AND_HEADER ||
-	    !marked_within(iov->iov_base, iov->iov_len))
+	size_t keep = iov->iov_len < full ? iov->iov_len : full;
+	if (full < LEGACY_AND_HEADER || iov->iov_len == full || iov->iov_len < LEGACY_AND_HEADER ||
+	    !marked_within(iov->iov_base, keep))
 		return next(req, pid, addr, data);
 
 	unsigned char *whole = calloc(1, full);
@@ -97,7 +100,7 @@ long ptrace(enum __ptrace_request req, ...)
 		errno = ENOMEM;
 		return -1;
 	}
-	memcpy(whole, iov->iov_base, iov->iov_len);
+	memcpy(whole, iov->iov_base, keep);
 	struct iovec all = { .iov_base = whole, .iov_len = full };
 	long r = next(req, pid, addr, &all);
 	int saved = errno;
