@@ -130,6 +130,41 @@ if (!netnsAvailable()) {
     };
   }
 
+  // The iptables probe asks the kernel's table list before running iptables-legacy-save (an empty or
+  // absent list: no table, and the tool is not run). What that rests on, on this kernel: a fresh
+  // namespace lists no table even with ip_tables loaded, the first legacy rule makes its table appear,
+  // and the next probe reads it.
+  t.test("legacy tables appear in the kernel's list on first use, and the probe follows", async (t) => {
+    await withNetns(async (ns) => {
+      const names = () => ns.exec(["cat", "/proc/net/ip_tables_names"]);
+      const probe = () => {
+        const run = ns.runNode(fileURLToPath(new URL("test/kernel/netfilter-driver.mjs", root)));
+        t.equal(run.code, 0, run.stderr);
+        const out = JSON.parse(run.stdout) as {
+          iptables: {
+            ok: boolean;
+            facts: {
+              backends: {
+                backend: string;
+                family: string;
+                read: boolean;
+                totalRules?: number;
+                kubeChains?: { name: string }[];
+              }[];
+            };
+          };
+        };
+        return out.iptables.facts.backends.find((b) => b.backend === "legacy" && b.family === "ipv4");
+      };
+      const before = names();
+      t.equal(before.code === 0 ? before.stdout.trim() : "", "", "a fresh namespace lists no legacy table");
+      t.match(probe(), { read: true, totalRules: 0, kubeChains: [] });
+      ns.must(["iptables-legacy", "-t", "nat", "-N", "KUBE-MARK-MASQ"]);
+      t.match(names(), { code: 0, stdout: /^nat$/m }, "the first rule made the nat table");
+      t.match(probe(), { read: true, kubeChains: [{ name: "KUBE-MARK-MASQ" }] }, "and the probe reads it");
+    });
+  });
+
   for (const [name, load] of Object.entries(SCENARIOS)) {
     t.test(name, async (t) => {
       await withNetns(async (ns) => {

@@ -1,5 +1,5 @@
 import t from "tap";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolRunner } from "../../../agent/io/run.js";
@@ -18,17 +18,31 @@ function toolDir(
     const data = spec.file ? readFileSync(new URL(spec.file, rec), "utf8") : (spec.text ?? "");
     const out = join(dir, `${name}.out`);
     writeFileSync(out, data);
-    const script = `#!/bin/sh\n/bin/cat '${out}'\n${spec.stderr ? `echo '${spec.stderr}' >&2\n` : ""}exit ${spec.code ?? 0}\n`;
+    // Each run leaves <name>.ran, so a test can tell a tool that was not started from one that printed nothing.
+    const script = `#!/bin/sh\n: > '${join(dir, `${name}.ran`)}'\n/bin/cat '${out}'\n${spec.stderr ? `echo '${spec.stderr}' >&2\n` : ""}exit ${spec.code ?? 0}\n`;
     writeFileSync(join(dir, name), script);
     chmodSync(join(dir, name), 0o755);
   }
   return dir;
 }
 
+/**
+ * A /proc whose net/ip_tables_names and net/ip6_tables_names list these legacy tables (a name per
+ * line, as the kernel prints them); null leaves that file out (ip(6)_tables not loaded). The host's own
+ * /proc is not used: what it lists depends on the machine.
+ */
+function procWith(v4: string[] | null = ["filter", "nat"], v6: string[] | null = ["filter"]): string {
+  const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
+  mkdirSync(join(root, "net"));
+  if (v4 !== null) writeFileSync(join(root, "net/ip_tables_names"), v4.map((n) => `${n}\n`).join(""));
+  if (v6 !== null) writeFileSync(join(root, "net/ip6_tables_names"), v6.map((n) => `${n}\n`).join(""));
+  return root;
+}
+
 function ctx(dir: string, prior: ProbeContext["prior"] = {}): ProbeContext {
   return {
     hostRoot: "/",
-    procRoot: "/proc",
+    procRoot: procWith(),
     sysRoot: "/sys",
     tools: new ToolRunner([dir]),
     kubeProxyMetricsUrl: "http://127.0.0.1:10249",
@@ -142,3 +156,54 @@ t.test(
     t.match(r.error.message, /^legacy ipv4 could not be read/);
   },
 );
+
+t.test(
+  "iptables: no legacy table in the kernel's list is an empty legacy backend, without running the tool",
+  async (t) => {
+    const legacy = { text: "*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n" };
+    const dir = toolDir({
+      "iptables-legacy-save": legacy,
+      "ip6tables-legacy-save": legacy,
+      "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
+      "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },
+    });
+    // ip_tables loaded, no table made in this namespace yet (empty list); ip6_tables not loaded.
+    const r = await iptablesProbe.run({ ...ctx(dir), procRoot: procWith([], null) });
+    if (!r.ok) return t.fail(JSON.stringify(r.error));
+    t.same(
+      r.facts.backends
+        .slice(0, 2)
+        .map((b) => [b.family, b.read, b.read && b.totalRules, b.read && b.policies]),
+      [
+        ["ipv4", true, 0, {}],
+        ["ipv6", true, 0, {}],
+      ],
+    );
+    t.notOk(existsSync(join(dir, "iptables-legacy-save.ran")), "iptables-legacy-save was not run");
+    t.notOk(existsSync(join(dir, "ip6tables-legacy-save.ran")), "ip6tables-legacy-save was not run");
+    t.ok(existsSync(join(dir, "iptables-nft-save.ran")), "the nf_tables backends are read as before");
+
+    // A table in the list: the tool runs and what it prints is the backend.
+    const listed = await iptablesProbe.run({ ...ctx(dir), procRoot: procWith(["filter"], []) });
+    if (!listed.ok) return t.fail(JSON.stringify(listed.error));
+    t.match(listed.facts.backends[0], { family: "ipv4", read: true, policies: { "filter/INPUT": "ACCEPT" } });
+    t.ok(existsSync(join(dir, "iptables-legacy-save.ran")), "listed: iptables-legacy-save ran");
+    t.notOk(existsSync(join(dir, "ip6tables-legacy-save.ran")), "ip6: still nothing listed");
+  },
+);
+
+t.test("iptables: a table list that cannot be read is not taken for none: the tool is asked", async (t) => {
+  const dir = toolDir({
+    "iptables-legacy-save": { file: "iptables-mode/iptables-nft-save.txt" },
+    "ip6tables-legacy-save": { text: "" },
+    "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
+    "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },
+  });
+  const proc = procWith(null, null);
+  mkdirSync(join(proc, "net/ip_tables_names")); // there, but not a file that can be read
+  const r = await iptablesProbe.run({ ...ctx(dir), procRoot: proc });
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.ok(existsSync(join(dir, "iptables-legacy-save.ran")), "unreadable list: the tool ran");
+  t.equal(r.facts.backends[0]?.read && r.facts.backends[0].totalRules, 79, "and its answer is the backend");
+  t.notOk(existsSync(join(dir, "ip6tables-legacy-save.ran")), "ip6: no list at all is no table");
+});
