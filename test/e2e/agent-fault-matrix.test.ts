@@ -70,6 +70,10 @@ function hostTree(): string {
   put("proc/sys/kernel/osrelease", `${FIX}uml-6.1/proc/sys/kernel/osrelease`);
   put("proc/modules", `${FIX}uml-6.1/proc/modules`);
   put("proc/net/ip_vs", `${FIX}ipvs/kube-small/proc/net/ip_vs`);
+  // Legacy tables listed, so the probe runs the legacy tools and their faults are met (it skips them
+  // when the kernel lists none).
+  put("proc/net/ip_tables_names", `${FIX}proc-net-tables-names/proc/net/ip_tables_names`);
+  put("proc/net/ip6_tables_names", `${FIX}proc-net-tables-names/proc/net/ip6_tables_names`);
   const sysctls: Record<string, string> = {
     "net/ipv4/conf/all/arp_ignore": "1",
     "net/ipv4/conf/all/arp_announce": "2",
