@@ -16,10 +16,26 @@ export interface BootOptions {
   consoleLog: string;
 }
 
+/**
+ * The ptrace shim every UML boot preloads, the tests' and the bench's (test/helpers/uml/xstate-shim.c):
+ * without it UML 6.1 cannot run a process on an AMX host. Built by `npm run build`.
+ */
+export function umlXstateShim(repoRoot: string): string {
+  return join(repoRoot, "dist/uml/uml-xstate-shim.so");
+}
+
+/** The environment UML itself runs with (the guest's processes get theirs from the guest's init). */
+export function umlHostEnv(repoRoot: string, home: string, tmpdir: string): NodeJS.ProcessEnv {
+  return {
+    PATH: "/usr/sbin:/usr/bin:/sbin:/bin",
+    HOME: home,
+    TMPDIR: tmpdir,
+    LD_PRELOAD: umlXstateShim(repoRoot),
+  };
+}
+
 export async function bootUmlBench(o: BootOptions): Promise<{ exitCode: number | null; durationMs: number }> {
-  // The ptrace shim the tests' harness preloads too (test/helpers/uml/xstate-shim.c): without it UML 6.1
-  // cannot run a process on an AMX host.
-  const shim = join(o.repoRoot, "dist/uml/uml-xstate-shim.so");
+  const shim = umlXstateShim(o.repoRoot);
   if (!existsSync(shim)) throw new Error(`${shim} is missing: run \`npm run build\``);
   const umlDir = mkdtempSync(join(o.workDir, "uml-"));
   writeFileSync(join(o.workDir, "script.sh"), o.script, { mode: 0o755 });
@@ -62,7 +78,7 @@ export async function bootUmlBench(o: BootOptions): Promise<{ exitCode: number |
     {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
-      env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: umlDir, TMPDIR: "/dev/shm", LD_PRELOAD: shim },
+      env: umlHostEnv(o.repoRoot, umlDir, "/dev/shm"),
     },
   );
   const out = createWriteStream(o.consoleLog);

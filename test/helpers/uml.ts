@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { umlHostEnv as benchUmlHostEnv, umlXstateShim } from "../../bench/lib/uml.js";
 import { spawnOwned } from "./children.js";
 
 export const UML_KERNEL = process.env.PROXYSCOPE_UML_KERNEL ?? "/usr/bin/linux.uml";
@@ -22,16 +23,9 @@ export const UML_MODULES_ROOT = "/usr/lib/uml/modules";
 /** The repository root: the guest sees the same path, since its root is the host's "/". */
 export const REPO_ROOT = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 export const GUEST_LIB = join(REPO_ROOT, "test/helpers/uml/guest-lib.sh");
-/**
- * Preloaded into every UML boot: without it UML 6.1 cannot run a process on a host whose XSAVE area is
- * larger than its own buffer (AMX hosts); see test/helpers/uml/xstate-shim.c. Built by `npm run build`.
- */
-export const UML_XSTATE_SHIM = join(REPO_ROOT, "dist/uml/uml-xstate-shim.so");
-
-/** The environment UML itself runs with (the guest's processes get theirs from the guest's init). */
-export function umlHostEnv(home: string, tmpdir: string): NodeJS.ProcessEnv {
-  return { PATH: "/usr/sbin:/usr/bin:/sbin:/bin", HOME: home, TMPDIR: tmpdir, LD_PRELOAD: UML_XSTATE_SHIM };
-}
+/** Preloaded into every UML boot (bench/lib/uml.ts says why). */
+export const UML_XSTATE_SHIM = umlXstateShim(REPO_ROOT);
+const umlHostEnv = (home: string, tmpdir: string) => benchUmlHostEnv(REPO_ROOT, home, tmpdir);
 
 /** Modules by purpose; boots load `DEFAULT_MODULES` (all of them) unless told otherwise. */
 export const MODULE_GROUPS = {
