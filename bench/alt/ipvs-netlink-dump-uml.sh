@@ -1,7 +1,12 @@
 #!/bin/sh
 # Init script of one User-Mode Linux boot comparing /proc/net/ip_vs with bench/alt/ipvs-netlink-dump.c
 # (result: bench/results/ipvs-netlink.md). W holds the built dump as $W/ipvs-table and $W/rules.txt,
-# `ipvsadm -R` input of 10,000 Services x 10 endpoints (bench/lib/gen.ts ipvsadmRestore's format). Boot:
+# `ipvsadm -R` input of 10,000 TCP Services x 10 Masq endpoints, made exactly as measured by:
+#   python3 -c 'import sys
+#   for s in range(10000):
+#       v=f"10.{96+s//65536}.{(s//256)%256}.{s%256}"; print(f"-A -t {v}:80 -s rr")
+#       for d in range(10): print(f"-a -t {v}:80 -r 10.244.{s%250}.{d+1}:8080 -m -w 1")' > $W/rules.txt
+# Boot:
 #   LD_PRELOAD=dist/uml/uml-xstate-shim.so linux.uml mem=1024M root=/dev/root rootfstype=hostfs \
 #     rootflags=/ rw quiet init=$W/init.sh con=null con0=fd:0,fd:1 uml_dir=$W umid=exp1 </dev/null
 # Edit REPO and W to the checkout and the work directory (both on the host's disk; init gets no
