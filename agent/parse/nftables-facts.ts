@@ -18,7 +18,8 @@ const AFFINITY_PREFIX = "affinity-";
 
 export interface NftListings {
   tables: NftTable[];
-  chains: NftChain[];
+  /** The chain listing, or its summary made while it was read (chainSummaryBuilder). */
+  chains: readonly NftChain[] | ChainSummary;
   /** kube-proxy's named sets and maps with their elements (`nft -j list set|map`, or a family's `list sets|maps`). */
   sets: NftSet[];
   /** What `-t list sets|maps` declared: a set declared but missing from `sets` was not read. */
@@ -65,34 +66,35 @@ export interface ChainSummary {
   byTable: Map<string, TableChains>;
 }
 
-// A long-running agent reuses one chain listing (the same array) for many scans (probes/scan-cache.ts):
-// its 110,000 chains at 10,000 Services are grouped and counted once, not once a scan.
-const summaries = new WeakMap<readonly NftChain[], ChainSummary>();
+/** A summary that chains are added to one at a time, as they are read (nft-json's eachNftChain). */
+export function chainSummaryBuilder(): { add(c: NftChain): void; summary: ChainSummary } {
+  const summary: ChainSummary = { tables: [], byTable: new Map() };
+  return {
+    summary,
+    add(c) {
+      const k = `${c.family} ${c.table}`;
+      let t = summary.byTable.get(k);
+      if (t === undefined) {
+        t = { total: 0, service: 0, endpoint: 0, external: 0, hooked: [] };
+        summary.byTable.set(k, t);
+        summary.tables.push({ family: c.family, name: c.table });
+      }
+      t.total++;
+      if (c.hook !== undefined) t.hooked.push(c);
+      // The three prefixes exclude one another: one test at most matches.
+      if (SERVICE_CHAIN.test(c.name)) t.service++;
+      else if (ENDPOINT_CHAIN.test(c.name)) t.endpoint++;
+      else if (EXTERNAL_CHAIN.test(c.name)) t.external++;
+    },
+  };
+}
 
-/** The per-table summary of a chain listing, computed once per listing. */
-export function summarizeChains(chains: readonly NftChain[]): ChainSummary {
-  const known = summaries.get(chains);
-  if (known !== undefined) return known;
-  const tables: NftTable[] = [];
-  const byTable = new Map<string, TableChains>();
-  for (const c of chains) {
-    const k = `${c.family} ${c.table}`;
-    let t = byTable.get(k);
-    if (t === undefined) {
-      t = { total: 0, service: 0, endpoint: 0, external: 0, hooked: [] };
-      byTable.set(k, t);
-      tables.push({ family: c.family, name: c.table });
-    }
-    t.total++;
-    if (c.hook !== undefined) t.hooked.push(c);
-    // The three prefixes exclude one another: one test at most matches.
-    if (SERVICE_CHAIN.test(c.name)) t.service++;
-    else if (ENDPOINT_CHAIN.test(c.name)) t.endpoint++;
-    else if (EXTERNAL_CHAIN.test(c.name)) t.external++;
-  }
-  const summary = { tables, byTable };
-  summaries.set(chains, summary);
-  return summary;
+/** The per-table summary of a chain listing (a summary already made is taken as it is). */
+export function summarizeChains(chains: readonly NftChain[] | ChainSummary): ChainSummary {
+  if (!Array.isArray(chains)) return chains as ChainSummary;
+  const b = chainSummaryBuilder();
+  for (const c of chains as readonly NftChain[]) b.add(c);
+  return b.summary;
 }
 
 /** The table declares `nodeport-ips` (when the listing says so; a listing without declarations cannot). */

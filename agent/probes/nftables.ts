@@ -2,7 +2,7 @@ import type { ConfigzFacts } from "../facts/kube-proxy.js";
 import type { ProbeError } from "../facts/probe-error.js";
 import type { ExecResult } from "../io/run.js";
 import {
-  parseNftChains,
+  eachNftChain,
   parseNftSetNames,
   parseNftSets,
   type NftChain,
@@ -10,7 +10,7 @@ import {
   type NftSetName,
   type NftTable,
 } from "../parse/nft-json.js";
-import { nftablesFacts, setsToCount, summarizeChains } from "../parse/nftables-facts.js";
+import { chainSummaryBuilder, nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
 import type { Parsed } from "../parse/result.js";
 import type { NftablesFacts } from "../facts/netfilter.js";
 import { gatedRead, type Read } from "./gated-read.js";
@@ -86,15 +86,24 @@ async function listedSet(ctx: ProbeContext, s: NftSetName): Promise<Read<{ sets:
 
 const setArgv = (s: NftSetName) => ["-j", "list", s.kind, s.family, s.table, s.name].join(" ");
 
+// What a read keeps, in the scan and in the cache between scans. Parity (off unless --parity-snapshot)
+// is the only reader of the listings once the facts are made: without it they are dropped, which at
+// 10,000 Services is 110,000 chain objects (17 MB, bench/results/rss.md) and a few MB of nft's answers.
 interface NftRead {
   facts: NftablesFacts;
-  chains: NftChain[];
-  /** nft's answers by argv, for parity to reuse in the same scan. */
-  setAnswers: [string, string][];
+  /** kube-proxy's own table's chains (the endpoint chains parity counts), parity on only. */
+  parityChains?: NftChain[];
+  /** nft's answers by argv, for parity to reuse in the same scan; parity on only. */
+  setAnswers?: [string, string][];
+}
+
+/** The cache key's parts besides the generation: a read kept without parity's listings never serves parity. */
+export function nftablesCacheParts(table: string, parity: boolean): string[] {
+  return [`table ${table}`, `parity ${parity ? "on" : "off"}`];
 }
 
 /** Every nftables read the report needs: declarations, the counted sets' elements, the chains. */
-async function readAll(ctx: ProbeContext, name: string): Promise<Read<NftRead>> {
+async function readAll(ctx: ProbeContext, name: string, forParity: boolean): Promise<Read<NftRead>> {
   const declared: NftSetName[] = [];
   for (const what of ["sets", "maps"]) {
     const r = await listed(ctx, ["-j", "-t", "list", what], parseNftSetNames);
@@ -111,20 +120,23 @@ async function readAll(ctx: ProbeContext, name: string): Promise<Read<NftRead>> 
     setAnswers.push([setArgv(s), r.value.text]);
     sets.push(...r.value.sets);
   }
-  const chains = await listed(ctx, CHAINS, parseNftChains);
+  // Summarised as it is parsed, item by item: the listing (110,000 chains at 10,000 Services) is
+  // never one JSON tree nor one array, and only parity's chains are kept.
+  const summary = chainSummaryBuilder();
+  const parityChains: NftChain[] = [];
+  const chains = await listed(ctx, CHAINS, (text) =>
+    eachNftChain(text, (c) => {
+      summary.add(c);
+      if (forParity && c.table === name) parityChains.push(c);
+    }),
+  );
   if (!chains.ok) return chains;
   const tables = tablesOf([
-    ...summarizeChains(chains.value).tables.map((t) => ({ family: t.family, table: t.name })),
+    ...summary.summary.tables.map((t) => ({ family: t.family, table: t.name })),
     ...declared,
   ]);
-  return {
-    ok: true,
-    value: {
-      facts: nftablesFacts({ tables, chains: chains.value, sets, declared }, name),
-      chains: chains.value,
-      setAnswers,
-    },
-  };
+  const facts = nftablesFacts({ tables, chains: summary.summary, sets, declared }, name);
+  return { ok: true, value: forParity ? { facts, parityChains, setAnswers } : { facts } };
 }
 
 export const nftablesProbe = defineProbe("nftables", {
@@ -133,12 +145,13 @@ export const nftablesProbe = defineProbe("nftables", {
     const name = tableName(ctx);
     // Reused whole while the nf_tables generation stands still: at 10,000 Services these reads cost
     // seconds of CPU (the chain listing alone ~3 s on nft 1.0.6), and none of them can have changed.
-    const r = await gatedRead(ctx, "nftables", [`table ${name}`], () => readAll(ctx, name));
+    const forParity = (ctx.parity ?? null) !== null;
+    const parts = nftablesCacheParts(name, forParity);
+    const r = await gatedRead(ctx, "nftables", parts, () => readAll(ctx, name, forParity));
     if (!r.ok) return r;
-    if (ctx.shared) {
-      ctx.shared.nftChains = r.value.chains;
-      for (const [argv, text] of r.value.setAnswers) ctx.shared.nftSetAnswers.set(argv, text);
-    }
+    if (ctx.shared && r.value.parityChains !== undefined) ctx.shared.nftChains = r.value.parityChains;
+    if (ctx.shared)
+      for (const [argv, text] of r.value.setAnswers ?? []) ctx.shared.nftSetAnswers.set(argv, text);
     return { ok: true, facts: r.value.facts };
   },
 });

@@ -75,9 +75,9 @@ export interface ScanShared {
    * fresh read of it (after a read, to prove nothing changed during it). Absent: no cache, no reads.
    */
   generation?: { atStart(): Promise<GenerationRead>; now(): Promise<GenerationRead> };
-  /** Every chain of every table, as the nftables probe listed it (or reused it) in this scan. */
+  /** kube-proxy's table's chains, as the nftables probe listed (or reused) them; parity on only. */
   nftChains?: NftChain[];
-  /** The raw `nft -j list set|map <family> <table> <name>` answers of this scan, by argv. */
+  /** The raw `nft -j list set|map <family> <table> <name>` answers of this scan, by argv; parity on only. */
   nftSetAnswers: Map<string, string>;
   /** The raw `ip -j -d addr show` the addresses probe ran: every link, kube-ipvs0 among them. */
   addrListing?: string;

@@ -158,6 +158,18 @@ if (!netnsAvailable()) {
         full.chains,
         "an unknown generation reads everything, never counts as unchanged",
       );
+
+      // Parity off (the default): the same facts, and nothing kept for parity, read or reused.
+      const off = of("parity off");
+      read(off, "parity off, its own cache", /first read/);
+      t.same(off.chains, unknown.chains, "parity off: the same counts");
+      t.equal(off.setAnswers, 0, "parity off: no nft answer kept");
+      t.equal(off.listedChains, null, "parity off: no chain listing kept");
+      const offAgain = of("parity off, unchanged");
+      reused(offAgain, "parity off, nothing changed");
+      t.same(offAgain.chains, off.chains);
+      t.equal(offAgain.setAnswers, 0);
+      t.equal(offAgain.listedChains, null);
     }),
   );
 }

@@ -167,3 +167,57 @@ t.test(
     }
   },
 );
+
+t.test(
+  "nftables: what a long-running agent keeps between scans is parity's listings only while parity is on",
+  async (t) => {
+    // At 10,000 Services the chain listing is 110,000 chains (17 MB as objects, bench/results/rss.md)
+    // and the counted maps' raw answers a few MB more; only parity reads them after the facts are made.
+    const { readFileSync } = await import("node:fs");
+    const { parseNftChains } = await import("../../../agent/parse/nft-json.js");
+    const { cacheKey, newScanShared, ScanCache } = await import("../../../agent/probes/scan-cache.js");
+    const { nftablesCacheParts } = await import("../../../agent/probes/nftables.js");
+    const scenario = "nftables-v1.34";
+    const all = parseNftChains(readFileSync(new URL(`${scenario}/nft-list-chains.json`, rec), "utf8"));
+    if (!all.ok) return t.fail(all.error);
+    const kubeProxy = all.value.filter((c) => c.table === "kube-proxy");
+    t.ok(kubeProxy.length > 0 && kubeProxy.length < all.value.length, "the recording has other tables too");
+    const generation = async () => ({ ok: true as const, generation: 7 });
+    const dir = nftDir(NFT_DISPATCH(scenario));
+    const parityOn = { path: "/nonexistent", maxAgeS: 3600, node: "n1" };
+
+    for (const parity of [null, parityOn]) {
+      const label = parity === null ? "parity off" : "parity on";
+      const cache = new ScanCache(600_000);
+      for (const scan of ["read", "reused"]) {
+        const shared = newScanShared(generation);
+        const r = await nftablesProbe.run({ ...ctx(dir), cache, shared, parity });
+        if (!r.ok) return t.fail(JSON.stringify(r.error));
+        t.equal(shared.freshness[0]?.reused, scan === "reused", `${label}, ${scan}`);
+        if (parity === null) {
+          t.equal(shared.nftChains, undefined, `${label}, ${scan}: no chain listing shared`);
+          t.equal(shared.nftSetAnswers.size, 0, `${label}, ${scan}: no nft answer shared`);
+        } else {
+          t.same(shared.nftChains, kubeProxy, `${label}, ${scan}: kube-proxy's chains, no other table's`);
+          t.ok(
+            shared.nftSetAnswers.has("-j list map ip kube-proxy service-ips"),
+            `${label}, ${scan}: answers`,
+          );
+        }
+      }
+      const kept = cache.lookup<Record<string, unknown>>(
+        "nftables",
+        cacheKey(await generation(), ...nftablesCacheParts("kube-proxy", parity !== null)),
+      );
+      if (!kept.hit) return t.fail(`${label}: nothing cached (${kept.why})`);
+      const chains = kept.value.parityChains as unknown[] | undefined;
+      const answers = kept.value.setAnswers as unknown[] | undefined;
+      if (parity === null) {
+        t.same(Object.keys(kept.value).sort(), ["facts"], `${label}: the cache holds the facts alone`);
+      } else {
+        t.equal(chains?.length, kubeProxy.length, `${label}: the cache holds kube-proxy's chains`);
+        t.ok((answers?.length ?? 0) > 0, `${label}: and the maps' answers`);
+      }
+    }
+  },
+);
