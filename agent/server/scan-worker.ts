@@ -9,6 +9,7 @@ import { NodeMetrics } from "../metrics/node-metrics.js";
 import type { NodeReport } from "../report/schema.js";
 import { newScanCache, scanNode } from "../scan.js";
 import { verifyReport } from "../verify/run.js";
+import { exposedGc, HEAP_RELEASE_GROWTH_BYTES, HeapRelease } from "./heap-release.js";
 import { renderScan, transferList } from "./rendered-scan.js";
 import type { FromWorker, ScanWorkerData, ToWorker } from "./scan-thread.js";
 
@@ -31,12 +32,15 @@ let previous: NodeReport | null = data.previousReport
   ? (JSON.parse(new TextDecoder().decode(data.previousReport)) as NodeReport)
   : null;
 const message = (e: unknown) => (e as Error)?.message ?? String(e);
+// After the answer is posted, so the reducing GC never delays a report.
+const heap = new HeapRelease({ growthBytes: HEAP_RELEASE_GROWTH_BYTES, gc: exposedGc() });
 
 async function scan(id: number): Promise<void> {
   const report = await scanNode({ ...data.input, tools, cache, previous }, probes);
   const rendered = await renderScan(report, previous, metrics);
   previous = report;
   port.postMessage({ type: "report", id, scan: rendered } satisfies FromWorker, transferList(rendered));
+  heap.afterScan();
 }
 
 async function verify(id: number): Promise<void> {
@@ -44,6 +48,7 @@ async function verify(id: number): Promise<void> {
   if (data.verify === undefined) throw new Error("this scan thread was started without verify options");
   const result = await verifyReport(previous, { ...data.input, tools }, data.verify);
   port.postMessage({ type: "verified", id, result } satisfies FromWorker);
+  heap.afterScan();
 }
 
 port.on("message", (m: ToWorker) => {
