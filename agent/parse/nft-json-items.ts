@@ -18,6 +18,9 @@ const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
+// The next quote or bracket: one character class, so no backtracking however long the text.
+const STRUCTURAL = /["{}[\]]/g;
+
 const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 class Cursor {
@@ -33,12 +36,16 @@ class Cursor {
   /** The end (exclusive) of the string opening at `from`, or -1. */
   stringEnd(from: number): number {
     const t = this.text;
-    for (let p = from + 1; p < t.length; p++) {
-      const c = t.charCodeAt(p);
-      if (c === BACKSLASH) p++;
-      else if (c === QUOTE) return p + 1;
+    // A quote ends the string unless an odd run of backslashes escapes it. Not a regular expression:
+    // V8's backtracking stack overflows on a string of megabytes.
+    for (let p = from + 1; ;) {
+      const q = t.indexOf('"', p);
+      if (q < 0) return -1;
+      let k = q - 1;
+      while (t.charCodeAt(k) === BACKSLASH) k--;
+      if ((q - 1 - k) % 2 === 0) return q + 1;
+      p = q + 1;
     }
-    return -1;
   }
   /** The end (exclusive) of the value starting at the cursor, or -1; JSON.parse checks what it holds. */
   valueEnd(): number {
@@ -54,23 +61,39 @@ class Cursor {
       }
       return p;
     }
+    // The regular expressions skip what no bracket can be in (test(), not exec(): nothing allocated
+    // per token, which on 15 MB is over a million tokens).
     let depth = 0;
-    for (let p = this.pos; p < t.length; p++) {
+    STRUCTURAL.lastIndex = this.pos;
+    while (STRUCTURAL.test(t)) {
+      const p = STRUCTURAL.lastIndex - 1;
       const c = t.charCodeAt(p);
       if (c === QUOTE) {
         const end = this.stringEnd(p);
         if (end < 0) return -1;
-        p = end - 1;
+        STRUCTURAL.lastIndex = end;
       } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
-      else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        depth--;
-        if (depth === 0) return p + 1;
-      }
+      else if (--depth === 0) return p + 1;
     }
     return -1;
   }
   /** The value at the cursor, parsed, and the cursor moved past it; undefined when it is not JSON. */
   value(): { ok: true; v: unknown } | { ok: false } {
+    // Fast path for nft's one-object items ({"chain": {...}}): try up to the next "}}". When that
+    // slice parses, it is the whole item (an object's extent is fixed by its opening brace, and the
+    // slice is a prefix of the text); when it does not, the scan below finds the end.
+    if (this.text.charCodeAt(this.pos) === OPEN_BRACE) {
+      const close = this.text.indexOf("}}", this.pos);
+      if (close > 0) {
+        try {
+          const v: unknown = JSON.parse(this.text.slice(this.pos, close + 2));
+          this.pos = close + 2;
+          return { ok: true, v };
+        } catch {
+          // not the item's end: scanned below
+        }
+      }
+    }
     const end = this.valueEnd();
     if (end <= this.pos) return { ok: false };
     try {

@@ -139,3 +139,23 @@ t.test("mutated listings and arbitrary JSON: the two readers agree", async (t) =
   );
   t.pass(`${FUZZ_RUNS * 5 * 3} inputs`);
 });
+
+t.test(
+  "megabyte strings, deep nesting and escapes never throw (no backtracking, no recursion)",
+  async (t) => {
+    const cases: [string, string, boolean][] = [
+      ["an unterminated 20 MB string", '{"nftables": ["' + "a".repeat(20e6) + "]}", false],
+      ["a 20 MB string in an item", '{"nftables": [{"x": "' + "a".repeat(20e6) + '"}]}', true],
+      ["5 M escaped backslashes", '{"nftables": [{"x": "' + "\\\\".repeat(5e6) + '"}]}', true],
+      ["an escaped quote that ends nothing", '{"nftables": [{"x": "' + '\\"'.repeat(1e6) + "]}", false],
+      ["a million open brackets", '{"nftables": [' + "[".repeat(1e6) + "]}", false],
+      ["a million balanced brackets", '{"nftables": [' + "[".repeat(1e6) + "]".repeat(1e6) + "]}", false],
+    ];
+    for (const [what, text, ok] of cases) {
+      let r: ReturnType<typeof itemByItem> | undefined;
+      t.doesNotThrow(() => (r = itemByItem(text)), what);
+      t.equal(r?.ok, ok, what);
+      t.equal(agree(text), null, what);
+    }
+  },
+);
