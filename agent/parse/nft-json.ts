@@ -149,6 +149,17 @@ export function eachNftChain(text: string, visit: (c: NftChain) => void): Parsed
 /** A named set or map as `nft -j -t list sets|maps` declares it: no elements, so no count. */
 export type NftSetName = Omit<NftSet, "elements" | "nodePorts" | "addresses">;
 
+/**
+ * A set's key type: a name ("ipv4_addr") or a concatenation's names, or "" when absent. Anything
+ * else is not nft's: null (String() of an object whose toString is not a function throws).
+ */
+function setType(t: unknown): string | null {
+  if (t === undefined || t === null) return "";
+  if (typeof t === "string") return t;
+  if (Array.isArray(t) && t.every((x) => typeof x === "string")) return t.join(" . ");
+  return null;
+}
+
 /** Each set/map object of a listing, checked; `command` names the listing in errors. */
 function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSetName }[]> {
   const r = nftItems(text, command);
@@ -162,7 +173,8 @@ function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSe
     if (!isObj(s) || f === null || typeof s.table !== "string" || typeof s.name !== "string") {
       return unparsable(`${command}: bad ${kind} ${excerpt(JSON.stringify(s))}`);
     }
-    const type = Array.isArray(s.type) ? s.type.map(String).join(" . ") : String(s.type ?? "");
+    const type = setType(s.type);
+    if (type === null) return unparsable(`${command}: bad type of ${kind} ${excerpt(JSON.stringify(s))}`);
     out.push({ s, decl: { family: f, table: s.table, name: s.name, kind, type } });
   }
   return parsed(out);

@@ -158,3 +158,22 @@ t.test("empty node, and garbage", async (t) => {
   const whole = read("nftables-v1.34", "nft-list-chains.json");
   t.equal(parseNftChains(whole.slice(0, whole.length / 2)).ok, false, "truncated JSON");
 });
+
+t.test("a set whose type is not nft's is a named failure, never a throw", async (t) => {
+  // Found by the fuzz test: String() of {"toString": <number>} throws TypeError.
+  const { parseNftSetNames } = await import("../../../agent/parse/nft-json.js");
+  const set = (type: unknown) =>
+    JSON.stringify({ nftables: [{ set: { family: "ip", name: "s", table: "kube-proxy", type } }] });
+  for (const bad of [{ toString: -5e-324 }, [{ toString: 1 }], 7, ["ipv4_addr", 1]]) {
+    for (const parse of [parseNftSets, parseNftSetNames]) {
+      let r: ReturnType<typeof parseNftSets> | ReturnType<typeof parseNftSetNames> | undefined;
+      t.doesNotThrow(() => (r = parse(set(bad))), JSON.stringify(bad));
+      t.equal(r?.ok, false, JSON.stringify(bad));
+      t.match(r && !r.ok && r.error, /bad type of set/);
+    }
+  }
+  const ok = parseNftSets(set(["ipv4_addr", "inet_proto", "inet_service"]));
+  t.equal(ok.ok && ok.value[0]!.type, "ipv4_addr . inet_proto . inet_service");
+  const none = parseNftSets(set(undefined));
+  t.equal(none.ok && none.value[0]!.type, "");
+});
