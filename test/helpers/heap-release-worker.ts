@@ -1,9 +1,9 @@
-// Runs in a worker thread with the scan thread's resource limits (heap-release.test.ts): makes a scan's
-// worth of garbage (a large parsed JSON document, dropped), then lets HeapRelease decide, and reports the
-// V8 heap before and after.
+// Runs in a worker thread with the scan thread's resource limits (test/unit/server/heap-release.test.ts):
+// makes a scan's worth of garbage (a large parsed JSON document, dropped), then lets HeapRelease decide,
+// and reports the V8 heap before and after. A helper, not a test file: tap would run it on its own.
 import { getHeapStatistics } from "node:v8";
 import { parentPort, workerData } from "node:worker_threads";
-import { exposedGc, HEAP_RELEASE_GROWTH_BYTES, HeapRelease } from "../../../agent/server/heap-release.js";
+import { exposedGc, HEAP_RELEASE_GROWTH_BYTES, HeapRelease } from "../../agent/server/heap-release.js";
 
 const { garbageItems } = workerData as { garbageItems: number };
 const heap = new HeapRelease({ growthBytes: HEAP_RELEASE_GROWTH_BYTES, gc: exposedGc() });

@@ -29,7 +29,7 @@ t.test("the reducing GC runs only when the heap outgrew the last one by the marg
 t.test(
   "in a worker with the scan thread's limits, a large scan's garbage goes back, small scans pay nothing",
   async (t) => {
-    const w = new Worker(new URL("./heap-release-worker.ts", import.meta.url), {
+    const w = new Worker(new URL("../../helpers/heap-release-worker.ts", import.meta.url), {
       workerData: { garbageItems: 600_000 },
       resourceLimits: SCAN_THREAD_LIMITS,
     });
