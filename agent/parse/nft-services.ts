@@ -163,24 +163,47 @@ export function addNftChains(into: NftServed, text: string, table: string): Pars
   return parsed(addChains(into, chains, table));
 }
 
-/** The same from a listing already parsed (the nftables probe's, reused within one scan). */
-export function addChains(
-  into: NftServed,
+/** What parity takes from kube-proxy's chains: the endpoints behind each Service port, the families. */
+export type NftChainServed = Pick<NftServed, "endpoints" | "truncatedEndpointChains" | "families">;
+
+/**
+ * Adds one chain of a listing (kube-proxy's table only). The nftables probe calls it as it reads the
+ * chain listing, so parity keeps these endpoints (~10 per Service) rather than every chain object.
+ */
+export function addChain(
+  into: NftChainServed,
+  c: { family: unknown; table: unknown; name: unknown },
+  table: string,
+): void {
+  if (c.table !== table || typeof c.name !== "string") return;
+  if (c.family === "ip" || c.family === "ip6") into.families.add(c.family);
+  const ep = endpointOfChain(c.name);
+  if (ep === null) return;
+  if (ep === "truncated") {
+    into.truncatedEndpointChains++;
+    return;
+  }
+  const set = into.endpoints.get(ep.key) ?? new Set<string>();
+  set.add(ep.endpoint);
+  into.endpoints.set(ep.key, set);
+}
+
+/** The same for a listing already parsed. */
+export function addChains<T extends NftChainServed>(
+  into: T,
   chains: readonly { family: unknown; table: unknown; name: unknown }[],
   table: string,
-): NftServed {
-  for (const c of chains) {
-    if (c.table !== table || typeof c.name !== "string") continue;
-    if (c.family === "ip" || c.family === "ip6") into.families.add(c.family);
-    const ep = endpointOfChain(c.name);
-    if (ep === null) continue;
-    if (ep === "truncated") {
-      into.truncatedEndpointChains++;
-      continue;
-    }
-    const set = into.endpoints.get(ep.key) ?? new Set<string>();
-    set.add(ep.endpoint);
-    into.endpoints.set(ep.key, set);
-  }
+): T {
+  for (const c of chains) addChain(into, c, table);
   return into;
+}
+
+/** A scan's served, starting from chains read earlier (copied: a kept read is never written to). */
+export function servedFrom(chains: NftChainServed): NftServed {
+  return {
+    ...emptyServed(),
+    endpoints: new Map(chains.endpoints),
+    truncatedEndpointChains: chains.truncatedEndpointChains,
+    families: new Set(chains.families),
+  };
 }

@@ -5,12 +5,12 @@ import {
   eachNftChain,
   parseNftSetNames,
   parseNftSets,
-  type NftChain,
   type NftSet,
   type NftSetName,
   type NftTable,
 } from "../parse/nft-json.js";
 import { chainSummaryBuilder, nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
+import { addChain, type NftChainServed } from "../parse/nft-services.js";
 import type { Parsed } from "../parse/result.js";
 import type { NftablesFacts } from "../facts/netfilter.js";
 import { gatedRead, type Read } from "./gated-read.js";
@@ -87,12 +87,13 @@ async function listedSet(ctx: ProbeContext, s: NftSetName): Promise<Read<{ sets:
 const setArgv = (s: NftSetName) => ["-j", "list", s.kind, s.family, s.table, s.name].join(" ");
 
 // What a read keeps, in the scan and in the cache between scans. Parity (off unless --parity-snapshot)
-// is the only reader of the listings once the facts are made: without it they are dropped, which at
-// 10,000 Services is 110,000 chain objects (17 MB, bench/results/rss.md) and a few MB of nft's answers.
+// is the only reader of the listings once the facts are made. Kept whole they were 110,000 chain objects
+// at 10,000 Services (17 MB, bench/results/rss.md) and a few MB of nft's answers: parity keeps only the
+// endpoints it compares, and without parity nothing is kept.
 interface NftRead {
   facts: NftablesFacts;
-  /** kube-proxy's own table's chains (the endpoint chains parity counts), parity on only. */
-  parityChains?: NftChain[];
+  /** What parity takes from kube-proxy's chains (endpoints per Service port), parity on only. */
+  parityChains?: NftChainServed;
   /** nft's answers by argv, for parity to reuse in the same scan; parity on only. */
   setAnswers?: [string, string][];
 }
@@ -121,13 +122,17 @@ async function readAll(ctx: ProbeContext, name: string, forParity: boolean): Pro
     sets.push(...r.value.sets);
   }
   // Summarised as it is parsed, item by item: the listing (110,000 chains at 10,000 Services) is
-  // never one JSON tree nor one array, and only parity's chains are kept.
+  // never one JSON tree nor one array, and only the endpoints parity compares are kept.
   const summary = chainSummaryBuilder();
-  const parityChains: NftChain[] = [];
+  const parityChains: NftChainServed = {
+    endpoints: new Map(),
+    truncatedEndpointChains: 0,
+    families: new Set(),
+  };
   const chains = await listed(ctx, CHAINS, (text) =>
     eachNftChain(text, (c) => {
       summary.add(c);
-      if (forParity && c.table === name) parityChains.push(c);
+      if (forParity) addChain(parityChains, c, name);
     }),
   );
   if (!chains.ok) return chains;
@@ -149,7 +154,7 @@ export const nftablesProbe = defineProbe("nftables", {
     const parts = nftablesCacheParts(name, forParity);
     const r = await gatedRead(ctx, "nftables", parts, () => readAll(ctx, name, forParity));
     if (!r.ok) return r;
-    if (ctx.shared && r.value.parityChains !== undefined) ctx.shared.nftChains = r.value.parityChains;
+    if (ctx.shared && r.value.parityChains !== undefined) ctx.shared.nftChainServed = r.value.parityChains;
     if (ctx.shared)
       for (const [argv, text] of r.value.setAnswers ?? []) ctx.shared.nftSetAnswers.set(argv, text);
     return { ok: true, facts: r.value.facts };

@@ -4,7 +4,7 @@ import { IpvsSnapshot, type ParityFacts } from "../facts/parity.js";
 import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { writeFileAtomic } from "../io/snapshot-file.js";
-import { addChains, addNftChains, addNftMaps, emptyServed } from "../parse/nft-services.js";
+import { addNftChains, addNftMaps, emptyServed, servedFrom } from "../parse/nft-services.js";
 import { buildSnapshot, compareParity } from "../parse/parity.js";
 import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
 
@@ -104,7 +104,8 @@ async function compare(
   if (age.ageSeconds > p.maxAgeS) return { ok: true, facts: { state: "stale", path: p.path, ...age } };
 
   const table = tableName(ctx);
-  const served = emptyServed();
+  const listedChains = ctx.shared?.nftChainServed;
+  const served = listedChains !== undefined ? servedFrom(listedChains) : emptyServed();
   // What the nftables probe already listed in this scan (its chain listing, its answers for these
   // maps) is used as is: at 10,000 Services `list chains` alone is ~3 s of CPU (bench/results).
   const shared = ctx.shared;
@@ -123,8 +124,6 @@ async function compare(
           error: { kind: "garbage", message: parsed.error, command: `nft ${args.join(" ")}` },
         } as const);
   };
-  const listedChains = shared?.nftChains;
-  if (listedChains !== undefined) addChains(served, listedChains, table);
   for (const family of ["ip", "ip6"]) {
     if (listedChains === undefined) {
       const c = await nft(["-j", "list", "chains", family], addNftChains);

@@ -1,7 +1,7 @@
 import type { SourceFreshness } from "../facts/freshness.js";
 import type { GenerationRead } from "../io/nft-generation.js";
 import type { IpvsProcTable } from "../parse/ipvs-proc.js";
-import type { NftChain } from "../parse/nft-json.js";
+import type { NftChainServed } from "../parse/nft-services.js";
 
 /**
  * What a long-running agent keeps between scans (issue #14: "do not redo work that cannot have
@@ -75,8 +75,8 @@ export interface ScanShared {
    * fresh read of it (after a read, to prove nothing changed during it). Absent: no cache, no reads.
    */
   generation?: { atStart(): Promise<GenerationRead>; now(): Promise<GenerationRead> };
-  /** kube-proxy's table's chains, as the nftables probe listed (or reused) them; parity on only. */
-  nftChains?: NftChain[];
+  /** What parity takes from kube-proxy's chains, as the nftables probe read (or reused) them; parity on only. */
+  nftChainServed?: NftChainServed;
   /** The raw `nft -j list set|map <family> <table> <name>` answers of this scan, by argv; parity on only. */
   nftSetAnswers: Map<string, string>;
   /** The raw `ip -j -d addr show` the addresses probe ran: every link, kube-ipvs0 among them. */

@@ -41,7 +41,9 @@ async function scan(label, readGeneration = realGeneration, over = { cache, pari
     iptablesNftRules: nft4?.read ? nft4.totalRules : null,
     firewallChains: nft4?.read ? nft4.firewallChains : null,
     setAnswers: shared.nftSetAnswers.size,
-    listedChains: shared.nftChains?.length ?? null,
+    parityEndpoints: shared.nftChainServed
+      ? [...shared.nftChainServed.endpoints.values()].reduce((n, e) => n + e.size, 0)
+      : null,
     freshness: shared.freshness,
   });
 }

@@ -52,7 +52,7 @@ interface Scan {
   iptablesNftRules: number | null;
   firewallChains: Record<string, number> | null;
   setAnswers: number;
-  listedChains: number | null;
+  parityEndpoints: number | null;
   freshness: { source: string; reused: boolean; why: string; readAt: string }[];
 }
 
@@ -103,7 +103,7 @@ if (!netnsAvailable()) {
       t.type(first.generation, "number", "the real generation id was read");
       const base = first.chains!;
       t.ok(first.serviceIps! > 0, "service-ips elements counted");
-      t.ok(first.setAnswers > 0 && first.listedChains! > 0, "parity's listings are shared");
+      t.ok(first.setAnswers > 0 && first.parityEndpoints! > 0, "parity's listings are shared");
 
       const same = of("unchanged");
       reused(same, "nothing changed");
@@ -112,7 +112,7 @@ if (!netnsAvailable()) {
       t.equal(same.serviceIps, first.serviceIps);
       t.equal(same.iptablesNftRules, first.iptablesNftRules);
       t.equal(same.setAnswers, first.setAnswers, "and parity still gets nft's answers");
-      t.equal(same.listedChains, first.listedChains, "and the chain listing");
+      t.equal(same.parityEndpoints, first.parityEndpoints, "and the endpoints of the chain listing");
 
       const readers = of("after other readers");
       t.equal(readers.generation, first.generation, "a listing by nft or iptables-nft-save moves nothing");
@@ -123,6 +123,7 @@ if (!netnsAvailable()) {
       t.equal(added.chains!.service, base.service + 1, "the new Service's chain is in the report");
       t.equal(added.chains!.endpoint, base.endpoint + 1, "and its endpoint's");
       t.equal(added.serviceIps, first.serviceIps! + 1, "with its service-ips element");
+      t.equal(added.parityEndpoints, first.parityEndpoints! + 1, "and parity sees its endpoint");
       reused(of("unchanged after the service"), "no change since");
 
       const other = of("another program's iptables-nft rule");
@@ -164,12 +165,12 @@ if (!netnsAvailable()) {
       read(off, "parity off, its own cache", /first read/);
       t.same(off.chains, unknown.chains, "parity off: the same counts");
       t.equal(off.setAnswers, 0, "parity off: no nft answer kept");
-      t.equal(off.listedChains, null, "parity off: no chain listing kept");
+      t.equal(off.parityEndpoints, null, "parity off: no chain listing kept");
       const offAgain = of("parity off, unchanged");
       reused(offAgain, "parity off, nothing changed");
       t.same(offAgain.chains, off.chains);
       t.equal(offAgain.setAnswers, 0);
-      t.equal(offAgain.listedChains, null);
+      t.equal(offAgain.parityEndpoints, null);
     }),
   );
 }

@@ -182,6 +182,14 @@ t.test(
     if (!all.ok) return t.fail(all.error);
     const kubeProxy = all.value.filter((c) => c.table === "kube-proxy");
     t.ok(kubeProxy.length > 0 && kubeProxy.length < all.value.length, "the recording has other tables too");
+    const { addChains, emptyServed } = await import("../../../agent/parse/nft-services.js");
+    const { endpoints, truncatedEndpointChains, families } = addChains(
+      emptyServed(),
+      all.value,
+      "kube-proxy",
+    );
+    const served = { endpoints, truncatedEndpointChains, families };
+    t.ok(endpoints.size > 0, "the recording has endpoint chains");
     const generation = async () => ({ ok: true as const, generation: 7 });
     const dir = nftDir(NFT_DISPATCH(scenario));
     const parityOn = { path: "/nonexistent", maxAgeS: 3600, node: "n1" };
@@ -195,10 +203,10 @@ t.test(
         if (!r.ok) return t.fail(JSON.stringify(r.error));
         t.equal(shared.freshness[0]?.reused, scan === "reused", `${label}, ${scan}`);
         if (parity === null) {
-          t.equal(shared.nftChains, undefined, `${label}, ${scan}: no chain listing shared`);
+          t.equal(shared.nftChainServed, undefined, `${label}, ${scan}: no chain listing shared`);
           t.equal(shared.nftSetAnswers.size, 0, `${label}, ${scan}: no nft answer shared`);
         } else {
-          t.same(shared.nftChains, kubeProxy, `${label}, ${scan}: kube-proxy's chains, no other table's`);
+          t.same(shared.nftChainServed, served, `${label}, ${scan}: the endpoints of kube-proxy's chains`);
           t.ok(
             shared.nftSetAnswers.has("-j list map ip kube-proxy service-ips"),
             `${label}, ${scan}: answers`,
@@ -210,12 +218,12 @@ t.test(
         cacheKey(await generation(), ...nftablesCacheParts("kube-proxy", parity !== null)),
       );
       if (!kept.hit) return t.fail(`${label}: nothing cached (${kept.why})`);
-      const chains = kept.value.parityChains as unknown[] | undefined;
+      const chains = kept.value.parityChains as typeof served | undefined;
       const answers = kept.value.setAnswers as unknown[] | undefined;
       if (parity === null) {
         t.same(Object.keys(kept.value).sort(), ["facts"], `${label}: the cache holds the facts alone`);
       } else {
-        t.equal(chains?.length, kubeProxy.length, `${label}: the cache holds kube-proxy's chains`);
+        t.same(chains, served, `${label}: the cache holds the endpoints parity compares, no chain`);
         t.ok((answers?.length ?? 0) > 0, `${label}: and the maps' answers`);
       }
     }

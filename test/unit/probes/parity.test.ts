@@ -12,8 +12,9 @@ import { tree } from "../../helpers/probe-context.js";
 // #17's probe against real files and a stand-in nft that prints what the real nft 1.0.6 printed for
 // kube-proxy's 1.34 test ruleset (test/fixtures/netfilter/recorded/nftables-v1.34).
 const rec = new URL("../../fixtures/netfilter/recorded/nftables-v1.34/", import.meta.url).pathname;
-const NFT = (fail: boolean) => `#!/bin/sh
+const NFT = (fail: boolean, noChains = false) => `#!/bin/sh
 ${fail ? 'echo "Error: cache initialization failed: Operation not permitted" >&2; exit 1' : ""}
+${noChains ? 'case "$*" in "-j list chains"*) echo "chains asked again" >&2; exit 99 ;; esac' : ""}
 case "$*" in
   "-j list map ip kube-proxy "*) /bin/cat '${rec}nft-list-maps-ip.json' ;;
   "-j list chains ip") /bin/cat '${rec}nft-list-chains.json' ;;
@@ -35,9 +36,9 @@ TCP  C0A80002:0BB9 rr
 
 function ctx(
   t: Parameters<typeof tree>[0],
-  o: { mode: string; path: string; nftFails?: boolean; maxAgeS?: number },
+  o: { mode: string; path: string; nftFails?: boolean; maxAgeS?: number; noChains?: boolean },
 ): ProbeContext {
-  const dir = tree(t, { nft: NFT(o.nftFails ?? false), proc: { net: { ip_vs: IP_VS } } });
+  const dir = tree(t, { nft: NFT(o.nftFails ?? false, o.noChains), proc: { net: { ip_vs: IP_VS } } });
   chmodSync(join(dir, "nft"), 0o755);
   return {
     hostRoot: "/",
@@ -133,6 +134,51 @@ t.test("after the switch: the 1.34 table serves svc1 and svc2, a third address l
   );
   t.ok(r.facts.ageSeconds >= 300);
 });
+
+t.test(
+  "after the switch, from the endpoints the nftables probe kept: the same comparison, no chain listing",
+  async (t) => {
+    const { parseNftChains } = await import("../../../agent/parse/nft-json.js");
+    const { addChain } = await import("../../../agent/parse/nft-services.js");
+    const state = tree(t);
+    const path = join(state, "s.json");
+    writeFileSync(
+      path,
+      JSON.stringify({
+        format: SNAPSHOT_FORMAT,
+        node: "n1",
+        takenAt: Math.floor(Date.now() / 1000) - 60,
+        virtualServers: [
+          { kind: "service-ip", protocol: "TCP", address: "172.30.0.41", port: 80, reals: ["10.180.0.1:80"] },
+          { kind: "service-ip", protocol: "TCP", address: "172.30.0.42", port: 80, reals: ["10.180.0.9:80"] },
+        ],
+      }),
+    );
+    const alone = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+    const chains = parseNftChains(readFileSync(`${rec}nft-list-chains.json`, "utf8"));
+    if (!chains.ok) return t.fail(chains.error);
+    const shared = newScanShared();
+    const kept = {
+      endpoints: new Map<string, Set<string>>(),
+      truncatedEndpointChains: 0,
+      families: new Set<string>(),
+    };
+    for (const c of chains.value) addChain(kept, c, "kube-proxy");
+    shared.nftChainServed = kept;
+    const before = JSON.stringify([...kept.endpoints].map(([k, v]) => [k, [...v]]));
+    const reused = await parityProbe.run({ ...ctx(t, { mode: "nftables", path, noChains: true }), shared });
+    if (!alone.ok || !reused.ok) return t.fail(JSON.stringify({ alone, reused }));
+    t.equal(reused.facts.state, "compared", "no chain listing asked for (the stand-in fails one)");
+    const { ageSeconds: _a, ...a } = alone.facts as { ageSeconds: number };
+    const { ageSeconds: _b, ...b } = reused.facts as { ageSeconds: number };
+    t.same(b, a, "the same facts as the probe listing chains itself");
+    t.equal(
+      JSON.stringify([...kept.endpoints].map(([k, v]) => [k, [...v]])),
+      before,
+      "the kept endpoints unchanged",
+    );
+  },
+);
 
 t.test("the snapshot's named states: absent, corrupt, too big, stale", async (t) => {
   const state = tree(t);
