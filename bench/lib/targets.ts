@@ -75,7 +75,9 @@ function cpuHourRow(mode: "nftables" | "ipvs", block: Json): TargetRow {
       targetN: 10000,
       measured: c
         ? `${a.toFixed(1)} CPU-s/h (${((a / 3600) * 100).toFixed(2)} % of a core): ${c.scans} scans in a ${Number(c.windowS).toFixed(0)} s window, scaled ×${(3600 / c.windowS).toFixed(0)}`
-        : "—",
+        : typeof block?.[n ?? ""]?.cpuHourError === "string"
+          ? `— (${block[n!].cpuHourError})`
+          : "—",
       target: "≤ 36 CPU-s/h (1 % of a core) and below node_exporter's",
       baseline: c
         ? `node_exporter, default collectors minus ipvs, scraped every 30 s: ${ne.toFixed(1)} CPU-s/h (${c.nodeExporterSeries} series)`

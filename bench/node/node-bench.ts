@@ -223,17 +223,21 @@ const scansTotal = (metrics: string) => Number(/^proxyscope_scans_total (\S+)/m.
  * node_exporter with its default collectors minus ipvs; both scraped every 30 s, as Prometheus would.
  * The window starts once the agent is ready (its first scan done) and is scaled to an hour.
  */
+const NODE_EXPORTER = "/usr/bin/prometheus-node-exporter";
+
 async function cpuHour(windowS: number, agentArgs: string[] = []) {
   const port = 9978;
   const nePort = 9100;
+  // Checked before the agent starts: a missing binary made spawn() emit an unhandled 'error' that
+  // ended the whole benchmark, rows (d) and (e) with it. scripts/bench.sh installs it.
+  if (!existsSync(NODE_EXPORTER))
+    throw new Error(`${NODE_EXPORTER} not found (Debian package prometheus-node-exporter)`);
   const agentChild = startAgent(port, agentArgs);
-  const ne = spawn(
-    "/usr/bin/prometheus-node-exporter",
-    ["--no-collector.ipvs", `--web.listen-address=127.0.0.1:${nePort}`],
-    {
-      stdio: ["ignore", "ignore", "ignore"],
-    },
-  );
+  const ne = spawn(NODE_EXPORTER, ["--no-collector.ipvs", `--web.listen-address=127.0.0.1:${nePort}`], {
+    stdio: ["ignore", "ignore", "ignore"],
+  });
+  // Any other spawn failure: logged, and the wait for its port below fails the row, not the run.
+  ne.on("error", (e) => log(`node_exporter: ${e.message}`));
   try {
     await waitFor(port, "/readyz", 900_000);
     await waitFor(nePort, "/", 60_000);
@@ -481,6 +485,10 @@ async function main(): Promise<void> {
     try {
       result.cpuHour = await cpuHour(cpuHourS, kp ? ["--kube-proxy-metrics-url", kp.url] : []);
       result.kubeProxy = kp ? "stand-in (test/standins/kube-proxy.ts)" : "none";
+    } catch (e) {
+      // Row (a) not measured, and why; the rows after it still run.
+      result.cpuHourError = (e as Error).message;
+      log(`cpu-hour not measured: ${result.cpuHourError}`);
     } finally {
       kp?.stop();
     }

@@ -223,3 +223,14 @@ t.test("the Markdown puts the targets first and records the load average", async
   t.match(md, /\| `nft -j list chains` \| tables \| 900 \| 700 \|/);
   t.match(md, /\| agents \(static list, loopback\) \| 5,000 \| 12000 \|/);
 });
+
+t.test("row (a) not measured says why (node_exporter missing), and the rows after it stand", async (t) => {
+  const r = results() as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  delete r.ipvs[10000].cpuHour;
+  r.ipvs[10000].cpuHourError =
+    "/usr/bin/prometheus-node-exporter not found (Debian package prometheus-node-exporter)";
+  const rows = byId(targetRows(r));
+  t.equal(rows["a-ipvs"]!.status, "not measured");
+  t.equal(rows["a-ipvs"]!.measured, `— (${r.ipvs[10000].cpuHourError})`);
+  t.not(rows["d-ipvs"]!.status, "not measured", "(d) is judged from its own figures");
+});
