@@ -1,6 +1,6 @@
 import { NftFamily } from "../facts/netfilter.js";
 import { eachNftItem } from "./nft-json-items.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
 // Parsers for `nft -j list tables|chains|sets|maps|set|map` (libnftables JSON, schema version 1:
 // {"nftables": [{"metainfo": ...}, {"table": {...}}, ...]}).
@@ -150,14 +150,19 @@ export function eachNftChain(text: string, visit: (c: NftChain) => void): Parsed
 export type NftSetName = Omit<NftSet, "elements" | "nodePorts" | "addresses">;
 
 /**
- * A set's key type: a name ("ipv4_addr") or a concatenation's names, or "" when absent. Anything
- * else is not nft's: null (String() of an object whose toString is not a function throws).
+ * A set's key type, as text: a name ("ipv4_addr"), a concatenation's names joined, or "" when absent.
+ * Newer nft prints a set declared with `typeof` as {"typeof": <expression>} (libnftables json.c,
+ * set_key_dtype_json); that, and any other shape, is kept as its JSON text, never a failure: the type
+ * is only described, and one odd set in someone else's table must not fail the whole read. Never
+ * String() of an object: it throws when the object's own "toString" is not a function (the fuzz test).
  */
-function setType(t: unknown): string | null {
+function setType(t: unknown): string {
   if (t === undefined || t === null) return "";
   if (typeof t === "string") return t;
   if (Array.isArray(t) && t.every((x) => typeof x === "string")) return t.join(" . ");
-  return null;
+  if (isObj(t) && "typeof" in t && Object.keys(t).length === 1)
+    return clip(`typeof ${JSON.stringify(t.typeof)}`, 200);
+  return clip(JSON.stringify(t), 200);
 }
 
 /** Each set/map object of a listing, checked; `command` names the listing in errors. */
@@ -174,7 +179,6 @@ function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSe
       return unparsable(`${command}: bad ${kind} ${excerpt(JSON.stringify(s))}`);
     }
     const type = setType(s.type);
-    if (type === null) return unparsable(`${command}: bad type of ${kind} ${excerpt(JSON.stringify(s))}`);
     out.push({ s, decl: { family: f, table: s.table, name: s.name, kind, type } });
   }
   return parsed(out);

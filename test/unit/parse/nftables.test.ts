@@ -159,21 +159,34 @@ t.test("empty node, and garbage", async (t) => {
   t.equal(parseNftChains(whole.slice(0, whole.length / 2)).ok, false, "truncated JSON");
 });
 
-t.test("a set whose type is not nft's is a named failure, never a throw", async (t) => {
-  // Found by the fuzz test: String() of {"toString": <number>} throws TypeError.
+t.test("a set's type in any shape is described, never a throw and never a failed read", async (t) => {
+  // The fuzz test found String() of {"toString": <number>} throwing TypeError. Newer nft prints a set
+  // declared with typeof as {"typeof": <expression>} (libnftables json.c, set_key_dtype_json); nft 1.0.6
+  // here prints the names (recorded: "type": ["ipv4_addr", "inet_service"] for typeof ip saddr . tcp dport).
   const { parseNftSetNames } = await import("../../../agent/parse/nft-json.js");
   const set = (type: unknown) =>
     JSON.stringify({ nftables: [{ set: { family: "ip", name: "s", table: "kube-proxy", type } }] });
-  for (const bad of [{ toString: -5e-324 }, [{ toString: 1 }], 7, ["ipv4_addr", 1]]) {
+  const cases: [unknown, string][] = [
+    ["ipv4_addr", "ipv4_addr"],
+    [["ipv4_addr", "inet_proto", "inet_service"], "ipv4_addr . inet_proto . inet_service"],
+    [undefined, ""],
+    [
+      { typeof: { payload: { protocol: "ip", field: "saddr" } } },
+      'typeof {"payload":{"protocol":"ip","field":"saddr"}}',
+    ],
+    [{ toString: -5e-324 }, '{"toString":-5e-324}'],
+    [[{ toString: 1 }], '[{"toString":1}]'],
+    [7, "7"],
+  ];
+  const long = parseNftSets(
+    set({ typeof: { concat: Array(100).fill({ payload: { protocol: "ip", field: "saddr" } }) } }),
+  );
+  t.ok(long.ok && long.value[0]!.type.length <= 201, "an odd type is cut to a bounded length");
+  for (const [type, want] of cases) {
     for (const parse of [parseNftSets, parseNftSetNames]) {
       let r: ReturnType<typeof parseNftSets> | ReturnType<typeof parseNftSetNames> | undefined;
-      t.doesNotThrow(() => (r = parse(set(bad))), JSON.stringify(bad));
-      t.equal(r?.ok, false, JSON.stringify(bad));
-      t.match(r && !r.ok && r.error, /bad type of set/);
+      t.doesNotThrow(() => (r = parse(set(type))), JSON.stringify(type));
+      t.equal(r?.ok && r.value[0]!.type, want, JSON.stringify(type));
     }
   }
-  const ok = parseNftSets(set(["ipv4_addr", "inet_proto", "inet_service"]));
-  t.equal(ok.ok && ok.value[0]!.type, "ipv4_addr . inet_proto . inet_service");
-  const none = parseNftSets(set(undefined));
-  t.equal(none.ok && none.value[0]!.type, "");
 });
