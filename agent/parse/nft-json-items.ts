@@ -61,8 +61,8 @@ class Cursor {
       }
       return p;
     }
-    // The regular expressions skip what no bracket can be in (test(), not exec(): nothing allocated
-    // per token, which on 15 MB is over a million tokens).
+    // The regular expression skips to the next quote or bracket (test(), not exec(): nothing
+    // allocated per token, which on 15 MB is over a million tokens).
     let depth = 0;
     STRUCTURAL.lastIndex = this.pos;
     while (STRUCTURAL.test(t)) {
@@ -77,7 +77,7 @@ class Cursor {
     }
     return -1;
   }
-  /** The value at the cursor, parsed, and the cursor moved past it; undefined when it is not JSON. */
+  /** The value at the cursor, parsed, and the cursor moved past it; not ok when it is not JSON. */
   value(): { ok: true; v: unknown } | { ok: false } {
     // Fast path for nft's one-object items ({"chain": {...}}): try up to the next "}}". When that
     // slice parses, it is the whole item (an object's extent is fixed by its opening brace, and the
