@@ -46,6 +46,10 @@ export async function runServe(
     fullReadIntervalS: cfg.fullReadIntervalS,
     verify: verifyOptions(cfg),
   });
+  thread.onHeapRelease = (freedBytes) => {
+    state.metrics.recordHeapRelease(freedBytes);
+    log.debug({ freedBytes }, "scan thread gave a large read's garbage back");
+  };
   registerVerifyRoute(app, state, () => thread.verify());
   await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
   const address = app.server.address();

@@ -33,6 +33,8 @@ export class AgentMetrics {
   private readonly scans: Counter;
   private readonly overruns: Counter;
   private readonly failures: Counter;
+  private readonly heapReleases: Counter;
+  private readonly heapReleasedBytes: Counter;
   /** The last scan's node metrics (none before the first scan: no reading, not a zero). */
   private nodeText: Uint8Array = new Uint8Array(0);
   /** The exposition, rendered when something changed (a scan, an overrun), never per scrape. */
@@ -59,6 +61,16 @@ export class AgentMetrics {
     this.failures = new Counter({
       name: METRIC.scanFailures,
       help: "Scans that ended without a report (the scan thread crashed or exited); the last report stays served",
+      registers: [this.registry],
+    });
+    this.heapReleases = new Counter({
+      name: METRIC.scanHeapReleases,
+      help: "Times the scan thread gave a large read's garbage back to the OS after a scan (a memory-reducing GC)",
+      registers: [this.registry],
+    });
+    this.heapReleasedBytes = new Counter({
+      name: METRIC.scanHeapReleasedBytes,
+      help: "V8 heap bytes the scan thread's memory-reducing GCs gave back",
       registers: [this.registry],
     });
     if (opts.processMetrics) {
@@ -120,6 +132,13 @@ export class AgentMetrics {
 
   recordScanFailure(): void {
     this.failures.inc();
+    this.body = this.render();
+  }
+
+  /** The scan thread gave its heap's garbage back (after the scan it followed was recorded). */
+  recordHeapRelease(freedBytes: number): void {
+    this.heapReleases.inc();
+    this.heapReleasedBytes.inc(freedBytes);
     this.body = this.render();
   }
 

@@ -8,6 +8,8 @@ export const METRIC = {
   scans: "proxyscope_scans_total",
   scanOverruns: "proxyscope_scan_overruns_total",
   scanFailures: "proxyscope_scan_failures_total",
+  scanHeapReleases: "proxyscope_scan_heap_releases_total",
+  scanHeapReleasedBytes: "proxyscope_scan_heap_released_bytes_total",
   nodePhase: "proxyscope_node_phase",
   nodeVerdict: "proxyscope_node_verdict",
   nodePhaseInferred: "proxyscope_node_phase_inferred",

@@ -46,13 +46,14 @@ export class HeapRelease {
     this.baseline = this.heapBytes();
   }
 
-  /** Runs the reducing GC when the heap outgrew the baseline; true when it ran. */
-  afterScan(): boolean {
-    if (this.opts.gc === null) return false;
-    if (this.heapBytes() - this.baseline < this.opts.growthBytes) return false;
+  /** Runs the reducing GC when the heap outgrew the baseline: the heap bytes it gave back, or null when it did not run. */
+  afterScan(): number | null {
+    if (this.opts.gc === null) return null;
+    const before = this.heapBytes();
+    if (before - this.baseline < this.opts.growthBytes) return null;
     this.opts.gc({ type: "major", execution: "sync", flavor: "last-resort" });
     this.baseline = this.heapBytes();
     this.reductions++;
-    return true;
+    return Math.max(0, before - this.baseline);
   }
 }

@@ -29,7 +29,9 @@ export type FromWorker =
   | { type: "report"; id: number; scan: RenderedScan }
   | { type: "error"; id: number; message: string }
   | { type: "verified"; id: number; result: VerifyResult }
-  | { type: "verify-failed"; id: number; message: string };
+  | { type: "verify-failed"; id: number; message: string }
+  /** After a report was posted: the scan thread gave a large read's garbage back (heap-release.ts). */
+  | { type: "heap-released"; freedBytes: number };
 
 /** A scan that did not produce a report: the thread crashed, exited or was closed mid-scan. */
 export class ScanThreadError extends Error {
@@ -75,6 +77,8 @@ export class ScanThread {
   started = 0;
   /** Process groups killed because their worker was gone (a crash, an exit, a terminate). */
   orphanGroupsKilled = 0;
+  /** Told each time a scan thread gave its heap's garbage back, with the bytes V8 freed. */
+  onHeapRelease: ((freedBytes: number) => void) | null = null;
 
   constructor(
     private readonly data: ScanWorkerData,
@@ -130,6 +134,7 @@ export class ScanThread {
     this.worker = w;
     w.on("message", (m: FromWorker) => {
       if (m.type === "verified" || m.type === "verify-failed") return this.verified(w, m);
+      if (m.type === "heap-released") return this.onHeapRelease?.(m.freedBytes);
       if (m.type === "ready" || this.pending?.worker !== w || m.id !== this.pending.id) return;
       const p = this.pending;
       this.pending = null;

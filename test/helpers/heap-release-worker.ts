@@ -23,7 +23,7 @@ function read(items: number): void {
 function scan(label: string, items: number): void {
   read(items);
   const before = total();
-  const released = heap.afterScan();
+  const released = heap.afterScan() !== null;
   sizes.push({ label, before, after: total(), released });
 }
 

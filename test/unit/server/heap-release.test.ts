@@ -12,18 +12,18 @@ t.test("the reducing GC runs only when the heap outgrew the last one by the marg
   };
   const r = new HeapRelease({ growthBytes: 24, gc, heapBytes: () => heap });
   heap = 33;
-  t.equal(r.afterScan(), false, "grew 23 of 24: not yet");
+  t.equal(r.afterScan(), null, "grew 23 of 24: not yet");
   heap = 34;
-  t.equal(r.afterScan(), true, "grew 24: runs");
+  t.equal(r.afterScan(), 22, "grew 24: runs, and says what it gave back (34 - 12)");
   t.same(calls, [{ type: "major", execution: "sync", flavor: "last-resort" }]);
   heap = 30;
-  t.equal(r.afterScan(), false, "measured from what was left after it (12), not from the start");
+  t.equal(r.afterScan(), null, "measured from what was left after it (12), not from the start");
   heap = 36;
-  t.equal(r.afterScan(), true);
+  t.equal(r.afterScan(), 24);
   t.equal(r.reductions, 2);
   const none = new HeapRelease({ growthBytes: 0, gc: null, heapBytes: () => heap });
   heap = 1e9;
-  t.equal(none.afterScan(), false, "no gc handed out: never runs, never throws");
+  t.equal(none.afterScan(), null, "no gc handed out: never runs, never throws");
 });
 
 t.test(

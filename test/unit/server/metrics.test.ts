@@ -19,6 +19,8 @@ t.test("before the first scan only build info and the scan counters exist", asyn
     "proxyscope_scans_total 0",
     "proxyscope_scan_overruns_total 0",
     "proxyscope_scan_failures_total 0",
+    "proxyscope_scan_heap_releases_total 0",
+    "proxyscope_scan_heap_released_bytes_total 0",
   ]);
 });
 

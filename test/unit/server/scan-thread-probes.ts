@@ -37,6 +37,14 @@ export const PROBES = [
         const started = Date.now();
         while (Date.now() - started < FAILSAFE_MS);
       }
+      if (at("garbage")) {
+        // What the hourly full read leaves behind at 10,000 Services: a large parsed listing, dropped.
+        const text = JSON.stringify({
+          nftables: Array.from({ length: 600_000 }, (_, i) => ({ chain: { name: `c-${i}` } })),
+        });
+        const items = (JSON.parse(text) as { nftables: unknown[] }).nftables.length;
+        writeFileSync(`${dir}/garbage-made`, String(items));
+      }
       if (at("hold")) {
         // Synchronous work that never yields, as parsing a 20 MB listing does: on the serving thread
         // no request could be answered until it ends.

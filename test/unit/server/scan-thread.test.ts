@@ -55,6 +55,25 @@ t.test("a scan on the scan thread: a report, a failing probe named in it", async
   t.equal(v.node, "node-a", "/verify checks the thread's own last report");
 });
 
+t.test("a scan that leaves a large read's garbage: the thread gives it back and says so", async (t) => {
+  const { thread, file } = setup(t);
+  const releases: number[] = [];
+  thread.onHeapRelease = (b) => releases.push(b);
+  await thread.scan();
+  const small = releases.length;
+  file("garbage");
+  const freed = new Promise<number>((r) => (thread.onHeapRelease = r));
+  await thread.scan();
+  const bytes = await freed;
+  t.equal(small, 0, "a small scan released nothing");
+  t.ok(bytes > 24 * 1048576, `the release gave back ${Math.round(bytes / 1048576)} MB of V8 heap`);
+  const metrics = new AgentMetrics({ version: "test" });
+  metrics.recordHeapRelease(bytes);
+  const text = await metrics.exposition();
+  t.match(text, /^proxyscope_scan_heap_releases_total 1$/m);
+  t.match(text, new RegExp(`^proxyscope_scan_heap_released_bytes_total ${bytes}$`, "m"));
+});
+
 // The serving thread deserialises what the worker posts: a report object there (the old design) cost
 // it hundreds of milliseconds per scan. What it receives is bytes and a few plain fields.
 t.test("the scan thread posts finished bytes and a small plain object, never a report", async (t) => {
