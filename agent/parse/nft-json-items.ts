@@ -121,7 +121,9 @@ export function eachNftItem(
   const c = new Cursor(text);
   if (c.ws() !== OPEN_BRACE) return notJson();
   c.pos++;
-  let items = -1;
+  // What the last "nftables" key held: JSON.parse keeps the last of repeated keys, and so does this.
+  let nftables: "unseen" | "array" | "not an array" = "unseen";
+  let items = 0;
   let next = c.ws();
   if (next === CLOSE_BRACE) c.pos++;
   else {
@@ -140,8 +142,8 @@ export function eachNftItem(
       c.pos++;
       next = c.ws();
       if (key === "nftables" && next === OPEN_BRACKET) {
-        if (items >= 0) return unparsable(`${command}: "nftables" appears twice: ${excerpt(text)}`);
-        items = 0;
+        if (nftables === "array") return unparsable(`${command}: "nftables" appears twice: ${excerpt(text)}`);
+        nftables = "array";
         c.pos++;
         if (c.ws() === CLOSE_BRACKET) c.pos++;
         else {
@@ -164,7 +166,7 @@ export function eachNftItem(
         if (next === -1) return notJson();
         const v = c.value();
         if (!v.ok) return notJson();
-        if (key === "nftables") items = -2; // "nftables" that is not an array
+        if (key === "nftables") nftables = "not an array";
       }
       const sep = c.ws();
       c.pos++;
@@ -174,6 +176,6 @@ export function eachNftItem(
     }
   }
   if (c.ws() !== -1) return notJson();
-  if (items < 0) return unparsable(`${command}: no "nftables" array: ${excerpt(text)}`);
+  if (nftables !== "array") return unparsable(`${command}: no "nftables" array: ${excerpt(text)}`);
   return parsed(items);
 }

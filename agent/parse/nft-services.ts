@@ -111,13 +111,7 @@ function commentName(c: string | null): string | null {
 }
 
 export function emptyServed(): NftServed {
-  return {
-    ips: new Map(),
-    nodePorts: new Map(),
-    endpoints: new Map(),
-    truncatedEndpointChains: 0,
-    families: new Set(),
-  };
+  return { ips: new Map(), nodePorts: new Map(), ...chainServed() };
 }
 
 /**
@@ -165,6 +159,10 @@ export function addNftChains(into: NftServed, text: string, table: string): Pars
 
 /** What parity takes from kube-proxy's chains: the endpoints behind each Service port, the families. */
 export type NftChainServed = Pick<NftServed, "endpoints" | "truncatedEndpointChains" | "families">;
+
+export function chainServed(): NftChainServed {
+  return { endpoints: new Map(), truncatedEndpointChains: 0, families: new Set() };
+}
 
 /**
  * Adds one chain of a listing (kube-proxy's table only). The nftables probe calls it as it reads the

@@ -10,7 +10,7 @@ import {
   type NftTable,
 } from "../parse/nft-json.js";
 import { chainSummaryBuilder, nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
-import { addChain, type NftChainServed } from "../parse/nft-services.js";
+import { addChain, chainServed, type NftChainServed } from "../parse/nft-services.js";
 import type { Parsed } from "../parse/result.js";
 import type { NftablesFacts } from "../facts/netfilter.js";
 import { gatedRead, type Read } from "./gated-read.js";
@@ -124,15 +124,11 @@ async function readAll(ctx: ProbeContext, name: string, forParity: boolean): Pro
   // Summarised as it is parsed, item by item: the listing (110,000 chains at 10,000 Services) is
   // never one JSON tree nor one array, and only the endpoints parity compares are kept.
   const summary = chainSummaryBuilder();
-  const parityChains: NftChainServed = {
-    endpoints: new Map(),
-    truncatedEndpointChains: 0,
-    families: new Set(),
-  };
+  const parityChains = forParity ? chainServed() : null;
   const chains = await listed(ctx, CHAINS, (text) =>
     eachNftChain(text, (c) => {
       summary.add(c);
-      if (forParity) addChain(parityChains, c, name);
+      if (parityChains !== null) addChain(parityChains, c, name);
     }),
   );
   if (!chains.ok) return chains;
@@ -141,7 +137,7 @@ async function readAll(ctx: ProbeContext, name: string, forParity: boolean): Pro
     ...declared,
   ]);
   const facts = nftablesFacts({ tables, chains: summary.summary, sets, declared }, name);
-  return { ok: true, value: forParity ? { facts, parityChains, setAnswers } : { facts } };
+  return { ok: true, value: parityChains !== null ? { facts, parityChains, setAnswers } : { facts } };
 }
 
 export const nftablesProbe = defineProbe("nftables", {

@@ -182,13 +182,9 @@ t.test(
     if (!all.ok) return t.fail(all.error);
     const kubeProxy = all.value.filter((c) => c.table === "kube-proxy");
     t.ok(kubeProxy.length > 0 && kubeProxy.length < all.value.length, "the recording has other tables too");
-    const { addChains, emptyServed } = await import("../../../agent/parse/nft-services.js");
-    const { endpoints, truncatedEndpointChains, families } = addChains(
-      emptyServed(),
-      all.value,
-      "kube-proxy",
-    );
-    const served = { endpoints, truncatedEndpointChains, families };
+    const { addChains, chainServed } = await import("../../../agent/parse/nft-services.js");
+    const served = addChains(chainServed(), all.value, "kube-proxy");
+    const { endpoints } = served;
     t.ok(endpoints.size > 0, "the recording has endpoint chains");
     const generation = async () => ({ ok: true as const, generation: 7 });
     const dir = nftDir(NFT_DISPATCH(scenario));

@@ -139,7 +139,7 @@ t.test(
   "after the switch, from the endpoints the nftables probe kept: the same comparison, no chain listing",
   async (t) => {
     const { parseNftChains } = await import("../../../agent/parse/nft-json.js");
-    const { addChain } = await import("../../../agent/parse/nft-services.js");
+    const { addChain, chainServed } = await import("../../../agent/parse/nft-services.js");
     const state = tree(t);
     const path = join(state, "s.json");
     writeFileSync(
@@ -158,11 +158,7 @@ t.test(
     const chains = parseNftChains(readFileSync(`${rec}nft-list-chains.json`, "utf8"));
     if (!chains.ok) return t.fail(chains.error);
     const shared = newScanShared();
-    const kept = {
-      endpoints: new Map<string, Set<string>>(),
-      truncatedEndpointChains: 0,
-      families: new Set<string>(),
-    };
+    const kept = chainServed();
     for (const c of chains.value) addChain(kept, c, "kube-proxy");
     shared.nftChainServed = kept;
     const before = JSON.stringify([...kept.endpoints].map(([k, v]) => [k, [...v]]));
