@@ -47,7 +47,8 @@ ENV NODE_ENV=production
 # its DaemonSet runs it as uid 0 with every other capability dropped. File capabilities on the tools
 # were not chosen: allowPrivilegeEscalation=false (no_new_privs) makes the kernel ignore them, and
 # Kubernetes gives non-root processes no ambient capabilities. By hand:
-#   docker run --rm --net=host --user 0 --cap-drop ALL --cap-add NET_ADMIN --cap-add NET_RAW \
+# (--init: an init as PID 1 reaps what a killed tool leaves, as the DaemonSet's pause does; docs/security.md)
+#   docker run --rm --init --net=host --user 0 --cap-drop ALL --cap-add NET_ADMIN --cap-add NET_RAW \
 #     -v /etc/os-release:/host/etc/os-release:ro ... IMAGE scan --host-root /host
 USER 10001:10001
 EXPOSE 9977

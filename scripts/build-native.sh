@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the agent's one native helper (agent/native/nft-generation.c, why it is C is said there) into
 # dist/agent/native/, where the agent looks for it; and, in a checkout with its tests, the User-Mode
-# Linux harness's ptrace shim (test/helpers/uml/xstate-shim.c, why is said there) into dist/uml/, which
+# Linux harness's ptrace shim (test/helpers/uml/xstate-shim.c, why is said there) into dist/uml/ and the
+# stand-in for a pod's pause container (test/helpers/pause/pause-standin.c) into dist/test-helpers/, which
 # no image ships (the image's build context has no test/). Needs a C compiler and the Linux and libc headers
 # (Debian: gcc, libc6-dev, linux-libc-dev; scripts/setup-debian.sh installs them). Run by `npm run build`.
 set -eu
@@ -22,4 +23,10 @@ if [ -f test/helpers/uml/xstate-shim.c ]; then
   "$cc" -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror -shared -fPIC \
     -o dist/uml/uml-xstate-shim.so.new test/helpers/uml/xstate-shim.c -ldl
   mv -f dist/uml/uml-xstate-shim.so.new dist/uml/uml-xstate-shim.so
+fi
+
+if [ -f test/helpers/pause/pause-standin.c ]; then
+  mkdir -p dist/test-helpers
+  "$cc" -std=c11 -D_DEFAULT_SOURCE -O2 -Wall -Wextra -Werror \
+    -o dist/test-helpers/pause-standin test/helpers/pause/pause-standin.c
 fi

@@ -60,3 +60,17 @@ export async function untilNoneWith(marker: string, limitMs = 60_000): Promise<P
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Every process whose parent is `ppid`, zombies included (`state` "Z"). */
+export function childrenOf(ppid: number): (ProcInfo & { state: string })[] {
+  const out: (ProcInfo & { state: string })[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    const st = stat(pid);
+    if (st === null || st.ppid !== ppid) continue;
+    const cmdline = (read(`/proc/${pid}/cmdline`) ?? "").split("\0").join(" ").trim();
+    out.push({ pid, ppid, pgid: st.pgid, cmdline, state: st.state });
+  }
+  return out;
+}

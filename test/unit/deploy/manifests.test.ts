@@ -187,6 +187,7 @@ t.test("the agent DaemonSet", async (t) => {
   t.equal(pod.dnsPolicy, "ClusterFirstWithHostNet");
   t.notOk(pod.hostPID, "no host PID");
   t.notOk(pod.hostIPC, "no host IPC");
+  t.equal(pod.shareProcessNamespace, true, "pause is PID 1 and reaps a killed tool's orphans");
   t.same(pod.tolerations, [{ operator: "Exists" }], "tolerates every taint: runs on every node");
   t.same(ds.spec.updateStrategy, { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } });
   t.not(pod.priorityClassName, "system-node-critical", "an observer is not node-critical");
