@@ -1,26 +1,40 @@
-// `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run.
-// Writes bench/results/<stamp>.json, latest.json and latest.md (the README's table). Phases:
-// `npm run bench -- --only nft,ipvs,fleet`; `--quick` = 1,000 Services, 500 / 5,000 nodes, 100 RSS
-// scans; `--services N`, `--reps K`, `--fleet-nodes N` and `--prom-nodes M` (0: none) override the plan; `--scan-only` keeps rows (b) and (c) alone;
-// `--fleet-old-dist DIR` runs an older build's collector alternating with this one (row f before/after)
-// (no serve windows); `--name X` writes bench/results/X.{json,md} instead of latest.*.
-//   nft    a network namespace on the host: kube-proxy's nftables table at N Services; scans, the new
-//          floor, `serve` at defaults beside node_exporter (a), /metrics and /report while scans run
-//          back to back with the event-loop delay (d), RSS after each of K scans (e).
-//   ipvs   one User-Mode Linux boot, ipvs-mode state at N; scans, the ipvs floor and
-//          `cat /proc/net/ip_vs` (c), (a) and (d) again.
-//   fleet  the collector over stand-in agents on loopback (f), and its Prometheus source over a real
-//          Prometheus holding synthetic series for many more nodes (g).
+// `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run. How to
+// run it, its flags and phases: USAGE, which --help prints.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { runFleet } from "./fleet.js";
+import { benchArgs, count, usageError } from "./lib/args.js";
 import { ipsetEntries, IPVS_IPSET_HEADER, ipvsadmRestore, kubeIpvs0Batch, services } from "./lib/gen.js";
 import { BenchNetns } from "./lib/netns.js";
 import { bootUmlBench } from "./lib/uml.js";
 import { renderMarkdown } from "./report.js";
+
+const USAGE = `\
+Usage: npm run bench -- [flags]
+       node dist/bench/run.js [flags]
+       scripts/bench.sh [flags]     (as root on Debian: installs what it needs and builds first)
+The issue #14 targets, one row each, every baseline measured in the same run. Writes
+bench/results/<stamp>.json, latest.json and latest.md (the README's table).
+  --only nft,ipvs,fleet   the phases to run (default: all three)
+  --quick                 1,000 Services, 500 / 5,000 nodes, 100 RSS scans
+  --services N            Services in both modes (default 10,000)
+  --reps K                scans and floor runs at that size (default 3)
+  --fleet-nodes N         row (f)'s stand-in agents (default 5,000)
+  --prom-nodes M          row (g)'s Prometheus nodes (default 50,000; 0: none)
+  --scan-only             rows (b) and (c) alone: scans and floor, no serve windows
+  --fleet-old-dist DIR    an older build's collector, alternating with this one (row f before/after)
+  --name X                write bench/results/X.{json,md} instead of latest.*
+Phases:
+  nft    a network namespace on the host: kube-proxy's nftables table at N Services; scans, the new
+         floor, \`serve\` at defaults beside node_exporter (a), /metrics and /report while scans run
+         back to back with the event-loop delay (d), RSS after each of K scans (e).
+  ipvs   one User-Mode Linux boot, ipvs-mode state at N; scans, the ipvs floor and
+         \`cat /proc/net/ip_vs\` (c), (a) and (d) again.
+  fleet  the collector over stand-in agents on loopback (f), and its Prometheus source over a real
+         Prometheus holding synthetic series for many more nodes (g).`;
+const PHASES = ["nft", "ipvs", "fleet"];
 
 const REPO = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const DIST = `${REPO}/dist`;
@@ -217,7 +231,7 @@ function nftPhase(plan: Plan): Record<string, unknown> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       only: { type: "string", default: "nft,ipvs,fleet" },
       quick: { type: "boolean", default: false },
@@ -234,13 +248,14 @@ async function main(): Promise<void> {
     },
   });
   const plan: Plan = { ...(values.quick ? QUICK : FULL) };
-  if (values.services) plan.services = Number(values.services);
-  if (values.reps) plan.reps = Number(values.reps);
-  if (values["fleet-nodes"]) plan.fleetNodes = Number(values["fleet-nodes"]);
-  if (values["prom-nodes"]) plan.promNodes = Number(values["prom-nodes"]);
+  if (values.services !== undefined) plan.services = count(values.services, "--services");
+  if (values.reps !== undefined) plan.reps = count(values.reps, "--reps");
+  if (values["fleet-nodes"] !== undefined) plan.fleetNodes = count(values["fleet-nodes"], "--fleet-nodes");
+  if (values["prom-nodes"] !== undefined) plan.promNodes = count(values["prom-nodes"], "--prom-nodes");
   // Rows (b) and (c) alone: scans and floor, no serve windows.
   if (values["scan-only"]) Object.assign(plan, { cpuHourS: 0, loadS: 0, rssScans: 0 });
-  const only = new Set(values.only!.split(","));
+  const only = new Set(values.only.split(","));
+  for (const p of only) if (!PHASES.includes(p)) usageError(`--only: no phase '${p}' (${PHASES.join(", ")})`);
   mkdirSync(`${RESULTS}/profiles`, { recursive: true });
   mkdirSync(`${RESULTS}/samples`, { recursive: true });
   const started = performance.now();

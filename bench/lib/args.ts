@@ -8,7 +8,8 @@ import { EXIT } from "../../common/exit-codes.js";
 /** The script as it was most likely typed (dist/bench/run.js from the repository), for error lines. */
 const tool = () => relative(process.cwd(), process.argv[1] ?? "") || "bench";
 
-function usageError(message: string, usage?: string): never {
+/** A flag the script cannot use (a phase it does not have): `<tool>: message` on stderr, exit 2. */
+export function usageError(message: string, usage?: string): never {
   process.stderr.write(`${tool()}: ${message}\n${usage === undefined ? "" : `\n${usage.trimEnd()}\n`}`);
   process.exit(EXIT.usage);
 }
