@@ -2,17 +2,25 @@
 // network namespace (bench/lib/netns.ts), then each candidate call is timed under GNU time (wall,
 // user + sys CPU, peak RSS of nft itself) with its output counted and discarded. Writes a JSON file
 // and a markdown table. Issue #14: "which calls build the full cache on nft 1.0.6" is measured
-// here, not guessed.
-//   node dist/bench/nft-calls.js --n 10000 --out bench/results/nft-calls-10000 [--reps 2]
-//        [--ns NAME] [--reuse] [--keep] [--only REGEX]
-// --reuse measures a namespace built by an earlier --keep run (the build takes minutes at 10,000).
+// here, not guessed. How to run it: USAGE, which --help prints.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs, count, usageError } from "./lib/args.js";
 import { BenchNetns } from "./lib/netns.js";
 import { summarize } from "./lib/stats.js";
+
+const USAGE = `\
+Usage: node dist/bench/nft-calls.js [--n 10000] [--reps 2] [--out PATH] [--ns pxbench-nftcalls]
+         [--reuse] [--keep] [--only REGEX]
+Times each candidate \`nft\` call at N Services in a network namespace holding kube-proxy's
+nftables-mode state (as root); prints a markdown table.
+  --out     also write PATH.json and PATH.md (e.g. bench/results/nft-calls-10000) after each call;
+            with --reuse, the rows of an earlier PATH.json are kept, added to or replaced
+  --reuse   measure the namespace an earlier --keep run built (the build takes minutes at 10,000)
+  --keep    leave the namespace in place
+  --only    only the calls whose command line matches REGEX`;
 
 const median = (v: readonly number[]) => summarize(v).median;
 
@@ -125,7 +133,7 @@ function renderMd(r: {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       n: { type: "string", default: "10000" },
       reps: { type: "string", default: "2" },
@@ -136,8 +144,14 @@ async function main(): Promise<void> {
       only: { type: "string" },
     },
   });
-  const n = Number(values.n);
-  const reps = Number(values.reps);
+  const n = count(values.n, "--n");
+  const reps = count(values.reps, "--reps");
+  let only: RegExp | null = null;
+  try {
+    only = values.only ? new RegExp(values.only) : null;
+  } catch (e) {
+    usageError(`--only: ${(e as Error).message}`);
+  }
   const ns = values.reuse ? new BenchNetns(values.ns!) : BenchNetns.create(values.ns!);
   try {
     if (!values.reuse) {
@@ -145,7 +159,6 @@ async function main(): Promise<void> {
       log(`N=${n} loaded in ${(load.ms / 1000).toFixed(1)} s`);
     }
     const nftVersion = ns.exec(["nft", "--version"]).trim();
-    const only = values.only ? new RegExp(values.only) : null;
     // A later --only run adds to (or replaces rows of) the file an earlier run wrote: on a busy
     // machine the slowest calls take minutes each, and one run need not hold them all.
     type Row = { command: string; samples: CallSample[]; loadavg: string };
