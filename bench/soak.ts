@@ -3,14 +3,11 @@
 // run back to back for an hour's worth of 1 s scans, on a synthetic 1,000-Service ipvs-mode node,
 // with a probe fault every few scans (a tool that hangs, prints garbage, is missing, or floods;
 // kube-proxy refusing). Memory and open file descriptors are sampled as it goes; the claim is that
-// both stay flat. Not part of the test suite.
-//
-//   npx tsc -p . && npm run bench:soak -- [--scans 3600] [--out bench/results/soak.md]
+// both stay flat. Not part of the test suite. How to run it: USAGE, which --help prints.
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { parseArgs } from "node:util";
 import { ToolRunner } from "../agent/io/run.js";
 import { AgentMetrics } from "../agent/metrics/agent-metrics.js";
 import { buildApp } from "../agent/server/app.js";
@@ -18,6 +15,17 @@ import { procIpvsLookup } from "../agent/server/ipvs-lookup.js";
 import { AgentState } from "../agent/server/state.js";
 import { renderScan } from "../agent/server/rendered-scan.js";
 import { scanNode } from "../agent/scan.js";
+import { benchArgs, count } from "./lib/args.js";
+
+const USAGE = `\
+Usage: npm run bench:soak -- [--scans 3600] [--fault-every 7] [--out bench/results/soak.md]
+       (node --expose-gc dist/bench/soak.js [flags]; build first: npx tsc -p .)
+The agent's scan path back to back on a synthetic 1,000-Service ipvs-mode node, with a probe fault
+every few scans; heap, RSS and open file descriptors sampled as it goes. The markdown goes to --out
+and stdout.
+  --scans N         scans back to back (3600: an hour of 1 s scans)
+  --fault-every K   every Kth scan meets a fault, in turn: a tool that hangs, prints garbage, is
+                    missing or floods; kube-proxy refusing`;
 
 const REPO = new URL("../../", import.meta.url).pathname;
 const FIX = join(REPO, "test/fixtures");
@@ -152,15 +160,15 @@ async function kubeProxy(): Promise<{ url: string; server: Server }> {
 const fds = () => readdirSync("/proc/self/fd").length;
 
 async function main() {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       scans: { type: "string", default: "3600" },
       "fault-every": { type: "string", default: "7" },
       out: { type: "string", default: join(REPO, "bench/results/soak.md") },
     },
   });
-  const scans = Number(values.scans);
-  const faultEvery = Number(values["fault-every"]);
+  const scans = count(values.scans, "--scans");
+  const faultEvery = count(values["fault-every"], "--fault-every");
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-soak-"));
   const n = node(dir);
   const kp = await kubeProxy();
