@@ -8,12 +8,8 @@
 // moment of the measurement sees a sample under a minute old, as it would in a cluster. Backfilled
 // blocks end in the past otherwise, and Prometheus's 5 min lookback makes every node no-data once the
 // backfill outlasts it (what bench/results/latest.md measured at 5,000 nodes). Each run is checked:
-// a measurement over series that went stale is an error, never a figure.
-//
-//   node dist/bench/fleet/prometheus.js --nodes N [--collector LABEL=DIST/collector/cli.js]...
-//     [--reps K] [--tsdb DIR] [--window-s S] [--step-s S] [--out FILE]
-// Collectors are alternated rep by rep, each beside the floor of its own PromQL (read from the same
-// dist); --tsdb keeps the backfill in DIR, or reuses it while its series are fresh.
+// a measurement over series that went stale is an error, never a figure. How to run it on its own:
+// USAGE, which --help prints (bench/fleet.ts runs it as row (g) of `npm run bench`).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import {
   closeSync,
@@ -29,9 +25,21 @@ import {
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { queries } from "../../collector/sources/prometheus.js";
 import { timedRun, type TimedRun } from "../fleet.js";
+import { benchArgs, count, usageError } from "../lib/args.js";
+
+const USAGE = `\
+Usage: node dist/bench/fleet/prometheus.js [--nodes 5000] [--collector LABEL=DIST/collector/cli.js]...
+         [--reps 3] [--tsdb DIR] [--window-s S] [--step-s 60] [--port 19090] [--out FILE]
+Row (g): the collector's Prometheus source over a real Prometheus holding synthetic series for N
+nodes, beside the floors of its PromQL. Prints the results as JSON (also to --out FILE).
+  --collector  a build to measure (default: this one's); given more than once, the collectors are
+               alternated rep by rep, each beside the floor of its own PromQL (read from the same dist)
+  --tsdb       keep the backfill in DIR, or reuse it while its series are fresh
+  --window-s   seconds the synthetic samples reach past their writing (default 1200 + 0.024 a node)
+  --step-s     seconds between the synthetic scrapes
+  --port       Prometheus's loopback port`;
 
 const log = (m: string) => process.stderr.write(`[prom] ${m}\n`);
 
@@ -450,7 +458,7 @@ export async function prometheusRow(repo: string, n: number, dir: string): Promi
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       nodes: { type: "string", default: "5000" },
       collector: { type: "string", multiple: true },
@@ -462,6 +470,13 @@ async function main(): Promise<void> {
       out: { type: "string" },
     },
   });
+  const nodes = count(values.nodes, "--nodes");
+  const reps = count(values.reps, "--reps");
+  const windowS = values["window-s"] === undefined ? undefined : count(values["window-s"], "--window-s");
+  const stepS = values["step-s"] === undefined ? undefined : count(values["step-s"], "--step-s", 1);
+  const port = values.port === undefined ? undefined : count(values.port, "--port", 1);
+  for (const c of values.collector ?? [])
+    if (!/^[^=]+=./.test(c)) usageError(`--collector wants LABEL=DIST/collector/cli.js, not '${c}'`);
   const repo = new URL("../../..", import.meta.url).pathname.replace(/\/$/, "");
   const dir = mkdtempSync("/var/tmp/proxyscope-prom-");
   try {
@@ -476,14 +491,14 @@ async function main(): Promise<void> {
     );
     const r = await runPromBench({
       repo,
-      nodes: Number(values.nodes),
+      nodes,
       collectors,
-      reps: Number(values.reps),
+      reps,
       dir,
       ...(values.tsdb ? { tsdb: values.tsdb } : {}),
-      ...(values["window-s"] ? { windowS: Number(values["window-s"]) } : {}),
-      ...(values["step-s"] ? { stepS: Number(values["step-s"]) } : {}),
-      ...(values.port ? { port: Number(values.port) } : {}),
+      ...(windowS !== undefined ? { windowS } : {}),
+      ...(stepS !== undefined ? { stepS } : {}),
+      ...(port !== undefined ? { port } : {}),
     });
     const out = JSON.stringify({ loadavg: loadavg(), ...r }, null, 1);
     if (values.out) writeFileSync(values.out, out);

@@ -39,9 +39,10 @@ export function benchArgs<C extends ParseArgsConfig>(
   }
 }
 
-/** A whole number of things (Services, reps, scans, a port) from `flag`: anything else exits 2. */
-export function count(value: string, flag: string): number {
-  if (!/^\d+$/.test(value)) usageError(`${flag} wants a whole number (0 or more), not '${value}'`);
+/** A whole number of things (Services, reps, scans, a port) from `flag`, at least `min`: else exit 2. */
+export function count(value: string, flag: string, min = 0): number {
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    usageError(`${flag} wants a whole number (${min} or more), not '${value}'`);
   return Number(value);
 }
 
