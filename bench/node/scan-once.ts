@@ -1,17 +1,24 @@
 // One full scan, in-process, exactly as the agent's serve loop does it (scanNode, then the record
 // step that serialises the report and updates the gauges), measured from inside: wall time, CPU of
 // this process plus every tool it ran, peak RSS. Every tool call is recorded, so the raw floor can
-// replay the same argv. Prints one JSON line.
-//   node dist/bench/node/scan-once.js [--repeat K] [--rss-every]
-// With --repeat K it scans K times back to back and prints RSS after every scan (the flatness run).
+// replay the same argv. Prints one JSON line. How to run it: USAGE, which --help prints
+// (node-bench.ts runs it once per scan).
 import { readFileSync, writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import { ToolRunner, type ExecOptions } from "../../agent/io/run.js";
 import type { ToolName } from "../../agent/io/tools.js";
 import { AgentMetrics } from "../../agent/metrics/agent-metrics.js";
 import { scanNode, type ScanInput } from "../../agent/scan.js";
 import { AgentState } from "../../agent/server/state.js";
 import { renderScan } from "../../agent/server/rendered-scan.js";
+import { benchArgs, count } from "../lib/args.js";
+
+const USAGE = `\
+Usage: node dist/bench/node/scan-once.js [--repeat K] [--save-report FILE]
+One full scan of this node, in-process, as the agent's serve loop does it; prints one JSON line:
+wall time, CPU of this process and of every tool it ran, peak RSS, every tool call.
+  --repeat K          K scans back to back (K > 1): prints RSS, heap and wall time after each
+                      instead (the flatness run)
+  --save-report FILE  also write the scan's report (JSON) to FILE; not with --repeat`;
 
 export interface ToolCall {
   tool: ToolName;
@@ -62,10 +69,10 @@ export function benchScanInput(tools: ToolRunner): ScanInput & { node: string; a
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: { repeat: { type: "string" }, "save-report": { type: "string" } },
   });
-  const repeat = Number(values.repeat ?? "1");
+  const repeat = count(values.repeat ?? "1", "--repeat");
   const tools = new RecordingToolRunner();
   const input = benchScanInput(tools);
   const state = new AgentState(new AgentMetrics({ version: "bench", processMetrics: true }));

@@ -3,16 +3,23 @@
 // so both see the same machine load. Runs in a namespace that already holds kube-proxy's nftables
 // state (bench/nft-calls.ts --keep builds one), with the kube-proxy STAND-IN (test/standins/, built
 // into dist/) answering /metrics in kube-proxy's format, since no real kube-proxy runs there.
-//   ip netns exec NS node dist/bench/node/scan-steady.js [--pairs 3] [--out bench/results/scan-steady-10000]
+// How to run it: USAGE, which --help prints.
 import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
 import { ToolRunner } from "../../agent/io/run.js";
 import { ScanCache } from "../../agent/probes/scan-cache.js";
 import { scanNode } from "../../agent/scan.js";
+import { benchArgs, count } from "../lib/args.js";
 import { kubeProxyStandin } from "../lib/kube-proxy-standin.js";
 import { summarize } from "../lib/stats.js";
 import { benchScanInput, childrenCpuMs } from "./scan-once.js";
+
+const USAGE = `\
+Usage: ip netns exec NS node dist/bench/node/scan-steady.js [--pairs 3] [--out PATH]
+A steady-state scan (the chain listing reused) against a full scan, alternating, in a namespace
+already holding kube-proxy's nftables state (nft-calls.js --keep builds one). Prints the medians.
+  --pairs N   full and steady scans, N of each, after one warm-up scan
+  --out PATH  also write every sample to PATH.json (e.g. bench/results/scan-steady-10000)`;
 
 const REPO = fileURLToPath(new URL("../../../", import.meta.url)).replace(/\/$/, "");
 const log = (m: string) => process.stderr.write(`[scan-steady] ${m}\n`);
@@ -29,10 +36,10 @@ interface Sample {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: { pairs: { type: "string", default: "3" }, out: { type: "string" } },
   });
-  const pairs = Number(values.pairs);
+  const pairs = count(values.pairs, "--pairs");
   const kp = await kubeProxyStandin(REPO);
   try {
     const tools = new ToolRunner();
