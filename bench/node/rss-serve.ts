@@ -2,20 +2,31 @@
 // kube-proxy's nftables state (bench/nft-calls.ts --keep builds one), its RSS read after each scan
 // (as node-bench.ts does), plus each thread's own V8 heap from bench/node/mem-preload.ts, so the
 // figure says whether the memory is the serving thread's, the scan worker's or outside both (malloc).
-//   ip netns exec NS node dist/bench/node/rss-serve.js --scans 1000 --out /var/tmp/rss-x.json
-//     [--interval-s 0.5] [--standin] [--env MALLOC_ARENA_MAX=2] [--node-arg --max-semi-space-size=1]
-//     [--agent-cli OTHER/dist/agent/cli.js] [--label NAME] [--agent-arg=--call-timeout-ms=120000]
-// At 10,000 Services on a loaded machine `nft -j list chains` outlasts the default 10 s call timeout:
-// give a longer one, or the scan measured is one whose nftables probe failed (and parsed nothing).
-// --standin: the kube-proxy stand-in answers /metrics, so the chain listing is kept between scans (the
-// cache holds it); without it the agent reads everything every scan, as node-bench.ts's row (e) does.
+// How to run it: USAGE, which --help prints.
 import { spawn } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs, count, seconds, usageError } from "../lib/args.js";
 import { rssFigures } from "../lib/targets.js";
 import { kubeProxyStandin } from "../lib/kube-proxy-standin.js";
+
+const USAGE = `\
+Usage: ip netns exec NS node dist/bench/node/rss-serve.js [--scans 100] [--out FILE] [--interval-s 0.5]
+         [--max-s S] [--standin] [--env MALLOC_ARENA_MAX=2]... [--node-arg=--max-semi-space-size=1]...
+         [--agent-cli OTHER/dist/agent/cli.js] [--agent-arg=--call-timeout-ms=120000]...
+         [--label serve] [--port 9979]
+\`serve\` scanning back to back in a namespace holding kube-proxy's nftables state; RSS after each
+scan and each thread's V8 heap. The figures go to stderr; with --out, every sample to FILE (JSON).
+  --max-s S     stop after S seconds even short of --scans (0: no limit)
+  --standin     the kube-proxy stand-in answers /metrics, so the chain listing is kept between scans
+                (the cache holds it); without it the agent reads everything every scan, as
+                node-bench.ts's row (e) does
+  --env, --node-arg, --agent-arg   the agent's environment, node flags and \`serve\` flags; a value
+                starting with - is given with =
+At 10,000 Services on a loaded machine \`nft -j list chains\` outlasts the default 10 s call timeout:
+give a longer one (--agent-arg=--call-timeout-ms=120000), or the scan measured is one whose nftables
+probe failed (and parsed nothing).`;
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const REPO = fileURLToPath(new URL("../../../", import.meta.url)).replace(/\/$/, "");
@@ -79,7 +90,7 @@ interface MemLine {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       scans: { type: "string", default: "100" },
       "interval-s": { type: "string", default: "0.5" },
@@ -94,8 +105,11 @@ async function main(): Promise<void> {
       out: { type: "string" },
     },
   });
-  const scans = Number(values.scans);
-  const port = Number(values.port);
+  const scans = count(values.scans, "--scans");
+  const port = count(values.port, "--port", 1);
+  const intervalS = seconds(values["interval-s"], "--interval-s");
+  const maxS = seconds(values["max-s"], "--max-s");
+  for (const kv of values.env) if (!/^\w+=/.test(kv)) usageError(`--env wants NAME=VALUE, not '${kv}'`);
   const memOut = `/var/tmp/pxrss-mem-${process.pid}.jsonl`;
   rmSync(memOut, { force: true });
   const kp = values.standin ? await kubeProxyStandin(REPO) : null;
@@ -124,7 +138,7 @@ async function main(): Promise<void> {
     nodeArgs: values["node-arg"],
     agentArgs: values["agent-arg"],
     standin: values.standin,
-    intervalS: Number(values["interval-s"]),
+    intervalS,
     loadavgStart: loadavg(),
   };
   const per: {
@@ -140,7 +154,7 @@ async function main(): Promise<void> {
     let seen = Number.NaN;
     const t0 = Date.now();
     // --max-s: stop at this many seconds even short of --scans (the figures say how many ran).
-    const until = Number(values["max-s"]) > 0 ? t0 + Number(values["max-s"]) * 1000 : Infinity;
+    const until = maxS > 0 ? t0 + maxS * 1000 : Infinity;
     while (per.length < scans && Date.now() < until) {
       if (child.exitCode !== null) throw new Error(`agent exited ${child.exitCode}`);
       await sleep(100);
