@@ -2,13 +2,19 @@
 // and no clients but a light /metrics poll that tells when each scan lands. Per scan: the longest
 // block of the serving thread (monitorEventLoopDelay, 250 ms windows) and that thread's own CPU
 // (/proc/PID/task/PID/stat: the main thread alone, not the scan thread, which a busy machine's
-// scheduling delay does not inflate). `--agent` names the CLI, so an older build is measured the same way.
-//   node dist/bench/node/serve-block.js --agent DIST/agent/cli.js --scans 20 --out FILE
+// scheduling delay does not inflate). How to run it: USAGE, which --help prints.
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs, count, required } from "../lib/args.js";
+
+const USAGE = `\
+Usage: node dist/bench/node/serve-block.js --agent DIST/agent/cli.js [--scans 20] [--out FILE]
+         [--label NAME] [--port 9976]
+Row (d), scan by scan: the serving thread's longest block and its own CPU per scan, while \`serve\`
+scans back to back. A summary on stderr; with --out, every scan's figures to FILE (JSON).
+  --agent  the CLI to measure (required), so an older build is measured the same way`;
 
 const ELD_PRELOAD = fileURLToPath(new URL("./eld-preload.js", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -38,7 +44,7 @@ const ageOf = async (port: number) =>
     .reportAgeSeconds;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       agent: { type: "string" },
       scans: { type: "string", default: "20" },
@@ -47,7 +53,9 @@ async function main(): Promise<void> {
       label: { type: "string", default: "" },
     },
   });
-  const port = Number(values.port);
+  const agent = required(values.agent, "--agent");
+  const scans = count(values.scans, "--scans");
+  const port = count(values.port, "--port", 1);
   const eld = `/tmp/pxbench-block-${process.pid}.jsonl`;
   rmSync(eld, { force: true });
   const child = spawn(
@@ -55,7 +63,7 @@ async function main(): Promise<void> {
     [
       "--import",
       ELD_PRELOAD,
-      values.agent!,
+      agent,
       "serve",
       "--listen",
       "127.0.0.1",
@@ -85,7 +93,7 @@ async function main(): Promise<void> {
     const marks: { t: number; scans: number; cpuMs: number }[] = [];
     const load0 = loadavg()[0]!;
     marks.push({ t: Date.now(), scans: seen, cpuMs: threadCpuMs(pid, pid) });
-    const want = seen + Number(values.scans);
+    const want = seen + scans;
     let lastAge = await ageOf(port);
     let polls = 0;
     // Polled every 500 ms: a poll costs this thread well under a millisecond, a few per scan.

@@ -5,15 +5,24 @@
 //        and rendered (the older build's own AgentState and AgentMetrics, imported from --old-dist);
 //   new  the worker posts finished bodies (strings, or transferred ArrayBuffers) and a small object;
 //        the serving thread keeps views of them and joins its own metrics.
-//   node dist/bench/node/serve-cost.js --report FILE [--old-dist DIR] [--reps 40] [--out FILE]
+// How to run it: USAGE, which --help prints.
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { parseArgs } from "node:util";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { AgentMetrics } from "../../agent/metrics/agent-metrics.js";
 import type { NodeReport } from "../../agent/report/schema.js";
 import { renderScan, transferList, type RenderedScan } from "../../agent/server/rendered-scan.js";
 import { AgentState } from "../../agent/server/state.js";
+import { benchArgs, count, required } from "../lib/args.js";
+
+const USAGE = `\
+Usage: node dist/bench/node/serve-cost.js --report FILE [--old-dist DIR] [--reps 40] [--out FILE]
+The serving thread's CPU per scan result, for the same report posted as finished buffers and as
+strings, and (with --old-dist) the older build's path: the object cloned, then its AgentState.
+Results on stderr, and to --out FILE (JSON).
+  --report FILE   a node report (JSON), e.g. from scan-once.js --save-report (required)
+  --old-dist DIR  an older build's dist/, whose AgentState and AgentMetrics are measured beside
+  --reps N        results received per path, after 3 unmeasured`;
 
 type Mode = "object" | "strings" | "buffers";
 const cpuMs = () => {
@@ -38,7 +47,7 @@ if (!isMainThread) {
     });
   });
 } else {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       report: { type: "string" },
       "old-dist": { type: "string" },
@@ -46,8 +55,8 @@ if (!isMainThread) {
       out: { type: "string" },
     },
   });
-  const reps = Number(values.reps);
-  const file = values.report!;
+  const reps = count(values.reps, "--reps", 1);
+  const file = required(values.report, "--report");
   const self = new URL(import.meta.url);
 
   /** Mean serving-thread CPU ms per message received (the thread does nothing else meanwhile). */
