@@ -1,16 +1,32 @@
 // Everything measured on one node, run inside that node's network namespace (a UML guest or a
 // namespace on the host), against the kernel state already built there. Writes one JSON file.
-//   node dist/bench/node/node-bench.js --out FILE --label ipvs-1000 --reps 5 --floor ipvs|nft
-//        [--cpu-hour-s 120] [--kube-proxy-standin] [--baseline 'nft -j list table ip kube-proxy'] [--load-s 10] [--rss-scans 1000]
+// bench/run.ts runs it in each phase; how to run it by hand: USAGE, which --help prints.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { request, Agent } from "node:http";
 import { fileURLToPath } from "node:url";
-import { parseArgs } from "node:util";
+import { benchArgs, count, required, seconds, usageError } from "../lib/args.js";
 import { ipvsFloor, IPVS_REFERENCE, nftFloor, type FloorRead } from "../lib/floor.js";
 import { kubeProxyStandin } from "../lib/kube-proxy-standin.js";
 import { childrenCpuMs, type ToolCall } from "./scan-once.js";
+
+const USAGE = `\
+Usage: node dist/bench/node/node-bench.js --out FILE [--label ipvs-1000] [--reps 5] [--floor ipvs|nft]
+         [--baseline 'nft -j list table ip kube-proxy']... [--baseline-reps K] [--profile DIR]
+         [--cpu-hour-s 120] [--kube-proxy-standin] [--load-s 10] [--concurrency 8] [--rss-scans 1000]
+Everything measured on this node, inside its network namespace, against the state already built
+there; results to FILE (JSON), beside it FILE.report.json (the first scan's report) and, with
+--load-s, FILE.metrics.txt (the agent's /metrics).
+  --reps K               scans, and runs of the floor (default 5)
+  --floor ipvs|nft       which reads make the floor (default nft)
+  --baseline CMD         a command timed --baseline-reps times (default: --reps), argv split on spaces
+  --profile DIR          one more scan under the CPU profiler, its profile in DIR
+  --cpu-hour-s S         row (a): S seconds of \`serve\` at defaults beside node_exporter (default 0: none)
+  --kube-proxy-standin   row (a)'s kube-proxy /metrics from the stand-in (nftables mode in a namespace)
+  --load-s S             rows (d) and (e): S seconds of clients while scans run back to back (0: none;
+                         default 10), --concurrency clients when saturating (default 8)
+  --rss-scans N          with --load-s, then RSS after each of N further scans (default 0)`;
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const SCAN_ONCE = `${DIST}/bench/node/scan-once.js`;
@@ -419,7 +435,7 @@ async function serveUnderLoad(seconds: number, concurrency: number, metricsOut: 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
+  const { values } = benchArgs(USAGE, {
     options: {
       out: { type: "string" },
       label: { type: "string" },
@@ -437,14 +453,23 @@ async function main(): Promise<void> {
       "kube-proxy-standin": { type: "boolean", default: false },
     },
   });
-  const reps = Number(values.reps);
+  const out = required(values.out, "--out");
+  const reps = count(values.reps, "--reps");
+  if (values.floor !== "ipvs" && values.floor !== "nft")
+    usageError(`--floor is ipvs or nft, not '${values.floor}'`);
+  const breps =
+    values["baseline-reps"] === undefined ? reps : count(values["baseline-reps"], "--baseline-reps");
+  const cpuHourS = seconds(values["cpu-hour-s"], "--cpu-hour-s");
+  const loadS = seconds(values["load-s"], "--load-s");
+  const concurrency = count(values.concurrency, "--concurrency");
+  const rssScans = count(values["rss-scans"], "--rss-scans");
   const result: Record<string, unknown> = { label: values.label, reps, loadavgStart: load1() };
-  const save = () => writeFileSync(values.out!, JSON.stringify(result, null, 1));
+  const save = () => writeFileSync(out, JSON.stringify(result, null, 1));
 
   log(`${values.label}: ${reps} scans`);
   const scans: ScanSample[] = [];
   for (let i = 0; i < reps; i++) {
-    scans.push(scanOnce(i === 0 ? ["--save-report", `${values.out}.report.json`] : []));
+    scans.push(scanOnce(i === 0 ? ["--save-report", `${out}.report.json`] : []));
     log(`scan ${i + 1}/${reps}: ${scans[i]!.wallMs.toFixed(0)} ms, ${scans[i]!.maxRssMb.toFixed(0)} MB`);
   }
   result.scans = scans.map(({ calls: _c, ...s }) => s);
@@ -466,7 +491,6 @@ async function main(): Promise<void> {
   }
 
   const baselines: Record<string, ReturnType<typeof timed>[]> = {};
-  const breps = Number(values["baseline-reps"] ?? reps);
   for (const b of values.baseline ?? []) {
     const argv = b.split(" ");
     baselines[b] = [];
@@ -478,7 +502,6 @@ async function main(): Promise<void> {
   result.baselines = baselines;
   save();
 
-  const cpuHourS = Number(values["cpu-hour-s"]);
   if (cpuHourS > 0) {
     log(`serve with default settings for ${cpuHourS} s, node_exporter beside it`);
     const kp = values["kube-proxy-standin"] ? await kubeProxyStandin(`${DIST}/..`) : null;
@@ -495,15 +518,9 @@ async function main(): Promise<void> {
     save();
   }
 
-  const loadS = Number(values["load-s"]);
   if (loadS > 0) {
     log(`serve under load for ${loadS} s`);
-    result.serve = await serveUnderLoad(
-      loadS,
-      Number(values.concurrency),
-      `${values.out}.metrics.txt`,
-      Number(values["rss-scans"]),
-    );
+    result.serve = await serveUnderLoad(loadS, concurrency, `${out}.metrics.txt`, rssScans);
     save();
   }
   result.loadavgEnd = load1();
