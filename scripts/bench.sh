@@ -10,7 +10,20 @@
 #                                       Prometheus nodes, 100 RSS scans (about 15 minutes on 2 CPUs)
 #   scripts/bench.sh --only nft,fleet   some phases (nft, ipvs, fleet)
 #   scripts/bench.sh --only nft,ipvs --scan-only   rows (b) and (c) alone at 10,000 Services
+# Flags go to `npm run bench`; `npm run bench -- --help` (after a build) lists them all.
 set -euo pipefail
+
+# --help is this comment, before anything is installed or built.
+for arg in "$@"; do
+  case "$arg" in
+    --) break ;;
+    -h | --help)
+      sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+      exit 0
+      ;;
+  esac
+done
+
 cd "$(dirname "$0")/.."
 
 scripts/setup-debian.sh --test
