@@ -74,7 +74,7 @@ function cpuHourRow(mode: "nftables" | "ipvs", block: Json): TargetRow {
       n: n ?? Number.NaN,
       targetN: 10000,
       measured: c
-        ? `${a.toFixed(1)} CPU-s/h (${((a / 3600) * 100).toFixed(2)} % of a core): ${c.scans} scans in a ${Number(c.windowS).toFixed(0)} s window, scaled ×${(3600 / c.windowS).toFixed(0)}`
+        ? `${a.toFixed(1)} CPU-s/h (${((a / 3600) * 100).toFixed(2)} % of a core): ${c.scans} scans in a ${Number(c.windowS).toFixed(0)} s window, scaled ×${(3600 / c.windowS).toFixed(0)}${Number.isFinite(c.heapReleases) ? `; ${c.heapReleases} heap releases in it` : ""}`
         : typeof block?.[n ?? ""]?.cpuHourError === "string"
           ? `— (${block[n!].cpuHourError})`
           : "—",

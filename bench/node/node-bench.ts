@@ -233,6 +233,9 @@ function startAgent(port: number, extra: string[], eldOut?: string): ChildProces
 }
 
 const scansTotal = (metrics: string) => Number(/^proxyscope_scans_total (\S+)/m.exec(metrics)?.[1] ?? "NaN");
+/** The scan thread's memory-reducing GCs so far (server/heap-release.ts): how often a mode pays for one. */
+const heapReleases = (metrics: string) =>
+  Number(/^proxyscope_scan_heap_releases_total (\S+)/m.exec(metrics)?.[1] ?? "NaN");
 
 /**
  * Row (a): the agent's CPU over a window of `serve` with default settings (60 s interval), beside
@@ -260,7 +263,8 @@ async function cpuHour(windowS: number, agentArgs: string[] = []) {
     const load0 = load1();
     const a0 = procCpuMs(agentChild.pid!, true);
     const n0 = procCpuMs(ne.pid!, true);
-    const s0 = scansTotal((await get(port, "/metrics")).body);
+    const first = (await get(port, "/metrics")).body;
+    const s0 = scansTotal(first);
     const t0 = performance.now();
     let neSeries = 0;
     let scrapes = 0;
@@ -276,11 +280,13 @@ async function cpuHour(windowS: number, agentArgs: string[] = []) {
     const elapsedS = (performance.now() - t0) / 1000;
     const agentCpuMs = procCpuMs(agentChild.pid!, true) - a0;
     const neCpuMs = procCpuMs(ne.pid!, true) - n0;
-    const s1 = scansTotal((await get(port, "/metrics")).body);
+    const last = (await get(port, "/metrics")).body;
+    const s1 = scansTotal(last);
     const r = {
       windowS: elapsedS,
       scrapesEach: scrapes,
       scans: s1 - s0,
+      heapReleases: heapReleases(last) - heapReleases(first),
       agentCpuMs,
       nodeExporterCpuMs: neCpuMs,
       agentCpuSPerHour: (agentCpuMs / 1000) * (3600 / elapsedS),
@@ -292,7 +298,7 @@ async function cpuHour(windowS: number, agentArgs: string[] = []) {
       loadavg: [load0, load1()],
     };
     log(
-      `cpu-hour: agent ${r.agentCpuSPerHour.toFixed(1)} s/h, node_exporter ${r.nodeExporterCpuSPerHour.toFixed(1)} s/h (${r.scans} scans in ${elapsedS.toFixed(0)} s)`,
+      `cpu-hour: agent ${r.agentCpuSPerHour.toFixed(1)} s/h, node_exporter ${r.nodeExporterCpuSPerHour.toFixed(1)} s/h (${r.scans} scans in ${elapsedS.toFixed(0)} s, ${r.heapReleases} heap releases)`,
     );
     return r;
   } finally {

@@ -184,7 +184,10 @@ async function main(): Promise<void> {
         );
     }
     result.vmHwmMb = status(child.pid!).VmHWM;
-    result.scanFailures = metric(await get(port, "/metrics"), "proxyscope_scan_failures_total");
+    const last = await get(port, "/metrics");
+    result.scanFailures = metric(last, "proxyscope_scan_failures_total");
+    result.heapReleases = metric(last, "proxyscope_scan_heap_releases_total");
+    result.heapReleasedMb = metric(last, "proxyscope_scan_heap_released_bytes_total") / 1048576;
   } finally {
     child.kill("SIGTERM");
     await new Promise((r) => child.once("exit", r));

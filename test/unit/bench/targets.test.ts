@@ -74,7 +74,13 @@ function results() {
         floorReads: [{ argv: ["cat", "/proc/net/ip_vs"], why: "servers" }],
         floor: floor(1000, 1000),
         reference: [{ wallMs: 500, cpuMs: 400 }],
-        cpuHour: { windowS: 600, scans: 10, agentCpuSPerHour: 50, nodeExporterCpuSPerHour: 40 },
+        cpuHour: {
+          windowS: 600,
+          scans: 10,
+          heapReleases: 4,
+          agentCpuSPerHour: 50,
+          nodeExporterCpuSPerHour: 40,
+        },
         serve: { paced: lat(12), baseline: lat(1), eventLoop: { maxMs: 30 }, scansDuringLoad: 1 },
       },
     },
@@ -128,7 +134,8 @@ t.test("each target is a row with its baseline, ratio and verdict", async (t) =>
 
   t.equal(rows["a-nftables"]!.status, "met", "30 CPU-s/h: under 36 and under node_exporter's 40");
   t.equal(rows["a-nftables"]!.ratio, "0.75×");
-  t.match(rows["a-nftables"]!.measured, /scaled ×6/);
+  t.match(rows["a-nftables"]!.measured, /scaled ×6$/, "no heap releases recorded (an older run): none said");
+  t.match(rows["a-ipvs"]!.measured, /scaled ×6; 4 heap releases in it$/);
   t.equal(rows["a-ipvs"]!.status, "missed");
   t.same(rows["a-ipvs"]!.missed, ["≤ 36 CPU-s/h", "below node_exporter"]);
 
