@@ -1,12 +1,13 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-// Issue #14 row (e). After a scan that read a lot (the hourly nf_tables full read at 10,000 Services;
-// in ipvs mode, any scan of a table that large) the scan thread's heap is mostly garbage that V8 keeps committed: no later scan
+// Issue #14 row (e). After a scan that read a lot (the hourly nf_tables full read at 10,000 Services)
+// the scan thread's heap is mostly garbage that V8 keeps committed: no later scan
 // allocates enough to start a major GC, so RSS stays at the high-water mark (bench/results/rss.md). A
 // memory-reducing GC ("last resort": V8 collects twice and gives free pages back at once) took RSS from
 // 154 to 75 MB after a 10,000-Service read, for ~60 ms of CPU. It runs only when the heap grew by a
-// margin since the last one, so a steady scan (a few MB) never pays for it.
+// margin since the last one, so a steady scan (a few MB) never pays for it. In ipvs mode at 10,000
+// Services (UML) no scan grew the heap that far: none ran (bench/results/heap-release-ipvs.md).
 
 export type MajorGc = (opts: { type: "major"; execution: "sync"; flavor: "last-resort" }) => void;
 
