@@ -3,7 +3,7 @@
 // present state; and --fail-on unanswered does not count the API the user chose not to ask.
 import t from "tap";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,6 +16,7 @@ import { fetchAgent, STALE_AFTER_S } from "../../../collector/sources/agents.js"
 import { MAX_AGENTS_FILE_BYTES, readTargetsFile } from "../../../collector/sources/static.js";
 
 const dir = mkdtempSync(join(tmpdir(), "proxyscope-agents-file-"));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 t.test("--agents-file: a FIFO and /dev/zero are refused, a file over the cap too", async (t) => {
   const fifo = join(dir, "fifo");

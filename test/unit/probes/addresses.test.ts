@@ -1,5 +1,5 @@
 import t from "tap";
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,8 +8,11 @@ import { addressesProbe } from "../../../agent/probes/addresses.js";
 import type { ProbeContext } from "../../../agent/probes/types.js";
 
 type Tree = { [name: string]: string | Tree };
+// Every tree this file makes lives here, removed when the file ends.
+const scratch = mkdtempSync(join(tmpdir(), "proxyscope-addresses-"));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 /** A fresh temp directory holding `spec` (tap's t.testdir() is one directory per test, reset on each call). */
-function tree(spec: Tree = {}, dir = mkdtempSync(join(tmpdir(), "proxyscope-"))): string {
+function tree(spec: Tree = {}, dir = mkdtempSync(join(scratch, "tree-"))): string {
   for (const [name, v] of Object.entries(spec)) {
     if (typeof v === "string") writeFileSync(join(dir, name), v);
     else {

@@ -1,5 +1,5 @@
 import t from "tap";
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolRunner } from "../../../agent/io/run.js";
@@ -9,11 +9,14 @@ import type { ProbeContext } from "../../../agent/probes/types.js";
 // Fake tool dirs: small executable scripts that print recorded output and exit with a chosen code,
 // so exit codes and missing tools are exercised through the real ToolRunner.
 const rec = new URL("../../fixtures/netfilter/recorded/", import.meta.url);
+// Every tool dir and /proc this file makes lives here, removed when the file ends.
+const scratch = mkdtempSync(join(tmpdir(), "proxyscope-iptables-"));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 
 function toolDir(
   tools: Record<string, { file?: string; text?: string; code?: number; stderr?: string }>,
 ): string {
-  const dir = mkdtempSync(join(tmpdir(), "proxyscope-tools-"));
+  const dir = mkdtempSync(join(scratch, "tools-"));
   for (const [name, spec] of Object.entries(tools)) {
     const data = spec.file ? readFileSync(new URL(spec.file, rec), "utf8") : (spec.text ?? "");
     const out = join(dir, `${name}.out`);
@@ -32,7 +35,7 @@ function toolDir(
  * /proc is not used: what it lists depends on the machine.
  */
 function procWith(v4: string[] | null = ["filter", "nat"], v6: string[] | null = ["filter"]): string {
-  const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
+  const root = mkdtempSync(join(scratch, "proc-"));
   mkdirSync(join(root, "net"));
   if (v4 !== null) writeFileSync(join(root, "net/ip_tables_names"), v4.map((n) => `${n}\n`).join(""));
   if (v6 !== null) writeFileSync(join(root, "net/ip6_tables_names"), v6.map((n) => `${n}\n`).join(""));
@@ -91,7 +94,7 @@ t.test("iptables: a legacy tool failing where the kernel has no legacy tables re
     "iptables-legacy-save": { text: "", code: 1, stderr: "iptables-legacy-save: cannot open" },
     "ip6tables-legacy-save": { text: "", code: 1, stderr: "ip6tables-legacy-save: cannot open" },
   });
-  const noLegacy = mkdtempSync(join(tmpdir(), "proxyscope-proc-")); // no net/ip{,6}_tables_names
+  const noLegacy = mkdtempSync(join(scratch, "proc-")); // no net/ip{,6}_tables_names
   const r = await iptablesProbe.run({ ...ctx(dir), procRoot: noLegacy });
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.same(

@@ -1,6 +1,6 @@
 import t, { type Test } from "tap";
 import { spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,7 +20,8 @@ const root = fileURLToPath(new URL("../../../", import.meta.url));
 const source = join(root, "test/standins/kube-proxy.ts");
 const compiled = join(root, "dist/test/standins/kube-proxy.js");
 const scenarios = join(root, "test/fixtures/kube-proxy/scenarios");
-const work = mkdtempSync(join(tmpdir(), "kube-proxy-standin-"));
+const work = mkdtempSync(join(tmpdir(), "proxyscope-kube-proxy-standin-"));
+t.teardown(() => rmSync(work, { recursive: true, force: true }));
 
 t.before(() => {
   const stale = !existsSync(compiled) || statSync(compiled).mtimeMs < statSync(source).mtimeMs;

@@ -1,5 +1,5 @@
 import t from "tap";
-import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ToolRunner } from "../../../agent/io/run.js";
@@ -8,6 +8,9 @@ import type { ProbeContext } from "../../../agent/probes/types.js";
 
 // A stand-in nft that answers each read with the recorded output of one scenario, through the real ToolRunner.
 const rec = new URL("../../fixtures/netfilter/recorded/", import.meta.url);
+// Every stand-in dir this file makes lives here, removed when the file ends.
+const scratch = mkdtempSync(join(tmpdir(), "proxyscope-nftables-"));
+t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 
 function ctx(dir: string, prior: ProbeContext["prior"] = {}): ProbeContext {
   return {
@@ -40,7 +43,7 @@ esac
 `;
 
 function nftDir(script: string): string {
-  const dir = mkdtempSync(join(tmpdir(), "proxyscope-nft-"));
+  const dir = mkdtempSync(join(scratch, "nft-"));
   writeFileSync(join(dir, "nft"), script);
   chmodSync(join(dir, "nft"), 0o755);
   return dir;
@@ -130,7 +133,7 @@ t.test("nftables: the table name comes from /configz when that probe succeeded",
 });
 
 t.test("nftables: missing nft, a kernel without nf_tables, garbage", async (t) => {
-  const missing = await nftablesProbe.run(ctx(mkdtempSync(join(tmpdir(), "proxyscope-empty-"))));
+  const missing = await nftablesProbe.run(ctx(mkdtempSync(join(scratch, "empty-"))));
   t.equal(!missing.ok && missing.error.kind, "missing-tool");
   const noKernel = await nftablesProbe.run(
     ctx(nftDir("#!/bin/sh\necho 'Error: cache initialization failed: Protocol not supported' >&2\nexit 1\n")),
