@@ -3,7 +3,7 @@
 // every flag from an environment variable, the output formats, and kubectl's habits on the collector
 // (--kubeconfig, --context, KUBECONFIG, -n) with an error that says where it looked for a kubeconfig.
 import t from "tap";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -81,6 +81,7 @@ t.test("errors name the flag as typed, say what is wrong, and suggest the one me
 
 t.test("kubectl's habits: with no kubeconfig the error says where it looked", async (t) => {
   const home = mkdtempSync(join(tmpdir(), "proxyscope-home-"));
+  t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const r = await run(process.execPath, [COLLECTOR_CLI, "report"], {
     HOME: home,
     KUBECONFIG: "",

@@ -1,6 +1,6 @@
 // Helpers for the collector's end-to-end tests: the API server stand-in, agents on loopback (serving
 // NodeReports made by the real agent), and the collector CLI as a child process.
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -119,11 +119,13 @@ export async function startApiServer(
   return {
     kubeconfig,
     url,
-    stop: () =>
-      new Promise((r) => {
+    stop: async () => {
+      await new Promise<void>((r) => {
         child.once("exit", () => r());
         child.kill("SIGTERM");
-      }),
+      });
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -182,8 +184,8 @@ export async function realScan(
   mode: "ipvs" | "iptables" | "nftables" | "",
 ): Promise<string> {
   const kp = await startStandin({ mode, version: "v1.37.1" });
+  const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
   try {
-    const root = mkdtempSync(join(tmpdir(), "proxyscope-proc-"));
     mkdirSync(join(root, "proc/sys/kernel"), { recursive: true });
     writeFileSync(join(root, "proc/sys/kernel/osrelease"), `${kernel}\n`);
     const { code, stdout, stderr } = await run(process.execPath, [
@@ -198,6 +200,7 @@ export async function realScan(
     return stdout;
   } finally {
     await kp.stop();
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
@@ -378,6 +381,7 @@ export async function startRealAgent(
         child.kill("SIGTERM");
       });
       await kp.stop();
+      rmSync(root, { recursive: true, force: true });
     },
   };
 }

@@ -1,7 +1,7 @@
 // The HTML fleet report as a person sees it: rendered by headless Chromium (Debian `chromium`) from a
 // report the CLI made against the API server STAND-IN and loopback agents serving real agent scans.
 // Node names, OS images and labels carry markup; it must come out as text, and no script from data may run.
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { inflateSync } from "node:zlib";
@@ -106,11 +106,12 @@ t.teardown(() => api.stop());
 
 const out = await collector(["report", ...fleetFlags(api.kubeconfig, port), "--output", "html"]);
 const dir = mkdtempSync(join(tmpdir(), "proxyscope-html-"));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const page = join(dir, "report.html");
 writeFileSync(page, out.stdout);
 
 function chromium(extra: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const args = [...chromiumFlags(), "--window-size=1400,1000", ...extra, `file://${page}`];
+  const args = [...chromiumFlags(t), "--window-size=1400,1000", ...extra, `file://${page}`];
   return new Promise((resolve) => {
     const c = spawnOwned(CHROMIUM, args, { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";

@@ -1,5 +1,5 @@
 import t from "tap";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AGENT_CLI } from "../helpers/standin.js";
@@ -24,6 +24,7 @@ const nodes = [
 
 function startAgent(name: string, ip: string): Promise<() => Promise<void>> {
   const empty = mkdtempSync(join(tmpdir(), "proxyscope-lc-"));
+  t.teardown(() => rmSync(empty, { recursive: true, force: true }));
   const child = spawnOwned(
     process.execPath,
     [

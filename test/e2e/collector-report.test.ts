@@ -18,7 +18,7 @@ import {
   writeKubeconfig,
 } from "./collector-fleet.js";
 import { emptyFacts, noKernelState } from "../helpers/facts.js";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -222,6 +222,7 @@ t.test("exit codes", async (t) => {
   t.match(bad.stderr, /invalid --fail-on/);
 
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-kc-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const closed = await freePort();
   const down = await collector([
     "report",

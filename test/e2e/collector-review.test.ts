@@ -4,7 +4,7 @@
 // `-o csv` prints), the print layout, and the Prometheus burn-down. The fleet is realistic (four EKS node
 // groups, ipvs / nftables / blocked / black-holed / unanswered nodes), its findings from the agent's rules.
 // PROXYSCOPE_SAVE_SCREENSHOT=1 writes the picture the README shows to docs/collector-report.png.
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
@@ -22,6 +22,7 @@ if (!existsSync(CHROMIUM)) {
 
 const report = reviewFleet({ history: true });
 const dir = mkdtempSync(join(tmpdir(), "proxyscope-review-"));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const page = join(dir, "review.html");
 writeFileSync(page, renderHtml(report));
 const downloads = join(dir, "downloads");
@@ -30,7 +31,7 @@ const downloads = join(dir, "downloads");
 const child = spawnOwned(
   CHROMIUM,
   [
-    ...chromiumFlags(),
+    ...chromiumFlags(t),
     "--remote-debugging-address=127.0.0.1",
     "--remote-debugging-port=0",
     "--window-size=1400,1900",
