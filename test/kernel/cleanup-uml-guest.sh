@@ -35,14 +35,14 @@ vs() { ip netns exec "$1" ipvsadm -A "$2" "$3" -s rr; }
 # It runs as a copy of node named kube-proxy: cleanup --apply accepts only a listener that is kube-proxy.
 kube_proxy() {
   [ -x "$OUT/kube-proxy" ] || cp "$(command -v node)" "$OUT/kube-proxy"
-  ip netns exec "$1" "$OUT/kube-proxy" dist/test/standins/kube-proxy.js "$OUT/$2.json" >"/tmp/$1.kp" 2>&1 &
+  ip netns exec "$1" "$OUT/kube-proxy" dist/test/standins/kube-proxy.js "$OUT/$2.json" >"$TMPDIR/$1.kp" 2>&1 &
   kp_pid=$!
   # Ready is its "ready" line, or its exit: no count of tries a loaded machine can use up.
-  while ! grep -q '^ready' "/tmp/$1.kp" 2>/dev/null; do
-    kill -0 "$kp_pid" 2>/dev/null || { echo "stand-in in $1 exited before it was ready"; cat "/tmp/$1.kp"; return 1; }
+  while ! grep -q '^ready' "$TMPDIR/$1.kp" 2>/dev/null; do
+    kill -0 "$kp_pid" 2>/dev/null || { echo "stand-in in $1 exited before it was ready"; cat "$TMPDIR/$1.kp"; return 1; }
     sleep 0.1
   done
-  set -- $(grep '^ready' "/tmp/$1.kp")
+  set -- $(grep '^ready' "$TMPDIR/$1.kp")
   KP_ARGS="--kube-proxy-metrics-url http://127.0.0.1:$2 --kube-proxy-health-url http://127.0.0.1:$3"
 }
 

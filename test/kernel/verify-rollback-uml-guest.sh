@@ -36,13 +36,13 @@ ipvs_plane() {
 }
 
 kube_proxy() {
-  ip netns exec "$1" node dist/test/standins/kube-proxy.js "$OUT/ipvs.json" >"/tmp/$1.kp" 2>&1 &
+  ip netns exec "$1" node dist/test/standins/kube-proxy.js "$OUT/ipvs.json" >"$TMPDIR/$1.kp" 2>&1 &
   kp_pid=$!
-  while ! grep -q '^ready' "/tmp/$1.kp" 2>/dev/null; do
-    kill -0 "$kp_pid" 2>/dev/null || { echo "stand-in in $1 exited before it was ready"; cat "/tmp/$1.kp"; return 1; }
+  while ! grep -q '^ready' "$TMPDIR/$1.kp" 2>/dev/null; do
+    kill -0 "$kp_pid" 2>/dev/null || { echo "stand-in in $1 exited before it was ready"; cat "$TMPDIR/$1.kp"; return 1; }
     sleep 0.1
   done
-  set -- $(grep '^ready' "/tmp/$1.kp")
+  set -- $(grep '^ready' "$TMPDIR/$1.kp")
   KP_ARGS="--kube-proxy-metrics-url http://127.0.0.1:$2 --kube-proxy-health-url http://127.0.0.1:$3"
 }
 

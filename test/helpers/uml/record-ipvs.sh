@@ -211,8 +211,8 @@ awk 'BEGIN {
       printf "-a %s %s:%d -r 10.244.%d.%d:%d -m -w 1\n", proto, vip, port, int(n / 250), n % 250 + 1, tport
     }
   }
-}' >/tmp/large.rules
-ip netns exec large ipvsadm -R </tmp/large.rules
+}' >"$TMPDIR/large.rules"
+ip netns exec large ipvsadm -R <"$TMPDIR/large.rules"
 record_ipvs large large
 gzip -9n "$OUT/large/proc/net/ip_vs" "$OUT/large/ipvsadm-L-n.txt"
 
