@@ -1,6 +1,6 @@
 import t from "tap";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -100,6 +100,7 @@ t.test("addresses: every local address, primary from the default route", async (
 
 t.test("nft-version execs nft when hostRoot is / and no package database is visible", async (t) => {
   const empty = mkdtempSync(join(tmpdir(), "proxyscope-nodpkg-"));
+  t.teardown(() => rmSync(empty, { recursive: true, force: true }));
   const r = probe("nft-version", [
     "/usr/bin/unshare",
     "-m",

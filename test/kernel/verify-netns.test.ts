@@ -1,6 +1,6 @@
 import t from "tap";
 import { type ChildProcess } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VerifyResult } from "../../common/verify-result.js";
@@ -50,6 +50,7 @@ else {
     ns.destroy();
   });
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-verify-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
   const start = (argv: string[]) => ns.start(argv, children);
   const kubeProxy = async (name: string, scenario: object): Promise<string[]> => {

@@ -1,6 +1,6 @@
 import t from "tap";
 import { type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { VerifyResult } from "../../common/verify-result.js";
@@ -38,6 +38,7 @@ else {
     ns.destroy();
   });
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-verify-np-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
   const start = async (argv: string[]) => (await ns.start(argv, children)).line;
 
