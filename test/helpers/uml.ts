@@ -13,6 +13,7 @@
 import { spawnSync, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { umlHostEnv as benchUmlHostEnv, umlXstateShim } from "../../bench/lib/uml.js";
@@ -208,15 +209,22 @@ export function umlRunsHere(t: {
   return false;
 }
 
-/** Where work directories go: on the host's disk, not /tmp or /run (tmpfs in the guest). */
+const hiddenInGuest = (path: string): boolean => /^\/(tmp|run)(\/|$)/.test(path);
+
+/**
+ * Where work directories go: on the host's disk, not /tmp or /run (tmpfs in the guest).
+ * $PROXYSCOPE_UML_WORKDIR, else the temp dir when the guest sees it (`npm test` sets TMPDIR to a
+ * directory of its own under /var/tmp, and fails the run on what is left in it), else /var/tmp.
+ */
 export function workRoot(): string {
-  const root = process.env.PROXYSCOPE_UML_WORKDIR ?? "/var/tmp";
-  if (/^\/(tmp|run)(\/|$)/.test(root)) {
+  const given = process.env.PROXYSCOPE_UML_WORKDIR;
+  if (given === undefined) return hiddenInGuest(tmpdir()) ? "/var/tmp" : tmpdir();
+  if (hiddenInGuest(given)) {
     throw new UmlUnavailableError(
-      `PROXYSCOPE_UML_WORKDIR=${root} is under /tmp or /run, which the guest hides`,
+      `PROXYSCOPE_UML_WORKDIR=${given} is under /tmp or /run, which the guest hides`,
     );
   }
-  return root;
+  return given;
 }
 
 /** A directory on the host's disk that a guest script can write to (pass it in `env`); remove it when done. */
