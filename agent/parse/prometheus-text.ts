@@ -1,4 +1,4 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
 // Prometheus text exposition format 0.0.4, as written by client_golang's expfmt and read by its
 // TextParser (prometheus/common expfmt/text_parse.go): HELP/TYPE comments, label values with
@@ -56,7 +56,7 @@ function comment(line: string, families: Map<string, MutableFamily>): string | n
     return null;
   }
   const type = rest.trim();
-  if (!TYPES.has(type)) return `unknown metric type ${JSON.stringify(type)}`;
+  if (!TYPES.has(type)) return `unknown metric type ${excerpt(type)}`;
   if (fam.samples.length > 0 || fam.typed) return "TYPE line after samples or a second TYPE";
   fam.type = type as MetricType;
   fam.typed = true;
@@ -121,7 +121,7 @@ function readLabels(line: string, start: number, out: Record<string, string>): n
     pos++;
     const value = unescape(raw, true);
     if (value === null) return "invalid escape in label value";
-    if (Object.hasOwn(out, ln[0])) return `duplicate label ${ln[0]}`;
+    if (Object.hasOwn(out, ln[0])) return `duplicate label ${clip(ln[0])}`;
     out[ln[0]] = value;
     while (line[pos] === " " || line[pos] === "\t") pos++;
     if (line[pos] === ",") {

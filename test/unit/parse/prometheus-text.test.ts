@@ -133,3 +133,20 @@ t.test("upstream exposition text (pkg/proxy/metrics/metrics_linux_test.go), verb
     ],
   );
 });
+
+// The fuzz test found it (seed -1187750645): a TYPE line whose type was broken by thousands of spaces
+// came back whole inside the error, 4,940 characters of it into /report.
+t.test("an error quotes at most an excerpt of what it rejects, however long the line", async (t) => {
+  const pad = " ".repeat(5000);
+  const cases: [string, RegExp][] = [
+    [`# TYPE m c${pad}ounter`, /unknown metric type/],
+    [`m{${"a".repeat(5000)}="1",${"a".repeat(5000)}="2"} 1`, /duplicate label/],
+  ];
+  for (const [text, why] of cases) {
+    const r = parsePrometheusText(text);
+    t.equal(r.ok, false);
+    if (r.ok) continue;
+    t.match(r.error, why);
+    t.ok(r.error.length < 400, `${r.error.length} characters`);
+  }
+});
