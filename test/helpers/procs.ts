@@ -51,14 +51,19 @@ export function processesWith(marker: string, where: "argv-or-env" | "env" = "ar
   return out;
 }
 
-/** Polls until no process carries `marker`, or `limitMs` passes; returns what is left (empty: none). */
-export async function untilNoneWith(marker: string, limitMs = 60_000): Promise<ProcInfo[]> {
+/** Polls `list` until it is empty, or `limitMs` passes; returns what is left (empty: none). */
+export async function untilEmpty<T>(list: () => T[], limitMs = 60_000): Promise<T[]> {
   const end = Date.now() + limitMs;
   for (;;) {
-    const left = processesWith(marker);
+    const left = list();
     if (left.length === 0 || Date.now() > end) return left;
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** Polls until no process carries `marker`, or `limitMs` passes; returns what is left (empty: none). */
+export function untilNoneWith(marker: string, limitMs = 60_000): Promise<ProcInfo[]> {
+  return untilEmpty(() => processesWith(marker), limitMs);
 }
 
 /** Every process whose parent is `ppid`, zombies included (`state` "Z"). */

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { startAgent, type RunningAgent } from "../e2e/agent-process.js";
 import { staleBuild } from "../helpers/built.js";
 import { hangingToolDir } from "../helpers/hanging-tools.js";
-import { childrenOf } from "../helpers/procs.js";
+import { childrenOf, untilEmpty } from "../helpers/procs.js";
 
 const PAUSE = fileURLToPath(new URL("../../dist/test-helpers/pause-standin", import.meta.url));
 const UNSHARE = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"];
@@ -67,11 +67,6 @@ t.test("pause as PID 1 (shareProcessNamespace): none stays", async (t) => {
   const node = childrenOf(init!.pid).find((c) => c.cmdline.includes("cli.js serve"));
   t.ok(node, "the agent runs under it");
   // Reaped as each arrives: polled until none, the limit only for a stuck run.
-  const end = Date.now() + 60_000;
-  let zombies = zombiesUnder([init!.pid, node!.pid]);
-  while (zombies.length > 0 && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 100));
-    zombies = zombiesUnder([init!.pid, node!.pid]);
-  }
+  const zombies = await untilEmpty(() => zombiesUnder([init!.pid, node!.pid]));
   t.same(zombies, [], "no zombie under pause or the agent");
 });
