@@ -79,7 +79,7 @@ export const NODE_METRICS = {
     labels: ["family"],
   },
   proxyscope_parity_state: {
-    help: "The per-Service parity check (issue #17): 1 for its current state (off, not-applicable, recorded, not-recorded, no-snapshot, corrupt, stale, compared)",
+    help: "The per-Service parity check: 1 for its current state (off, not-applicable, recorded, not-recorded, no-snapshot, corrupt, stale, compared)",
     labels: ["state"],
   },
   proxyscope_parity_services: {
