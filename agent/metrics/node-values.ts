@@ -79,7 +79,7 @@ export const NODE_METRICS = {
     labels: ["family"],
   },
   proxyscope_parity_state: {
-    help: "The per-Service parity check (issue #17): 1 for its current state (off, not-applicable, recorded, not-recorded, no-snapshot, corrupt, stale, compared)",
+    help: "The per-Service parity check: 1 for its current state (off, not-applicable, recorded, not-recorded, no-snapshot, corrupt, stale, compared)",
     labels: ["state"],
   },
   proxyscope_parity_services: {
@@ -91,8 +91,10 @@ export const NODE_METRICS = {
     labels: [],
   },
   proxyscope_node_info: {
-    help: "Always 1: what runs on this node (kernel, OS, kube-proxy, host nft, phase), for grouping a fleet; unread when the probe failed, none when it read nothing",
-    labels: ["kernel_release", "os_id", "os_version", "kube_proxy_version", "nft_version", "phase"],
+    help: "Always 1: what runs on this node (kernel, OS, kube-proxy, host nft), for grouping a fleet; unread when the probe failed, none when it read nothing",
+    // Only what the switch does not change: a label that changes at the switch breaks every join and
+    // graph over the series there. The phase has its own gauge, proxyscope_node_phase.
+    labels: ["kernel_release", "os_id", "os_version", "kube_proxy_version", "nft_version"],
   },
   // A timestamp, not an age: an age computed at scan time is stale by up to one scan interval.
   proxyscope_kube_proxy_last_sync_timestamp_seconds: {
@@ -251,6 +253,5 @@ function nodeInfo(r: NodeReport): Labels {
     os_version: infoValue(f.osRelease !== null, f.osRelease?.versionId),
     kube_proxy_version: infoValue(f.kubeProxyMetrics !== null, f.kubeProxyMetrics?.gitVersion),
     nft_version: infoValue(f.nftVersion !== null, f.nftVersion?.version),
-    phase: r.phase,
   };
 }

@@ -5,6 +5,8 @@ import type { Test } from "tap";
 import type { NodeReport } from "../../agent/report/schema.js";
 import type { Link, NodeState, Profile, ProfileNode, VirtualServer } from "../profiles/profile.js";
 import type { NetNs } from "./netns.js";
+import { nodeMetricsText } from "../../agent/metrics/node-metrics.js";
+import { alertsOnScrape } from "./quiet-alerts.js";
 import { firstDeletion } from "./remedies.js";
 import { REPO_ROOT } from "./uml.js";
 
@@ -169,6 +171,15 @@ export function deletionViolations(r: NodeReport): string[] {
 
 /** Asserts what the profile expects of this node: phase and how it is known, verdict, the exact ids, and
  *  the deletion invariant. */
+/**
+ * A node the SRE calls healthy (ready to switch, or clean after it, kube-proxy-free included) raises no
+ * alert: its /metrics, through every shipped alert rule, with promtool.
+ */
+export async function checkQuiet(t: Test, node: ProfileNode, r: NodeReport): Promise<void> {
+  if (node.expect.verdict !== "ready" && node.expect.verdict !== "clean") return;
+  t.equal(alertsOnScrape(await nodeMetricsText(r), node.name), null, "no alert fires on this healthy node");
+}
+
 export function checkNode(t: Test, node: ProfileNode, r: NodeReport): void {
   const e = node.expect;
   const pending = e.waitsFor ? ` (waits for ${e.waitsFor})` : "";

@@ -1,6 +1,13 @@
 import t from "tap";
 import { netnsAvailable, withNetns, type NetNs } from "../helpers/netns.js";
-import { buildInNetns, checkNode, loadProfiles, nodesOn, scanFlags } from "../helpers/profiles.js";
+import {
+  buildInNetns,
+  checkNode,
+  checkQuiet,
+  loadProfiles,
+  nodesOn,
+  scanFlags,
+} from "../helpers/profiles.js";
 import { parseScanOutput } from "../helpers/scan-report.js";
 import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import type { NodeState } from "../profiles/profile.js";
@@ -20,7 +27,9 @@ if (!netnsAvailable()) {
     t.test(`${profile.id} / ${node.name}: ${node.when}`, { todo: node.expect.waitsFor ?? false }, (t) =>
       withNetns(async (ns) => {
         buildInNetns(ns, node.state);
-        checkNode(t, node, await scan(ns, node.name, node.state));
+        const report = await scan(ns, node.name, node.state);
+        checkNode(t, node, report);
+        await checkQuiet(t, node, report);
       }),
     );
   }

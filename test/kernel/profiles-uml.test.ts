@@ -1,7 +1,14 @@
 import t from "tap";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { checkNode, ipsetText, loadProfiles, nodesOn, umlNodeScript } from "../helpers/profiles.js";
+import {
+  checkNode,
+  checkQuiet,
+  ipsetText,
+  loadProfiles,
+  nodesOn,
+  umlNodeScript,
+} from "../helpers/profiles.js";
 import { firstDeletion } from "../helpers/remedies.js";
 import { parseScanOutput } from "../helpers/scan-report.js";
 import {
@@ -96,8 +103,13 @@ if (reason !== null) {
   for (const { profile, node } of nodes) {
     // A node whose expectation waits for a rule not built yet still runs every assertion; tap reports it
     // as TODO (with what it waits for), never as passing, and it does not fail the run.
-    t.test(`${profile.id} / ${node.name}: ${node.when}`, { todo: node.expect.waitsFor ?? false }, async (t) =>
-      checkNode(t, node, reports.get(node.name)!),
+    t.test(
+      `${profile.id} / ${node.name}: ${node.when}`,
+      { todo: node.expect.waitsFor ?? false },
+      async (t) => {
+        checkNode(t, node, reports.get(node.name)!);
+        await checkQuiet(t, node, reports.get(node.name)!);
+      },
     );
   }
   // The deletion check must not pass only because nothing offered a deletion on a guessed phase.

@@ -37,6 +37,8 @@ const AGENT_METRICS = [
   "proxyscope_finding",
   "proxyscope_probe_success",
   "proxyscope_last_scan_timestamp_seconds",
+  // The collector's (collector/fleet-metrics.ts).
+  "proxyscope_fleet_last_gather_success",
 ];
 // kube-proxy's own, as defined in kubernetes/kubernetes pkg/proxy/metrics/metrics.go (subsystem "kubeproxy"):
 // NFTablesSyncFailuresTotal, NFTablesCleanupFailuresTotal, IPTablesRestoreFailuresTotal,
@@ -50,6 +52,8 @@ const KUBE_PROXY_METRICS = [
 
 const KP = 'instance="10.0.0.1:10249",job="kube-proxy"';
 const AG = 'instance="10.0.0.1:9977",job="proxyscope-agent",node="n1"';
+const CO = 'instance="10.0.0.9:8080",job="proxyscope-collector"';
+const coLabels = { instance: "10.0.0.9:8080", job: "proxyscope-collector" };
 const kpLabels = { instance: "10.0.0.1:10249", job: "kube-proxy" };
 const agLabels = { instance: "10.0.0.1:9977", job: "proxyscope-agent", node: "n1" };
 
@@ -348,8 +352,57 @@ const CASES: Case[] = [
   },
   {
     alert: "ProxyscopeProbeFailing",
+    why: "kube-proxy-free node: its kube-proxy probes fail by design, every other probe reads",
+    series: [
+      [`proxyscope_probe_success{${AG},probe="kube-proxy-mode"}`, "0x30"],
+      [`proxyscope_probe_success{${AG},probe="kube-proxy-metrics"}`, "0x30"],
+      [`proxyscope_probe_success{${AG},probe="nftables"}`, "1x30"],
+      [`proxyscope_node_phase{${AG},phase="none"}`, "1x30"],
+      [`proxyscope_node_phase{${AG},phase="ipvs"}`, "0x30"],
+    ],
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeProbeFailing",
+    why: "kube-proxy-free node: a kernel probe failing still alerts",
+    series: [
+      [`proxyscope_probe_success{${AG},probe="kube-proxy-mode"}`, "0x30"],
+      [`proxyscope_probe_success{${AG},probe="sysctls"}`, "0x30"],
+      [`proxyscope_node_phase{${AG},phase="none"}`, "1x30"],
+    ],
+    at: "20m",
+    fires: [{ ...agLabels, probe: "sysctls" }],
+  },
+  {
+    alert: "ProxyscopeProbeFailing",
+    why: "kube-proxy stopped answering on a node whose ipvs state stays",
+    series: [
+      [`proxyscope_probe_success{${AG},probe="kube-proxy-mode"}`, "0x30"],
+      [`proxyscope_node_phase{${AG},phase="none"}`, "0x30"],
+      [`proxyscope_node_phase{${AG},phase="ipvs"}`, "1x30"],
+    ],
+    at: "20m",
+    fires: [{ ...agLabels, probe: "kube-proxy-mode" }],
+  },
+  {
+    alert: "ProxyscopeProbeFailing",
     why: "all probes fine",
     series: [[`proxyscope_probe_success{${AG},probe="nftables"}`, "1x30"]],
+    at: "20m",
+    fires: [],
+  },
+  {
+    alert: "ProxyscopeFleetGatherFailing",
+    why: "every gather failing",
+    series: [[`proxyscope_fleet_last_gather_success{${CO}}`, "0x30"]],
+    at: "20m",
+    fires: [coLabels],
+  },
+  {
+    alert: "ProxyscopeFleetGatherFailing",
+    why: "one gather failed, the next succeeded",
+    series: [[`proxyscope_fleet_last_gather_success{${CO}}`, "1 1 1 1 1 0 0 0 0 0 1x20"]],
     at: "20m",
     fires: [],
   },
