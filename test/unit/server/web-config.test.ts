@@ -1,7 +1,8 @@
 // The exporter-toolkit web configuration: what node_exporter accepts parses, the toolkit's own sample
 // shape included; what the agent cannot honour is refused by name; and the access rules on the routes
 // (probes open, authentication everywhere else when configured, detail for loopback only otherwise).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
@@ -44,7 +45,34 @@ t.test("parses the toolkit's documented shape", async (t) => {
   t.equal(cfg.tls_server_config?.client_auth_type, "RequireAndVerifyClientCert");
   t.equal(cfg.tls_server_config?.max_version, "TLS13", "default max");
   t.same(Object.keys(cfg.basic_auth_users ?? {}), ["alice"]);
-  t.same(parseWebConfig("", "empty.yml"), {}, "an empty file turns nothing on, as in the toolkit");
+});
+
+// The toolkit serves plain HTTP for a file that configures nothing (web/tls_config.go, Serve: "TLS is
+// disabled."); a file given to protect the port that protects nothing is a mistake (an empty Secret key, a
+// template that rendered nothing), so it is refused by name instead.
+t.test("a config that configures nothing is refused by name", async (t) => {
+  const nothing: [string, RegExp][] = [
+    ["", /configures nothing/],
+    ["# only a comment\n", /configures nothing/],
+    ["{}\n", /configures nothing/],
+    ["http_server_config:\n  http2: false\n", /configures nothing/],
+    ["http_server_config:\n  headers: {}\n", /configures nothing/],
+    ["basic_auth_users: {}\n", /basic_auth_users is empty/],
+    [
+      "tls_server_config:\n  cert_file: a\n  key_file: k\nbasic_auth_users: {}\n",
+      /basic_auth_users is empty/,
+    ],
+  ];
+  for (const [text, want] of nothing) {
+    let caught: unknown = null;
+    try {
+      parseWebConfig(text, "w.yml");
+    } catch (e) {
+      caught = e;
+    }
+    t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
+    t.match(String((caught as Error | null)?.message), want, JSON.stringify(text));
+  }
 });
 
 t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => {
@@ -94,15 +122,123 @@ t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => 
 t.test("files are read relative to the config file; a missing one is a named failure", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, "tls.crt"), "CERT");
-  writeFileSync(join(dir, "tls.key"), "KEY");
+  selfSigned(dir, "tls");
   writeFileSync(join(dir, "web.yml"), "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n");
   const s = await loadWebConfig(join(dir, "web.yml"));
-  t.equal(s.tls?.cert.toString(), "CERT");
+  t.equal(s.tls?.cert.toString(), readFileSync(join(dir, "tls.crt"), "utf8"));
   t.equal(s.tls?.minVersion, "TLSv1.2", "the toolkit's default minimum, TLS 1.2");
   writeFileSync(join(dir, "web2.yml"), "tls_server_config:\n  cert_file: nope.crt\n  key_file: tls.key\n");
   await t.rejects(loadWebConfig(join(dir, "web2.yml")), /cert_file .*nope\.crt: ENOENT/);
   await t.rejects(loadWebConfig(join(dir, "absent.yml")), /absent\.yml: ENOENT/);
+});
+
+t.test(
+  "the config and the files it names are regular files, capped: no FIFO hang, no /dev/zero",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const fifo = join(dir, "fifo.yml");
+    execFileSync("/usr/bin/mkfifo", [fifo]);
+    t.teardown(() => {
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // nobody is blocked reading it: the fix holds
+      }
+    });
+    await t.rejects(
+      loadWebConfig(fifo),
+      /web config .*fifo\.yml: .*not a regular file/,
+      "a FIFO as the config",
+    );
+    await t.rejects(loadWebConfig("/dev/zero"), /web config \/dev\/zero: .*not a regular file/, "/dev/zero");
+    writeFileSync(join(dir, "tls.key"), "KEY");
+    for (const [field, path] of [
+      ["cert_file", "/dev/zero"],
+      ["cert_file", fifo],
+      ["cert_file", dir],
+    ] as const) {
+      writeFileSync(join(dir, "web.yml"), `tls_server_config:\n  ${field}: ${path}\n  key_file: tls.key\n`);
+      await t.rejects(
+        loadWebConfig(join(dir, "web.yml")),
+        new RegExp(`${field} ${path}: not a regular file`),
+      );
+    }
+    writeFileSync(join(dir, "big.yml"), `# ${"x".repeat(1024 * 1024)}\n`);
+    await t.rejects(loadWebConfig(join(dir, "big.yml")), /big\.yml: larger than 1048576 bytes/);
+  },
+);
+
+/** A self-signed certificate and its key, in PEM, made by openssl (node:crypto cannot issue X.509). */
+function selfSigned(dir: string, name: string) {
+  execFileSync(
+    "/usr/bin/openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(dir, `${name}.key`),
+      "-out",
+      join(dir, `${name}.crt`),
+      "-days",
+      "2",
+      "-subj",
+      `/CN=${name}`,
+    ],
+    { stdio: "ignore", timeout: 60_000 },
+  );
+}
+
+t.test(
+  "TLS material is checked before listening: a key not the certificate's is a named error",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    selfSigned(dir, "a");
+    selfSigned(dir, "b");
+    const cfg = (cert: string, key: string, extra = "") => {
+      writeFileSync(
+        join(dir, "web.yml"),
+        `tls_server_config:\n  cert_file: ${cert}\n  key_file: ${key}\n${extra}`,
+      );
+      return loadWebConfig(join(dir, "web.yml"));
+    };
+    const ok = await cfg("a.crt", "a.key");
+    t.match(ok.tls?.cert.toString(), /BEGIN CERTIFICATE/);
+    t.same(ok.warnings, [], "TLS without basic auth: the toolkit's usual setup, nothing to warn about");
+    await t.rejects(
+      cfg("a.crt", "b.key"),
+      /web config .*web\.yml: key_file b\.key is not the key of cert_file a\.crt/,
+    );
+    writeFileSync(join(dir, "junk.crt"), "not a certificate\n");
+    await t.rejects(cfg("junk.crt", "a.key"), /web config .*: cert_file junk\.crt: not a PEM certificate/);
+    await t.rejects(cfg("a.crt", "junk.crt"), /web config .*: key_file junk\.crt: not a PEM private key/);
+    await t.rejects(
+      cfg("a.crt", "a.key", "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: junk.crt\n"),
+      /web config .*: client_ca_file junk\.crt: not a PEM certificate/,
+    );
+    for (const e of await Promise.allSettled([cfg("a.crt", "b.key")]))
+      if (e.status === "rejected")
+        t.ok(e.reason instanceof WebConfigError, "a WebConfigError: exit 2, no stack");
+  },
+);
+
+t.test("what starts but leaves the port open says so: warnings naming the risk", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "users.yml"), `basic_auth_users:\n  alice: ${HASH}\n`);
+  const users = await loadWebConfig(join(dir, "users.yml"));
+  t.equal(users.warnings.length, 1);
+  t.match(users.warnings[0], /basic auth over plain HTTP: .*clear text/);
+  writeFileSync(join(dir, "headers.yml"), "http_server_config:\n  headers:\n    X-Frame-Options: deny\n");
+  const headers = await loadWebConfig(join(dir, "headers.yml"));
+  t.equal(headers.warnings.length, 1);
+  t.match(headers.warnings[0], /no TLS and no authentication: plain HTTP/);
 });
 
 t.test("basic auth: bcrypt verdicts, unknown users, remembered answers", async (t) => {
@@ -173,7 +309,13 @@ t.test("--detail-from any opens the detail to every client", async (t) => {
 
 t.test("basic auth configured: everything but the probes needs it, detail included", async (t) => {
   const a = await app(
-    { source: "w.yml", tls: null, users: new Map([["prom", HASH]]), headers: { "X-Frame-Options": "deny" } },
+    {
+      source: "w.yml",
+      tls: null,
+      users: new Map([["prom", HASH]]),
+      headers: { "X-Frame-Options": "deny" },
+      warnings: [],
+    },
     "loopback",
   );
   t.teardown(() => a.close());
