@@ -241,6 +241,88 @@ t.test("what starts but leaves the port open says so: warnings naming the risk",
   t.match(headers.warnings[0], /no TLS and no authentication: plain HTTP/);
 });
 
+// No timings are asserted: the cost chosen, the comparisons counted and the refusals are.
+t.test("basic auth: an unknown user costs what the dearest known user costs", async (t) => {
+  const cheap = bcrypt.hashSync("a", 4);
+  const dear = bcrypt.hashSync("b", 6).replace(/^\$2b\$/, "$2y$");
+  const c = new BasicAuthChecker(
+    new Map([
+      ["cheap", cheap],
+      ["dear", dear],
+    ]),
+  );
+  t.equal(c.dummyCost, 6, "the highest cost among the users");
+  t.equal(bcrypt.getRounds(await c.dummyHash()), 6, "the dummy hash is made at that cost");
+  t.equal(await c.check("mallory", "b"), false, "unknown user");
+  t.equal(c.bcryptRuns, 1, "an unknown user runs bcrypt as a known one does");
+  t.equal(new BasicAuthChecker(new Map([["x", bcrypt.hashSync("x", 5)]])).dummyCost, 5);
+});
+
+t.test("basic auth: good credentials are verified once, then remembered", async (t) => {
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]));
+  t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 1);
+  for (let i = 0; i < 5; i++) t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 1, "bcrypt not run again for the same good credentials");
+  // A flood of distinct wrong passwords cannot push the good credentials out.
+  const flood = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => 0, budgetMs: 1e12 });
+  t.equal(await flood.check("alice", "s3cret"), true);
+  for (let i = 0; i < 300; i++) await flood.check("alice", `wrong-${i}`);
+  const runs = flood.bcryptRuns;
+  t.equal(await flood.check("alice", "s3cret"), true);
+  t.equal(flood.bcryptRuns, runs, "still remembered after 300 wrong passwords");
+  t.equal(await flood.check("alice", "wrong-299"), false);
+  t.equal(flood.bcryptRuns, runs, "a repeated wrong password is remembered too");
+});
+
+t.test("basic auth: remembered only for a while", async (t) => {
+  let clock = 0;
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => clock });
+  t.equal(await c.check("alice", "s3cret"), true);
+  clock += 4 * 60_000;
+  t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 1, "within the time");
+  clock += 2 * 60_000;
+  t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 2, "verified again after it");
+});
+
+t.test("basic auth: one bcrypt at a time, and a bounded share of a core", async (t) => {
+  let clock = 0;
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => clock });
+  const first = c.check("alice", "wrong-1");
+  t.equal(await c.check("alice", "wrong-2"), "busy", "a second comparison while one runs is refused");
+  t.equal(await c.check("mallory", "x"), "busy", "for unknown users too");
+  clock += 2_000; // the running comparison is taken to have used 2 s
+  t.equal(await first, false);
+  t.equal(c.bcryptRuns, 1);
+  t.equal(await c.check("alice", "wrong-3"), "busy", "the budget is spent: refused without running bcrypt");
+  t.equal(c.bcryptRuns, 1);
+  t.ok(c.retryAfterS() >= 1, `retry after ${c.retryAfterS()} s`);
+  clock += c.retryAfterS() * 1000;
+  t.equal(await c.check("alice", "wrong-3"), false, "allowed again once the budget refills");
+  t.equal(c.bcryptRuns, 2);
+});
+
+t.test("basic auth: 429 with retry-after when bcrypt is busy", async (t) => {
+  let clock = 0;
+  const users = new Map([["prom", HASH]]);
+  const checker = new BasicAuthChecker(users, { now: () => clock });
+  const spent = checker.check("prom", "nope-1");
+  clock += 3_000; // that comparison is taken to have used 3 s: the budget is spent
+  t.equal(await spent, false);
+  const a = await app({ source: "w.yml", tls: null, users, headers: {}, warnings: [] }, "loopback", checker);
+  t.teardown(() => a.close());
+  const busy = await a.inject({ url: "/metrics", headers: { authorization: basic("prom", "nope-2") } });
+  t.equal(busy.statusCode, 429);
+  t.equal(busy.headers["retry-after"], String(checker.retryAfterS()));
+  t.match(busy.json(), { error: /too many password checks/ });
+  t.equal(checker.bcryptRuns, 1, "refused without running bcrypt");
+  clock += checker.retryAfterS() * 1000;
+  const wrong = await a.inject({ url: "/metrics", headers: { authorization: basic("prom", "nope-2") } });
+  t.equal(wrong.statusCode, 401, "checked again once the budget refills");
+});
+
 t.test("basic auth: bcrypt verdicts, unknown users, remembered answers", async (t) => {
   const c = new BasicAuthChecker(new Map([["alice", HASH]]));
   t.equal(await c.check("alice", "s3cret"), true);
@@ -255,13 +337,17 @@ t.test("basic auth: bcrypt verdicts, unknown users, remembered answers", async (
   );
 });
 
-async function app(security: WebSecurity | null, detailFrom: "loopback" | "any") {
+async function app(
+  security: WebSecurity | null,
+  detailFrom: "loopback" | "any",
+  basicAuth?: BasicAuthChecker,
+) {
   const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
   state.record(await renderScan(reportOf(movedWithBlackHole())));
   const a = buildApp(state, {
     retryAfterS: 60,
     lookupVirtualServer: async () => ({ status: "not-found" }),
-    access: { security, detailFrom },
+    access: { security, detailFrom, ...(basicAuth ? { basicAuth } : {}) },
   });
   return a;
 }
