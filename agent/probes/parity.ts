@@ -1,9 +1,8 @@
 import type { IpsetFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { ConfigzFacts, ProxyModeFacts } from "../facts/kube-proxy.js";
 import { IpvsSnapshot, type ParityFacts } from "../facts/parity.js";
-import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
-import { writeFileAtomic } from "../io/snapshot-file.js";
+import { readSnapshotFile, writeFileAtomic } from "../io/snapshot-file.js";
 import { addNftChains, addNftMaps, emptyServed, servedFrom } from "../parse/nft-services.js";
 import { buildSnapshot, compareParity } from "../parse/parity.js";
 import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
@@ -74,10 +73,11 @@ async function compare(
 ): Promise<
   { ok: true; facts: ParityFacts } | { ok: false; error: import("../facts/probe-error.js").ProbeError }
 > {
-  const f = await readTextFile(p.path, MAX_SNAPSHOT_BYTES);
+  // A snapshot that could be someone else's is unread (a named "corrupt" state), never compared.
+  const f = await readSnapshotFile(p.path, MAX_SNAPSHOT_BYTES);
   if (!f.ok) {
     if (f.missing) return { ok: true, facts: { state: "no-snapshot", path: p.path } };
-    return { ok: true, facts: { state: "corrupt", path: p.path, why: f.error.message } };
+    return { ok: true, facts: { state: "corrupt", path: p.path, why: f.why } };
   }
   let snap: IpvsSnapshot;
   try {

@@ -1,8 +1,10 @@
-import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { BasicAuthChecker } from "./basic-auth.js";
 import type { WebSecurity } from "./web-config.js";
+
+export { BasicAuthChecker } from "./basic-auth.js";
 
 /**
  * Who may read what on the agent's port.
@@ -31,14 +33,9 @@ export type DetailFrom = "loopback" | "any";
 export interface AccessOptions {
   security: WebSecurity | null;
   detailFrom: DetailFrom;
+  /** The basic auth checker to use (tests pass one to see its state); one is made from the users otherwise. */
+  basicAuth?: BasicAuthChecker;
 }
-
-// bcrypt at cost 10 costs tens of milliseconds of CPU: remember verdicts, as the toolkit does, and never
-// run more than a couple at once, so a flood of wrong passwords cannot take the node's CPU.
-const CACHE_MAX = 256;
-const MAX_BCRYPT_IN_FLIGHT = 2;
-// For unknown users, so that a wrong user name costs as long as a wrong password.
-const DUMMY_HASH = "$2b$10$44bdpucqSV7S8SFcsFPJ6eXTFwK4y3OG.orb8887lSEKFx78wl0bS";
 
 export function isLoopback(address: string | undefined): boolean {
   if (address === undefined) return false;
@@ -60,42 +57,6 @@ function parseBasic(header: string | undefined): { user: string; password: strin
   const colon = decoded.indexOf(":");
   if (colon < 0) return null;
   return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
-
-export class BasicAuthChecker {
-  private readonly cache = new Map<string, boolean>();
-  private inFlight = 0;
-  // Loaded only where basic auth is configured: it is ~6 MB of the serving thread's RSS otherwise.
-  private bcrypt: Promise<typeof import("bcryptjs").default> | null = null;
-
-  constructor(private readonly users: ReadonlyMap<string, string>) {
-    if (users.size > 0) this.loadBcrypt();
-  }
-
-  private loadBcrypt() {
-    return (this.bcrypt ??= import("bcryptjs").then((m) => m.default));
-  }
-
-  /** true / false, or "busy" when too many hashes are being computed already. */
-  async check(user: string, password: string): Promise<boolean | "busy"> {
-    const hash = this.users.get(user);
-    const key = createHash("sha256")
-      .update(`${user}\0${password}\0${hash ?? ""}`)
-      .digest("hex");
-    const known = this.cache.get(key);
-    if (known !== undefined) return known;
-    if (this.inFlight >= MAX_BCRYPT_IN_FLIGHT) return "busy";
-    this.inFlight++;
-    try {
-      const ok = await (await this.loadBcrypt()).compare(password, hash ?? DUMMY_HASH);
-      const verdict = ok && hash !== undefined;
-      if (this.cache.size >= CACHE_MAX) this.cache.clear();
-      this.cache.set(key, verdict);
-      return verdict;
-    } finally {
-      this.inFlight--;
-    }
-  }
 }
 
 function deny(reply: FastifyReply, status: number, error: string) {
@@ -127,7 +88,7 @@ async function authenticate(
 
 export function registerAccess(app: FastifyInstance, opts: AccessOptions): void {
   const s = opts.security;
-  const users = new BasicAuthChecker(s?.users ?? new Map());
+  const users = opts.basicAuth ?? new BasicAuthChecker(s?.users ?? new Map());
   const required = authRequired(s);
   const headers = s?.headers ?? {};
 
@@ -144,8 +105,8 @@ export function registerAccess(app: FastifyInstance, opts: AccessOptions): void 
       const r = await authenticate(req, s, users);
       if (r === "cert") return deny(reply, 403, "a valid client certificate is required");
       if (r === "busy") {
-        reply.header("retry-after", "1");
-        return deny(reply, 429, "too many authentication attempts in flight");
+        reply.header("retry-after", String(users.retryAfterS()));
+        return deny(reply, 429, "too many password checks at once or in the last seconds: retry later");
       }
       if (r === "missing" || r === "bad") {
         reply.header("www-authenticate", 'Basic realm="proxyscope-agent", charset="UTF-8"');

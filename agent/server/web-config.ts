@@ -1,7 +1,9 @@
-import { readFile } from "node:fs/promises";
+import { X509Certificate, createPrivateKey } from "node:crypto";
 import { dirname, resolve } from "node:path";
+import { createSecureContext } from "node:tls";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
+import { readRegularBytes } from "../../common/regular-file.js";
 
 // The Prometheus exporter-toolkit web configuration (`--web.config.file`, the file node_exporter reads),
 // as documented in prometheus/exporter-toolkit docs/web-configuration.md. Unknown keys are errors, as in
@@ -124,6 +126,8 @@ export interface WebSecurity {
   /** User name -> bcrypt hash; empty: no basic auth. */
   users: ReadonlyMap<string, string>;
   headers: Readonly<Record<string, string>>;
+  /** Risks the config leaves open (plain HTTP, passwords in clear text), for the log at start. */
+  warnings: readonly string[];
 }
 
 export class WebConfigError extends Error {
@@ -150,23 +154,101 @@ export function parseWebConfig(text: string, file: string): WebConfigFile {
       .map((i) => `${i.path.length > 0 ? `${i.path.join(".")}: ` : ""}${i.message}`);
     throw new WebConfigError(file, problems.join("; "));
   }
+  refuseEmpty(r.data, file);
   return r.data;
+}
+
+const headersOf = (cfg: WebConfigFile): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(cfg.http_server_config?.headers ?? {}).filter(
+      (e): e is [string, string] => e[1] !== undefined && e[1] !== "",
+    ),
+  );
+
+// The toolkit serves plain HTTP when the file configures nothing, and no basic auth for an empty
+// basic_auth_users (exporter-toolkit web/tls_config.go Serve, web/handler.go ServeHTTP). A file given
+// to protect the port that protects nothing is a mistake (a template that rendered nothing, a Secret's
+// empty key): refused by name here rather than served open.
+function refuseEmpty(cfg: WebConfigFile, file: string): void {
+  if (cfg.basic_auth_users !== undefined && Object.keys(cfg.basic_auth_users).length === 0)
+    throw new WebConfigError(
+      file,
+      "basic_auth_users is empty: nobody could log in, and the agent would serve without authentication; list users or remove the key",
+    );
+  if (
+    cfg.tls_server_config === undefined &&
+    cfg.basic_auth_users === undefined &&
+    Object.keys(headersOf(cfg)).length === 0
+  )
+    throw new WebConfigError(
+      file,
+      "configures nothing (no tls_server_config, no basic_auth_users, no headers): the agent would serve plain HTTP without authentication as if no file were given; configure TLS or users, or drop --web.config.file",
+    );
 }
 
 const MAX_FILE_BYTES = 1024 * 1024;
 
+// Through the one capped regular-file reader: /dev/zero or a FIFO named as the config or a certificate
+// must neither fill memory nor hang the start. Symlinks are followed: Kubernetes mounts Secrets as them.
 async function readBounded(path: string, file: string, what: string): Promise<Buffer> {
-  let b: Buffer;
-  try {
-    b = await readFile(path);
-  } catch (e) {
-    throw new WebConfigError(
-      file,
-      `${what} ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-    );
+  const r = await readRegularBytes(path, MAX_FILE_BYTES);
+  if (!r.ok) throw new WebConfigError(file, `${what} ${path}: ${r.error}`);
+  return r.bytes;
+}
+
+const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/** Certificates in a PEM bundle, or why not: OpenSSL skips text it cannot read in a CA list silently. */
+function pemCertificates(pem: Buffer): string | null {
+  const blocks = pem.toString("utf8").match(PEM_CERT) ?? [];
+  if (blocks.length === 0) return "not a PEM certificate (no BEGIN CERTIFICATE block)";
+  for (const b of blocks) {
+    try {
+      new X509Certificate(b);
+    } catch (e) {
+      return `not a PEM certificate (${(e as Error).message})`;
+    }
   }
-  if (b.length > MAX_FILE_BYTES) throw new WebConfigError(file, `${what} ${path} is larger than 1 MiB`);
-  return b;
+  return null;
+}
+
+// The toolkit loads the pair with tls.X509KeyPair before serving (web/tls_config.go ConfigToTLSConfig),
+// so a wrong key is a config error there; here it was an exception from the server's construction.
+function checkTls(
+  t: NonNullable<WebSecurity["tls"]>,
+  names: Record<"cert" | "key" | "ca", string>,
+): string | null {
+  const certProblem = pemCertificates(t.cert);
+  if (certProblem !== null) return `${names.cert}: ${certProblem}`;
+  try {
+    createPrivateKey(t.key);
+  } catch (e) {
+    return `${names.key}: not a PEM private key (${(e as Error).message}; encrypted keys are not supported)`;
+  }
+  if (t.ca !== undefined) {
+    const caProblem = pemCertificates(t.ca);
+    if (caProblem !== null) return `${names.ca}: ${caProblem}`;
+  }
+  try {
+    createSecureContext({ key: t.key, cert: t.cert });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === "ERR_OSSL_X509_KEY_VALUES_MISMATCH"
+      ? `${names.key} is not the key of ${names.cert} (the private key does not match the certificate's public key)`
+      : `${names.cert} and ${names.key}: ${(e as Error).message}`;
+  }
+  return null;
+}
+
+function warningsOf(tls: WebSecurity["tls"], users: ReadonlyMap<string, string>): string[] {
+  if (tls !== null) return [];
+  if (users.size > 0)
+    return [
+      "basic auth over plain HTTP: passwords cross the network in clear text (base64) to anyone on the path; add tls_server_config",
+    ];
+  return [
+    "no TLS and no authentication: plain HTTP, the metrics open to any client and the detail routes to loopback (or --detail-from any)",
+  ];
 }
 
 /** Reads the web config and the files it names (relative to the config file's directory, as the toolkit does). */
@@ -191,11 +273,15 @@ export async function loadWebConfig(file: string): Promise<WebSecurity> {
       maxVersion: TLS_VERSIONS[t.max_version],
       honorCipherOrder: t.prefer_server_cipher_suites,
     };
+    const name = (inline: string | undefined, path: string | undefined, field: string) =>
+      inline !== undefined ? `${field} (inline)` : `${field}_file ${path}`;
+    const problem = checkTls(tls, {
+      cert: name(t.cert, t.cert_file, "cert"),
+      key: name(t.key, t.key_file, "key"),
+      ca: name(t.client_ca, t.client_ca_file, "client_ca"),
+    });
+    if (problem !== null) throw new WebConfigError(file, problem);
   }
-  const headers = Object.fromEntries(
-    Object.entries(cfg.http_server_config?.headers ?? {}).filter(
-      (e): e is [string, string] => e[1] !== undefined && e[1] !== "",
-    ),
-  );
-  return { source: file, tls, users: new Map(Object.entries(cfg.basic_auth_users ?? {})), headers };
+  const users = new Map(Object.entries(cfg.basic_auth_users ?? {}));
+  return { source: file, tls, users, headers: headersOf(cfg), warnings: warningsOf(tls, users) };
 }

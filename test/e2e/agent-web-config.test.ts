@@ -4,14 +4,15 @@
 // (node:crypto cannot issue X.509); the kube-proxy it reads is the STAND-IN.
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
-import t from "tap";
+import t, { type Test } from "tap";
+import { spawnOwned, stopOwned } from "../helpers/children.js";
 import { startPrometheus } from "../helpers/prometheus.js";
-import { startStandin } from "../helpers/standin.js";
+import { AGENT_CLI, startStandin } from "../helpers/standin.js";
 import { agentBuilt, startAgent } from "./agent-process.js";
 
 const OPENSSL = "/usr/bin/openssl";
@@ -223,5 +224,113 @@ t.test(
       t.equal(up[0]?.value, 0, `${job}: up 0`);
       t.equal((await prom.query(`proxyscope_node_phase{job="${job}"}`)).length, 0, `${job}: no agent series`);
     }
+  },
+);
+
+/** Runs `serve` with a web config that must stop it: its exit code and stderr, or "still running". */
+function serveMustStop(t: Test, webConfig: string) {
+  return new Promise<{ code: number | null; stderr: string } | "still running">((resolve) => {
+    const child = spawnOwned(
+      process.execPath,
+      [
+        AGENT_CLI,
+        "serve",
+        "--listen",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--node",
+        "e2e-node",
+        "--web.config.file",
+        webConfig,
+      ],
+      { owner: t, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr!.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    // A start that waits on a FIFO or reads /dev/zero runs until killed: far past this, not a close call.
+    const timer = setTimeout(() => {
+      resolve("still running");
+      void stopOwned(child);
+    }, 120_000);
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+t.test(
+  "a web config that cannot protect the port stops the agent: exit 2, a named error, no stack",
+  { skip: !agentBuilt() && "run npx tsc -p . first" },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-e2e-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    makeCerts(dir);
+    const fifo = join(dir, "fifo");
+    spawnSync("/usr/bin/mkfifo", [fifo]);
+    t.teardown(() => {
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // no reader waiting on it
+      }
+    });
+    const cases: [string, string, RegExp][] = [
+      [
+        "a key that is not the certificate's",
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: other.key\n",
+        /key_file other\.key is not the key of cert_file server\.crt/,
+      ],
+      ["an empty file", "", /configures nothing/],
+      ["no users", "basic_auth_users: {}\n", /basic_auth_users is empty/],
+      [
+        "/dev/zero as the certificate",
+        "tls_server_config:\n  cert_file: /dev/zero\n  key_file: server.key\n",
+        /cert_file \/dev\/zero: not a regular file/,
+      ],
+      [
+        "a FIFO as the key",
+        `tls_server_config:\n  cert_file: server.crt\n  key_file: ${fifo}\n`,
+        /key_file .*fifo: not a regular file/,
+      ],
+    ];
+    for (const [name, text, why] of cases) {
+      const file = join(dir, "web.yml");
+      writeFileSync(file, text);
+      const r = await serveMustStop(t, file);
+      if (r === "still running") {
+        t.fail(`${name}: the agent was still starting after 120 s`);
+        continue;
+      }
+      t.equal(r.code, 2, `${name}: exit 2 (config error), not 3 (a bug)`);
+      t.match(r.stderr, /^proxyscope-agent: web config .*web\.yml: /, `${name}: names the file`);
+      t.match(r.stderr, why, `${name}: names the problem`);
+      t.notMatch(r.stderr, /\n\s+at /, `${name}: no stack`);
+    }
+    // The config itself a FIFO or /dev/zero: refused before a byte is read.
+    for (const file of [fifo, "/dev/zero"]) {
+      const r = await serveMustStop(t, file);
+      t.match(r, { code: 2, stderr: /not a regular file/ }, `${file} as the web config`);
+    }
+  },
+);
+
+t.test(
+  "basic auth over plain HTTP starts, and the log names the risk",
+  { skip: !agentBuilt() && "run npx tsc -p . first" },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-e2e-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, "web.yml"), `basic_auth_users:\n  prometheus: ${bcrypt.hashSync("pw", 4)}\n`);
+    const agent = await startAgent({ args: ["--web.config.file", join(dir, "web.yml")] });
+    t.teardown(() => agent.stop());
+    const warn = agent.logs().filter((l) => l.level === 40);
+    t.match(
+      warn.map((l) => l.msg),
+      [/basic auth over plain HTTP: passwords cross the network in clear text/],
+      "one warning, naming the risk",
+    );
+    t.equal((await agent.get("/metrics")).status, 401, "and the users are still asked for");
   },
 );

@@ -1,5 +1,16 @@
 import t from "tap";
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync, truncateSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+  truncateSync,
+} from "node:fs";
 import { join } from "node:path";
 import { ToolRunner } from "../../../agent/io/run.js";
 import { ipvsProbe } from "../../../agent/probes/ipvs.js";
@@ -240,4 +251,121 @@ t.test("ipvs mode: without the ipvs probe's read, parity reads the table itself"
   const path = join(tree(t), "s.json");
   const r = await parityProbe.run({ ...ctx(t, { mode: "ipvs", path }), shared: newScanShared() });
   t.match(r, { ok: true, facts: { state: "recorded", virtualServers: 3 } });
+});
+
+// A snapshot is trusted only when nobody but the agent's user (or root) could have written it: in a
+// directory others can write, another user's file would raise a false services-lost-in-switch (this one
+// "loses" 172.30.0.99) or, empty, hide a real loss. Refused snapshots are named and unread, never compared.
+const NOBODY = 65534;
+const losing = () =>
+  JSON.stringify({
+    format: SNAPSHOT_FORMAT,
+    node: "n1",
+    takenAt: Math.floor(Date.now() / 1000) - 60,
+    virtualServers: [
+      { kind: "service-ip", protocol: "TCP", address: "172.30.0.99", port: 80, reals: ["10.180.0.7:80"] },
+    ],
+  });
+
+t.test("a snapshot another user could have written is refused by name, never compared", async (t) => {
+  const compare = async (path: string) => {
+    const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+    return r.ok ? r.facts : r;
+  };
+
+  // Another real user writes it in a world-writable directory, sticky like /tmp.
+  const shared = tree(t);
+  chmodSync(shared, 0o1777);
+  const planted = join(shared, "s.json");
+  execFileSync(
+    "/usr/bin/setpriv",
+    [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      "--clear-groups",
+      "--",
+      "/bin/sh",
+      "-c",
+      'cat > "$1"',
+      "sh",
+      planted,
+    ],
+    { input: losing() },
+  );
+  t.equal(readFileSync(planted, "utf8"), losing(), "nobody wrote the file");
+  t.match(await compare(planted), {
+    state: "corrupt",
+    why: /^untrusted snapshot, not read: directory .* is writable by group or others \(mode 1777\)/,
+  });
+  // Our own file there is refused too: someone else could have replaced it or created it first.
+  const ours = join(shared, "ours.json");
+  writeFileSync(ours, losing(), { mode: 0o600 });
+  t.match(await compare(ours), { state: "corrupt", why: /writable by group or others/ });
+  // Nothing there yet in such a directory: not "no snapshot" either (it could have been removed).
+  t.match(await compare(join(shared, "none.json")), { state: "corrupt", why: /untrusted snapshot/ });
+
+  // A safe directory, but the file is another user's.
+  const safe = tree(t);
+  const theirs = join(safe, "s.json");
+  writeFileSync(theirs, losing(), { mode: 0o600 });
+  chownSync(theirs, NOBODY, NOBODY);
+  t.match(await compare(theirs), {
+    state: "corrupt",
+    why: new RegExp(`untrusted snapshot, not read: .*s\\.json: the file is owned by uid ${NOBODY}`),
+  });
+
+  // Ours, but others may write it.
+  const loose = join(safe, "loose.json");
+  writeFileSync(loose, losing());
+  chmodSync(loose, 0o666);
+  t.match(await compare(loose), {
+    state: "corrupt",
+    why: /the file is writable by group or others \(mode 0666\)/,
+  });
+
+  // A symlink at the path, even to a good snapshot of ours: not followed.
+  const good = join(safe, "good.json");
+  writeFileSync(good, losing(), { mode: 0o600 });
+  const link = join(safe, "link.json");
+  symlinkSync(good, link);
+  t.match(await compare(link), {
+    state: "corrupt",
+    why: /untrusted snapshot, not read: .*link\.json: a symlink/,
+  });
+  t.match(
+    await compare(good),
+    { state: "compared", counts: { missingAfter: 1 } },
+    "the same file, read directly",
+  );
+
+  // A safe directory below one others can write (not sticky): that one could swap the whole directory.
+  const open = tree(t);
+  chmodSync(open, 0o777);
+  mkdirSync(join(open, "inner"), { mode: 0o700 });
+  writeFileSync(join(open, "inner", "s.json"), losing(), { mode: 0o600 });
+  t.match(await compare(join(open, "inner", "s.json")), {
+    state: "corrupt",
+    why: /directory .*proxyscope-probe-[^/]+ is writable by group or others \(mode 0777\)/,
+  });
+  // Below a sticky one (/tmp's case), nobody else can rename our directory: trusted.
+  mkdirSync(join(shared, "inner"), { mode: 0o700 });
+  writeFileSync(join(shared, "inner", "s.json"), losing(), { mode: 0o600 });
+  t.match(await compare(join(shared, "inner", "s.json")), { state: "compared" });
+  t.match(
+    await compare(join(safe, "no-dir", "s.json")),
+    { state: "no-snapshot" },
+    "no directory: none taken",
+  );
+});
+
+t.test("ipvs mode: no snapshot written where others could replace it", async (t) => {
+  const open = tree(t);
+  chmodSync(open, 0o1777);
+  const path = join(open, "s.json");
+  const r = await parityProbe.run(ctx(t, { mode: "ipvs", path }));
+  t.match(r, {
+    ok: true,
+    facts: { state: "not-recorded", why: /^not written: directory .* is writable by group or others/ },
+  });
+  t.same(readdirSync(open), [], "nothing written");
 });

@@ -1,7 +1,8 @@
 // The exporter-toolkit web configuration: what node_exporter accepts parses, the toolkit's own sample
 // shape included; what the agent cannot honour is refused by name; and the access rules on the routes
 // (probes open, authentication everywhere else when configured, detail for loopback only otherwise).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
@@ -44,7 +45,34 @@ t.test("parses the toolkit's documented shape", async (t) => {
   t.equal(cfg.tls_server_config?.client_auth_type, "RequireAndVerifyClientCert");
   t.equal(cfg.tls_server_config?.max_version, "TLS13", "default max");
   t.same(Object.keys(cfg.basic_auth_users ?? {}), ["alice"]);
-  t.same(parseWebConfig("", "empty.yml"), {}, "an empty file turns nothing on, as in the toolkit");
+});
+
+// The toolkit serves plain HTTP for a file that configures nothing (web/tls_config.go, Serve: "TLS is
+// disabled."); a file given to protect the port that protects nothing is a mistake (an empty Secret key, a
+// template that rendered nothing), so it is refused by name instead.
+t.test("a config that configures nothing is refused by name", async (t) => {
+  const nothing: [string, RegExp][] = [
+    ["", /configures nothing/],
+    ["# only a comment\n", /configures nothing/],
+    ["{}\n", /configures nothing/],
+    ["http_server_config:\n  http2: false\n", /configures nothing/],
+    ["http_server_config:\n  headers: {}\n", /configures nothing/],
+    ["basic_auth_users: {}\n", /basic_auth_users is empty/],
+    [
+      "tls_server_config:\n  cert_file: a\n  key_file: k\nbasic_auth_users: {}\n",
+      /basic_auth_users is empty/,
+    ],
+  ];
+  for (const [text, want] of nothing) {
+    let caught: unknown = null;
+    try {
+      parseWebConfig(text, "w.yml");
+    } catch (e) {
+      caught = e;
+    }
+    t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
+    t.match(String((caught as Error | null)?.message), want, JSON.stringify(text));
+  }
 });
 
 t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => {
@@ -94,15 +122,205 @@ t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => 
 t.test("files are read relative to the config file; a missing one is a named failure", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, "tls.crt"), "CERT");
-  writeFileSync(join(dir, "tls.key"), "KEY");
+  selfSigned(dir, "tls");
   writeFileSync(join(dir, "web.yml"), "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n");
   const s = await loadWebConfig(join(dir, "web.yml"));
-  t.equal(s.tls?.cert.toString(), "CERT");
+  t.equal(s.tls?.cert.toString(), readFileSync(join(dir, "tls.crt"), "utf8"));
   t.equal(s.tls?.minVersion, "TLSv1.2", "the toolkit's default minimum, TLS 1.2");
   writeFileSync(join(dir, "web2.yml"), "tls_server_config:\n  cert_file: nope.crt\n  key_file: tls.key\n");
   await t.rejects(loadWebConfig(join(dir, "web2.yml")), /cert_file .*nope\.crt: ENOENT/);
   await t.rejects(loadWebConfig(join(dir, "absent.yml")), /absent\.yml: ENOENT/);
+});
+
+t.test(
+  "the config and the files it names are regular files, capped: no FIFO hang, no /dev/zero",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const fifo = join(dir, "fifo.yml");
+    execFileSync("/usr/bin/mkfifo", [fifo]);
+    t.teardown(() => {
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // nobody is blocked reading it: the fix holds
+      }
+    });
+    await t.rejects(
+      loadWebConfig(fifo),
+      /web config .*fifo\.yml: .*not a regular file/,
+      "a FIFO as the config",
+    );
+    await t.rejects(loadWebConfig("/dev/zero"), /web config \/dev\/zero: .*not a regular file/, "/dev/zero");
+    writeFileSync(join(dir, "tls.key"), "KEY");
+    for (const [field, path] of [
+      ["cert_file", "/dev/zero"],
+      ["cert_file", fifo],
+      ["cert_file", dir],
+    ] as const) {
+      writeFileSync(join(dir, "web.yml"), `tls_server_config:\n  ${field}: ${path}\n  key_file: tls.key\n`);
+      await t.rejects(
+        loadWebConfig(join(dir, "web.yml")),
+        new RegExp(`${field} ${path}: not a regular file`),
+      );
+    }
+    writeFileSync(join(dir, "big.yml"), `# ${"x".repeat(1024 * 1024)}\n`);
+    await t.rejects(loadWebConfig(join(dir, "big.yml")), /big\.yml: larger than 1048576 bytes/);
+  },
+);
+
+/** A self-signed certificate and its key, in PEM, made by openssl (node:crypto cannot issue X.509). */
+function selfSigned(dir: string, name: string) {
+  execFileSync(
+    "/usr/bin/openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:prime256v1",
+      "-nodes",
+      "-keyout",
+      join(dir, `${name}.key`),
+      "-out",
+      join(dir, `${name}.crt`),
+      "-days",
+      "2",
+      "-subj",
+      `/CN=${name}`,
+    ],
+    { stdio: "ignore", timeout: 60_000 },
+  );
+}
+
+t.test(
+  "TLS material is checked before listening: a key not the certificate's is a named error",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    selfSigned(dir, "a");
+    selfSigned(dir, "b");
+    const cfg = (cert: string, key: string, extra = "") => {
+      writeFileSync(
+        join(dir, "web.yml"),
+        `tls_server_config:\n  cert_file: ${cert}\n  key_file: ${key}\n${extra}`,
+      );
+      return loadWebConfig(join(dir, "web.yml"));
+    };
+    const ok = await cfg("a.crt", "a.key");
+    t.match(ok.tls?.cert.toString(), /BEGIN CERTIFICATE/);
+    t.same(ok.warnings, [], "TLS without basic auth: the toolkit's usual setup, nothing to warn about");
+    await t.rejects(
+      cfg("a.crt", "b.key"),
+      /web config .*web\.yml: key_file b\.key is not the key of cert_file a\.crt/,
+    );
+    writeFileSync(join(dir, "junk.crt"), "not a certificate\n");
+    await t.rejects(cfg("junk.crt", "a.key"), /web config .*: cert_file junk\.crt: not a PEM certificate/);
+    await t.rejects(cfg("a.crt", "junk.crt"), /web config .*: key_file junk\.crt: not a PEM private key/);
+    await t.rejects(
+      cfg("a.crt", "a.key", "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: junk.crt\n"),
+      /web config .*: client_ca_file junk\.crt: not a PEM certificate/,
+    );
+    for (const e of await Promise.allSettled([cfg("a.crt", "b.key")]))
+      if (e.status === "rejected")
+        t.ok(e.reason instanceof WebConfigError, "a WebConfigError: exit 2, no stack");
+  },
+);
+
+t.test("what starts but leaves the port open says so: warnings naming the risk", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-webcfg-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "users.yml"), `basic_auth_users:\n  alice: ${HASH}\n`);
+  const users = await loadWebConfig(join(dir, "users.yml"));
+  t.equal(users.warnings.length, 1);
+  t.match(users.warnings[0], /basic auth over plain HTTP: .*clear text/);
+  writeFileSync(join(dir, "headers.yml"), "http_server_config:\n  headers:\n    X-Frame-Options: deny\n");
+  const headers = await loadWebConfig(join(dir, "headers.yml"));
+  t.equal(headers.warnings.length, 1);
+  t.match(headers.warnings[0], /no TLS and no authentication: plain HTTP/);
+});
+
+// No timings are asserted: the cost chosen, the comparisons counted and the refusals are.
+t.test("basic auth: an unknown user costs what the dearest known user costs", async (t) => {
+  const cheap = bcrypt.hashSync("a", 4);
+  const dear = bcrypt.hashSync("b", 6).replace(/^\$2b\$/, "$2y$");
+  const c = new BasicAuthChecker(
+    new Map([
+      ["cheap", cheap],
+      ["dear", dear],
+    ]),
+  );
+  t.equal(c.dummyCost, 6, "the highest cost among the users");
+  t.equal(bcrypt.getRounds(await c.dummyHash()), 6, "the dummy hash is made at that cost");
+  t.equal(await c.check("mallory", "b"), false, "unknown user");
+  t.equal(c.bcryptRuns, 1, "an unknown user runs bcrypt as a known one does");
+  t.equal(new BasicAuthChecker(new Map([["x", bcrypt.hashSync("x", 5)]])).dummyCost, 5);
+});
+
+t.test("basic auth: good credentials are verified once, then remembered", async (t) => {
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]));
+  t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 1);
+  for (let i = 0; i < 5; i++) t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 1, "bcrypt not run again for the same good credentials");
+  // A flood of distinct wrong passwords cannot push the good credentials out.
+  const flood = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => 0, budgetMs: 1e12 });
+  t.equal(await flood.check("alice", "s3cret"), true);
+  for (let i = 0; i < 300; i++) await flood.check("alice", `wrong-${i}`);
+  const runs = flood.bcryptRuns;
+  t.equal(await flood.check("alice", "s3cret"), true);
+  t.equal(flood.bcryptRuns, runs, "still remembered after 300 wrong passwords");
+  t.equal(await flood.check("alice", "wrong-299"), false);
+  t.equal(flood.bcryptRuns, runs, "a repeated wrong password is remembered too");
+});
+
+t.test("basic auth: remembered only for a while", async (t) => {
+  let clock = 0;
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => clock });
+  t.equal(await c.check("alice", "s3cret"), true);
+  clock += 4 * 60_000;
+  t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 1, "within the time");
+  clock += 2 * 60_000;
+  t.equal(await c.check("alice", "s3cret"), true);
+  t.equal(c.bcryptRuns, 2, "verified again after it");
+});
+
+t.test("basic auth: one bcrypt at a time, and a bounded share of a core", async (t) => {
+  let clock = 0;
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => clock });
+  const first = c.check("alice", "wrong-1");
+  t.equal(await c.check("alice", "wrong-2"), "busy", "a second comparison while one runs is refused");
+  t.equal(await c.check("mallory", "x"), "busy", "for unknown users too");
+  clock += 2_000; // the running comparison is taken to have used 2 s
+  t.equal(await first, false);
+  t.equal(c.bcryptRuns, 1);
+  t.equal(await c.check("alice", "wrong-3"), "busy", "the budget is spent: refused without running bcrypt");
+  t.equal(c.bcryptRuns, 1);
+  t.ok(c.retryAfterS() >= 1, `retry after ${c.retryAfterS()} s`);
+  clock += c.retryAfterS() * 1000;
+  t.equal(await c.check("alice", "wrong-3"), false, "allowed again once the budget refills");
+  t.equal(c.bcryptRuns, 2);
+});
+
+t.test("basic auth: 429 with retry-after when bcrypt is busy", async (t) => {
+  let clock = 0;
+  const users = new Map([["prom", HASH]]);
+  const checker = new BasicAuthChecker(users, { now: () => clock });
+  const spent = checker.check("prom", "nope-1");
+  clock += 3_000; // that comparison is taken to have used 3 s: the budget is spent
+  t.equal(await spent, false);
+  const a = await app({ source: "w.yml", tls: null, users, headers: {}, warnings: [] }, "loopback", checker);
+  t.teardown(() => a.close());
+  const busy = await a.inject({ url: "/metrics", headers: { authorization: basic("prom", "nope-2") } });
+  t.equal(busy.statusCode, 429);
+  t.equal(busy.headers["retry-after"], String(checker.retryAfterS()));
+  t.match(busy.json(), { error: /too many password checks/ });
+  t.equal(checker.bcryptRuns, 1, "refused without running bcrypt");
+  clock += checker.retryAfterS() * 1000;
+  const wrong = await a.inject({ url: "/metrics", headers: { authorization: basic("prom", "nope-2") } });
+  t.equal(wrong.statusCode, 401, "checked again once the budget refills");
 });
 
 t.test("basic auth: bcrypt verdicts, unknown users, remembered answers", async (t) => {
@@ -119,13 +337,17 @@ t.test("basic auth: bcrypt verdicts, unknown users, remembered answers", async (
   );
 });
 
-async function app(security: WebSecurity | null, detailFrom: "loopback" | "any") {
+async function app(
+  security: WebSecurity | null,
+  detailFrom: "loopback" | "any",
+  basicAuth?: BasicAuthChecker,
+) {
   const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
   state.record(await renderScan(reportOf(movedWithBlackHole())));
   const a = buildApp(state, {
     retryAfterS: 60,
     lookupVirtualServer: async () => ({ status: "not-found" }),
-    access: { security, detailFrom },
+    access: { security, detailFrom, ...(basicAuth ? { basicAuth } : {}) },
   });
   return a;
 }
@@ -173,7 +395,13 @@ t.test("--detail-from any opens the detail to every client", async (t) => {
 
 t.test("basic auth configured: everything but the probes needs it, detail included", async (t) => {
   const a = await app(
-    { source: "w.yml", tls: null, users: new Map([["prom", HASH]]), headers: { "X-Frame-Options": "deny" } },
+    {
+      source: "w.yml",
+      tls: null,
+      users: new Map([["prom", HASH]]),
+      headers: { "X-Frame-Options": "deny" },
+      warnings: [],
+    },
     "loopback",
   );
   t.teardown(() => a.close());
