@@ -8,6 +8,7 @@ import {
   SysctlFacts,
 } from "./host.js";
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "./ipvs.js";
+import { IpvsConnectionsFacts } from "./ipvs-connections.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
 import { ParityFacts } from "./parity.js";
@@ -27,6 +28,7 @@ export const FACT_SOURCES = [
   { probe: "sysctls", key: "sysctls", schema: SysctlFacts },
   { probe: "addresses", key: "addresses", schema: AddressesFacts },
   { probe: "ipvs", key: "ipvs", schema: IpvsFacts },
+  { probe: "ipvs-connections", key: "ipvsConnections", schema: IpvsConnectionsFacts },
   { probe: "kube-ipvs0", key: "kubeIpvs0", schema: KubeIpvs0Facts },
   { probe: "ipsets", key: "ipsets", schema: IpsetFacts },
   { probe: "iptables", key: "iptables", schema: IptablesFacts },

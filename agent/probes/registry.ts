@@ -3,6 +3,7 @@ import { addressesProbe } from "./addresses.js";
 import { ipsetsProbe } from "./ipsets.js";
 import { iptablesProbe } from "./iptables.js";
 import { ipvsProbe } from "./ipvs.js";
+import { ipvsConnectionsProbe } from "./ipvs-connections.js";
 import { kernelModulesProbe } from "./kernel-modules.js";
 import { kernelProbe } from "./kernel.js";
 import { kubeIpvs0Probe } from "./kube-ipvs0.js";
@@ -26,6 +27,7 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   sysctls: sysctlsProbe,
   addresses: addressesProbe,
   ipvs: ipvsProbe,
+  "ipvs-connections": ipvsConnectionsProbe,
   "kube-ipvs0": kubeIpvs0Probe,
   ipsets: ipsetsProbe,
   iptables: iptablesProbe,
