@@ -12,6 +12,7 @@ import { IpvsConnectionsFacts } from "./ipvs-connections.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
 import { ParityFacts } from "./parity.js";
+import { SysctlConfigFacts } from "./sysctl-config.js";
 import type { ProbeError } from "./probe-error.js";
 
 /**
@@ -26,6 +27,7 @@ export const FACT_SOURCES = [
   { probe: "nft-version", key: "nftVersion", schema: NftVersionFacts },
   { probe: "kernel-modules", key: "kernelModules", schema: KernelModulesFacts },
   { probe: "sysctls", key: "sysctls", schema: SysctlFacts },
+  { probe: "sysctl-config", key: "sysctlConfig", schema: SysctlConfigFacts },
   { probe: "addresses", key: "addresses", schema: AddressesFacts },
   { probe: "ipvs", key: "ipvs", schema: IpvsFacts },
   { probe: "ipvs-connections", key: "ipvsConnections", schema: IpvsConnectionsFacts },

@@ -15,6 +15,7 @@ import { nftVersionProbe } from "./nft-version.js";
 import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
 import { parityProbe } from "./parity.js";
+import { sysctlConfigProbe } from "./sysctl-config.js";
 import { sysctlsProbe } from "./sysctls.js";
 import type { Probe } from "./types.js";
 
@@ -25,6 +26,7 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   "nft-version": nftVersionProbe,
   "kernel-modules": kernelModulesProbe,
   sysctls: sysctlsProbe,
+  "sysctl-config": sysctlConfigProbe,
   addresses: addressesProbe,
   ipvs: ipvsProbe,
   "ipvs-connections": ipvsConnectionsProbe,

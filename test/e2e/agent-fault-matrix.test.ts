@@ -65,6 +65,7 @@ function hostTree(): string {
   };
   put("host/etc/os-release", `${FIX}os-release/debian-12/etc/os-release`);
   put("host/var/lib/dpkg/status", `${FIX}host/var/lib/dpkg/status`);
+  put("host/etc/sysctl.d/k8s.conf", `${FIX}sysctl/kubeadm/etc/sysctl.d/k8s.conf`);
   put("host/lib/modules/6.1.176/modules.builtin", `${FIX}uml-6.1/lib/modules/6.1.176/modules.builtin`);
   put("host/lib/modules/6.1.176/modules.dep", `${FIX}uml-6.1/lib/modules/6.1.176/modules.dep`);
   put("proc/sys/kernel/osrelease", `${FIX}uml-6.1/proc/sys/kernel/osrelease`);
@@ -333,6 +334,35 @@ for (const f of FILE_PROBES) {
     },
   });
 }
+
+// The persistent sysctl configuration: a file systemd-sysctl would read, far over its cap or a FIFO, is
+// unread (the probe fails over it, keeping what it did read), never "nothing sets it". Lines that are
+// no assignment are skipped, as systemd-sysctl skips them, so garbage is not a failure here.
+const SYSCTL_CONF_FILE = "host/etc/sysctl.d/k8s.conf";
+rows.push({
+  name: `${SYSCTL_CONF_FILE} is far over its cap`,
+  fails: { "sysctl-config": "output-cap" },
+  files: (r) => {
+    writeFileSync(join(r, SYSCTL_CONF_FILE), "");
+    truncateSync(join(r, SYSCTL_CONF_FILE), 300 * 1024 * 1024);
+  },
+});
+rows.push({
+  name: `${SYSCTL_CONF_FILE} is a FIFO nobody writes`,
+  fails: { "sysctl-config": "io" },
+  files: (r) => {
+    const p = join(r, SYSCTL_CONF_FILE);
+    rmSync(p);
+    execFileSync("/usr/bin/mkfifo", [p]);
+    return () => {
+      try {
+        closeSync(openSync(p, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // no reader left
+      }
+    };
+  },
+});
 
 // kube-proxy's endpoints through the stand-in.
 const HTTP: { endpoint: string; probe: ProbeName }[] = [
