@@ -1,4 +1,4 @@
-import type { KubeProxyIpvsConnections } from "../facts/ipvs-connections.js";
+import type { IpvsConnectionsTo, KubeProxyIpvsConnections } from "../facts/ipvs-connections.js";
 import { vsKey } from "../parse/ipvs-proc.js";
 import type { NodeFacts } from "../report/schema.js";
 import type { VirtualServerClasses } from "./virtual-servers.js";
@@ -42,4 +42,35 @@ export function kubeProxyIpvsConnections(
       (x.virtualServer < y.virtualServer ? -1 : x.virtualServer > y.virtualServer ? 1 : 0),
   );
   return { established, other, virtualServers: through.length, top: through.slice(0, TOP_CONNECTED) };
+}
+
+/** Connections to some virtual addresses: what deleting them cuts; null when the table was not read (or was cut). */
+export function connectionsTo(
+  f: NodeFacts,
+  matches: (a: IpvsConnectionsTo) => boolean,
+): { established: number; other: number } | null {
+  const c = f.ipvsConnections;
+  if (c === null || c.byVirtualAddress.length !== c.virtualAddressCount) return null;
+  let established = 0;
+  let other = 0;
+  for (const a of c.byVirtualAddress) {
+    if (!matches(a)) continue;
+    established += a.established;
+    other += a.other;
+  }
+  return { established, other };
+}
+
+/** The sentence a remedy that deletes IPVS state adds: how many live connections it cuts. */
+export function cutSentence(n: { established: number; other: number } | null): string {
+  if (n === null)
+    return "; the connections through it were not read (ipvsadm -L -n -c shows them): drain the node first if any are live";
+  if (n.established === 0) return "; no established connection runs through it";
+  return `; this cuts ${n.established} established connections through it (${n.other} other entries): drain the node first if they matter`;
+}
+
+/** A cleanup step's note on the connections it cuts ("" when none is established). */
+export function cutNote(n: { established: number; other: number } | null, through: string): string {
+  if (n === null) return `; connections ${through} not read (ipvsadm -L -n -c)`;
+  return n.established === 0 ? "" : `; ${n.established} established connections ${through} would be cut`;
 }

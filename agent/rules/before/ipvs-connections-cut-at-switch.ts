@@ -8,11 +8,9 @@ const KIND = { service: "Service IP", nodePort: "NodePort" } as const;
 
 export const ipvsConnectionsCut = rule({
   findings: {
-    "ipvs-connections-cut-at-switch": {
-      severity: "warning",
-      stage: "before",
-      tags: ["measure-before-switch"],
-    },
+    // No "measure-before-switch" tag: draining is done at the switch itself, and the fleet plan's
+    // switch step names these nodes (collector/rollup.ts), not its counters step.
+    "ipvs-connections-cut-at-switch": { severity: "warning", stage: "before" },
   },
   needs: ["ipvsConnections", "ipvs", "kubeIpvs0", "addresses"],
   evaluate({ view: { phase, ipvsConnections: c } }) {
