@@ -22,9 +22,10 @@ function fixFor(source: { path: string; line: number } | null): string {
 export const ipForwardNotPersistent = rule({
   findings: { "ip-forward-not-persistent": { severity: "warning", stage: "before" } },
   needs: ["sysctls", "sysctlConfig"],
-  evaluate({ facts, view: { phase }, failedProbes }) {
-    // Only ipvs mode sets it; with any config file unread, "nothing sets it" is not known.
-    if (phase !== "ipvs" || failedProbes.has("sysctl-config") || facts.sysctlConfig === null) return [];
+  evaluate({ facts, view: { runningMode }, failedProbes }) {
+    // Only ipvs mode sets it, and only kube-proxy's own answer says it runs that; with any config file
+    // unread, "nothing sets it" is not known.
+    if (runningMode !== "ipvs" || failedProbes.has("sysctl-config") || facts.sysctlConfig === null) return [];
     const now = facts.sysctls?.values.find((v) => v.name === "net.ipv4.ip_forward")?.value ?? null;
     if (now !== "1") return [];
     const s = facts.sysctlConfig.settings.find((x) => x.name === "net.ipv4.ip_forward");

@@ -13,9 +13,10 @@ export const ipvsConnectionsCut = rule({
     "ipvs-connections-cut-at-switch": { severity: "warning", stage: "before" },
   },
   needs: ["ipvsConnections", "ipvs", "kubeIpvs0", "addresses"],
-  evaluate({ view: { phase, ipvsConnections: c } }) {
-    // Only ipvs mode's own table is flushed by the switch; unread (null) claims no count at all.
-    if (phase !== "ipvs" || c === null || c.established === 0) return [];
+  evaluate({ view: { runningMode, ipvsConnections: c } }) {
+    // The switch from ipvs mode flushes this table: kube-proxy itself must say it runs ipvs (on a guess
+    // the node is unknown anyway); unread (null) claims no count at all.
+    if (runningMode !== "ipvs" || c === null || c.established === 0) return [];
     const n = c.established;
     return [
       {
