@@ -343,7 +343,18 @@ export function plan(
   const canaries = poolList.flatMap((p) => p.readyNodes.slice(0, 1));
   // #17: a switched node that lost Services stops the next pool; one not compared is not proof.
   const parity = canaryParityNote(nodes);
+  // Nodes whose switch would cut live IPVS connections (the agent's ipvs-connections-cut-at-switch).
+  const drain = pre.flatMap((n) => {
+    const f = n.findings.find((x) => x.id === "ipvs-connections-cut-at-switch");
+    const count = f?.evidence?.established;
+    return f === undefined ? [] : [`${n.node}${typeof count === "number" ? ` (${count})` : ""}`];
+  });
+  const drainText =
+    drain.length > 0
+      ? `Drain each node before switching it (kubectl cordon, then kubectl drain --ignore-daemonsets): ${drain.length} node(s) have established IPVS connections the switch would cut: ${drain.slice(0, 20).join(", ")}${drain.length > 20 ? ` and ${drain.length - 20} more` : ""}`
+      : "";
   const parityText = [
+    drainText,
     parity.blocked.length > 0
       ? `Services lost in the switch on ${parity.blocked.join(", ")}: fix them before the next pool`
       : "",

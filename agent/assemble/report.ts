@@ -14,6 +14,8 @@ const CAPS = {
   interfaceAddresses: 1024,
   foreignJumps: 100,
   nodePortAccepts: 100,
+  // The busiest first: the cut keeps the Services that matter; the view counted them all before.
+  ipvsConnectionAddresses: 200,
 } as const;
 
 export interface BuildMeta {
@@ -87,6 +89,15 @@ function bound(f: NodeFacts, truncated: Record<string, number>): NodeFacts {
     ipvs: f.ipvs && {
       ...f.ipvs,
       virtualServers: cut(f.ipvs.virtualServers, CAPS.virtualServers, "facts.ipvs.virtualServers", truncated),
+    },
+    ipvsConnections: f.ipvsConnections && {
+      ...f.ipvsConnections,
+      byVirtualAddress: cut(
+        f.ipvsConnections.byVirtualAddress,
+        CAPS.ipvsConnectionAddresses,
+        "facts.ipvsConnections.byVirtualAddress",
+        truncated,
+      ),
     },
     addresses: f.addresses && {
       ...f.addresses,

@@ -1,6 +1,8 @@
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeReport } from "../report/schema.js";
 import { KUBE_ROUTER_LINK } from "../view/other-proxy.js";
+import { connectionsTo, cutNote } from "../view/ipvs-connections.js";
+import { vsKey } from "../parse/ipvs-proc.js";
 import { ipvsOwner, type IpvsEvidence } from "./ipvs-owner.js";
 import type { IptablesRuleSet } from "./iptables-rules.js";
 import { planIptables } from "./plan-iptables.js";
@@ -91,10 +93,21 @@ function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsP
     else (o.owner === "foreign" ? kept : unread).push({ what: `IPVS ${vsName(v)}`, why: o.why });
   }
   if (mine.length === 0) return { actions: [], kept, unread };
+  const keys = new Set(mine.map(vsKey));
   // --clear would take any other virtual server with it: only when every one is kube-proxy's.
   if (kept.length === 0 && unread.length === 0)
     return {
-      actions: [exec("ipvs-clear", `${mine.length} virtual servers`, "ipvsadm", ["--clear"])],
+      actions: [
+        exec(
+          "ipvs-clear",
+          `${mine.length} virtual servers${cutNote(
+            connectionsTo(f, (a) => keys.has(vsKey({ ...a, fwmark: null }))),
+            "through them",
+          )}`,
+          "ipvsadm",
+          ["--clear"],
+        ),
+      ],
       kept,
       unread,
     };
@@ -155,14 +168,20 @@ export function planCleanup(
   // After the virtual servers: kube-ipvs0's addresses are what tells a leftover Service IP from a foreign one.
   const link: CleanupAction[] = [];
   if (f.kubeIpvs0 === null) unread.push({ what: "kube-ipvs0", why: probeWhy(report, "kube-ipvs0") });
-  else if (f.kubeIpvs0.present)
+  else if (f.kubeIpvs0.present) {
+    const onLink = new Set(f.kubeIpvs0.addresses.map((a) => a.address));
+    const linkCut = cutNote(
+      connectionsTo(f, (a) => onLink.has(a.address)),
+      "to its Service IPs",
+    );
     link.push(
-      exec("link-delete", `kube-ipvs0 (${f.kubeIpvs0.addresses.length} addresses)`, "ip", [
+      exec("link-delete", `kube-ipvs0 (${f.kubeIpvs0.addresses.length} addresses)${linkCut}`, "ip", [
         "link",
         "delete",
         "kube-ipvs0",
       ]),
     );
+  }
 
   const sysctls: CleanupAction[] = [];
   if (opts.strictArp && f.sysctls === null)

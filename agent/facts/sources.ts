@@ -8,9 +8,11 @@ import {
   SysctlFacts,
 } from "./host.js";
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "./ipvs.js";
+import { IpvsConnectionsFacts } from "./ipvs-connections.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
 import { ParityFacts } from "./parity.js";
+import { SysctlConfigFacts } from "./sysctl-config.js";
 import type { ProbeError } from "./probe-error.js";
 
 /**
@@ -25,8 +27,10 @@ export const FACT_SOURCES = [
   { probe: "nft-version", key: "nftVersion", schema: NftVersionFacts },
   { probe: "kernel-modules", key: "kernelModules", schema: KernelModulesFacts },
   { probe: "sysctls", key: "sysctls", schema: SysctlFacts },
+  { probe: "sysctl-config", key: "sysctlConfig", schema: SysctlConfigFacts },
   { probe: "addresses", key: "addresses", schema: AddressesFacts },
   { probe: "ipvs", key: "ipvs", schema: IpvsFacts },
+  { probe: "ipvs-connections", key: "ipvsConnections", schema: IpvsConnectionsFacts },
   { probe: "kube-ipvs0", key: "kubeIpvs0", schema: KubeIpvs0Facts },
   { probe: "ipsets", key: "ipsets", schema: IpsetFacts },
   { probe: "iptables", key: "iptables", schema: IptablesFacts },

@@ -1,7 +1,7 @@
 import type { ProbeError } from "./probe-error.js";
 import type { NodeFacts, ProbeName } from "./sources.js";
 
-/** A part of the node a probe ran for but could not read: one iptables backend, today. */
+/** A part of the node a probe ran for but could not read: an iptables backend, a sysctl.d file. */
 export interface UnreadPart {
   probe: ProbeName;
   part: string;
@@ -16,6 +16,8 @@ export function unreadParts(f: NodeFacts): UnreadPart[] {
   const out: UnreadPart[] = [];
   for (const b of f.iptables?.backends ?? [])
     if (!b.read) out.push({ probe: "iptables", part: `${b.backend} ${b.family}`, why: b.why });
+  for (const c of f.sysctlConfig?.files ?? [])
+    if (!c.read) out.push({ probe: "sysctl-config", part: c.path, why: c.why });
   return out;
 }
 

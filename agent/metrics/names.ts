@@ -21,6 +21,7 @@ export const METRIC = {
   ipvsOutgoingPackets: "proxyscope_ipvs_outgoing_packets_total",
   ipvsIncomingBytes: "proxyscope_ipvs_incoming_bytes_total",
   ipvsOutgoingBytes: "proxyscope_ipvs_outgoing_bytes_total",
+  ipvsKubeProxyEstablishedConnections: "proxyscope_ipvs_kube_proxy_established_connections",
   kubeIpvs0Present: "proxyscope_kube_ipvs0_present",
   kubeIpvs0Addresses: "proxyscope_kube_ipvs0_addresses",
   blackHoledAddresses: "proxyscope_black_holed_addresses",

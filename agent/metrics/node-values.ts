@@ -60,6 +60,11 @@ export const NODE_METRICS = {
     labels: [],
     type: "counter",
   },
+  // One node-level number: which Services carry them is in the report's evidence, never a label.
+  proxyscope_ipvs_kube_proxy_established_connections: {
+    help: "Established connections through kube-proxy's IPVS virtual servers (/proc/net/ip_vs_conn): what the switch to nftables mode would cut; absent when not read",
+    labels: [],
+  },
   proxyscope_kube_ipvs0_present: { help: "1 when the kube-ipvs0 dummy link exists", labels: [] },
   proxyscope_kube_ipvs0_addresses: { help: "Addresses bound to kube-ipvs0", labels: [] },
   proxyscope_black_holed_addresses: {
@@ -173,6 +178,7 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
     proxyscope_ipvs_outgoing_packets_total: maybe(f.ipvs?.stats?.outgoingPackets ?? null),
     proxyscope_ipvs_incoming_bytes_total: maybe(f.ipvs?.stats?.incomingBytes ?? null),
     proxyscope_ipvs_outgoing_bytes_total: maybe(f.ipvs?.stats?.outgoingBytes ?? null),
+    proxyscope_ipvs_kube_proxy_established_connections: maybe(summary.ipvsConnections?.established ?? null),
     proxyscope_kube_ipvs0_present: f.kubeIpvs0 ? one(bool(f.kubeIpvs0.present)) : null,
     proxyscope_kube_ipvs0_addresses: f.kubeIpvs0
       ? one(r.truncated["facts.kubeIpvs0.addresses"] ?? f.kubeIpvs0.addresses.length)

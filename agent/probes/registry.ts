@@ -3,6 +3,7 @@ import { addressesProbe } from "./addresses.js";
 import { ipsetsProbe } from "./ipsets.js";
 import { iptablesProbe } from "./iptables.js";
 import { ipvsProbe } from "./ipvs.js";
+import { ipvsConnectionsProbe } from "./ipvs-connections.js";
 import { kernelModulesProbe } from "./kernel-modules.js";
 import { kernelProbe } from "./kernel.js";
 import { kubeIpvs0Probe } from "./kube-ipvs0.js";
@@ -14,6 +15,7 @@ import { nftVersionProbe } from "./nft-version.js";
 import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
 import { parityProbe } from "./parity.js";
+import { sysctlConfigProbe } from "./sysctl-config.js";
 import { sysctlsProbe } from "./sysctls.js";
 import type { Probe } from "./types.js";
 
@@ -24,8 +26,10 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   "nft-version": nftVersionProbe,
   "kernel-modules": kernelModulesProbe,
   sysctls: sysctlsProbe,
+  "sysctl-config": sysctlConfigProbe,
   addresses: addressesProbe,
   ipvs: ipvsProbe,
+  "ipvs-connections": ipvsConnectionsProbe,
   "kube-ipvs0": kubeIpvs0Probe,
   ipsets: ipsetsProbe,
   iptables: iptablesProbe,

@@ -86,6 +86,18 @@ export function renderText(r: NodeReport, colour: boolean): string {
   out.push(
     `  kube-proxy: ${f.proxyMode ? `${safe(f.proxyMode.mode)} mode` : "not answering"}${f.kubeProxyMetrics?.gitVersion ? `, ${safe(f.kubeProxyMetrics.gitVersion)}` : ""}`,
   );
+  // What the switch would cut (ipvs-connections-cut-at-switch); unread is said, never left out.
+  if (r.phase === "ipvs") {
+    const conns = summaryOf(r).ipvsConnections;
+    const top = conns?.top[0];
+    out.push(
+      `  IPVS connections through kube-proxy: ${
+        conns == null
+          ? "not read"
+          : `${conns.established} established (${conns.other} other)${top && top.established > 0 ? `, the busiest ${safe(top.virtualServer)} (${top.established})` : ""}`
+      }`,
+    );
+  }
   if (r.mixed.length > 0)
     out.push(`  also seen: ${r.mixed.map((m) => `${m.mode}: ${safe(m.evidence)}`).join("; ")}`);
   // What a check saw and left out (a CNI's address, Docker's FORWARD DROP): said, so silence is not a blind spot.

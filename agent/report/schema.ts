@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { SourceFreshness } from "../facts/freshness.js";
 import { ProbeError } from "../facts/probe-error.js";
+import { KubeProxyIpvsConnections } from "../facts/ipvs-connections.js";
 import { NodeFacts } from "../facts/sources.js";
 import { SEVERITIES } from "./severities.js";
 
@@ -129,6 +130,11 @@ export const ViewSummary = z.object({
   nodePortReach: NodePortReach.optional(),
   /** null: the IPVS table, kube-ipvs0 or the addresses were not read; absent from agents that predate it. */
   ipvsPlane: IpvsPlane.nullable().optional(),
+  /**
+   * IPVS connections through kube-proxy's virtual servers, which the switch cuts; null: not read (the
+   * connection table, the whole IPVS table, kube-ipvs0 or the addresses); absent from agents that predate it.
+   */
+  ipvsConnections: KubeProxyIpvsConnections.nullable().optional(),
 });
 export type ViewSummary = z.infer<typeof ViewSummary>;
 

@@ -22,6 +22,8 @@ import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpo
 import { foreignIpvsUsers } from "./before/foreign-ipvs-virtual-servers.js";
 import { foreignChainReferences } from "./before/foreign-rules-reference-kube-chains.js";
 import { hostFirewall } from "./before/host-firewall-needs-nodeport-range.js";
+import { ipForwardNotPersistent } from "./before/ip-forward-not-persistent.js";
+import { ipvsConnectionsCut } from "./before/ipvs-connections-cut-at-switch.js";
 import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
 import { kernelTooOld } from "./before/kernel-too-old-for-nftables.js";
@@ -52,6 +54,8 @@ export const RULES = [
   foreignChainReferences,
   ipvsScheduler,
   ipvsTimeouts,
+  ipvsConnectionsCut,
+  ipForwardNotPersistent,
   etpLocalWithoutEndpoints,
   kubeIpvs0Left,
   ipvsLeft,

@@ -17,6 +17,8 @@ import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import { ipvsPlane } from "./ipvs-plane.js";
 import { nodePortReach } from "./nodeport-reach.js";
 import { classifyVirtualServers, type VirtualServerClasses } from "./virtual-servers.js";
+import { kubeProxyIpvsConnections } from "./ipvs-connections.js";
+import type { KubeProxyIpvsConnections } from "../facts/ipvs-connections.js";
 
 /**
  * What the facts mean, derived once per report: rules, metrics, the text report, verify and the collector
@@ -56,6 +58,8 @@ export interface NodeView extends PhaseDecision {
   nodePortReach: NodePortReach;
   /** ipvs mode's data plane from the whole IPVS table (a rollback's verify); null when not read. */
   ipvsPlane: IpvsPlane | null;
+  /** IPVS connections through kube-proxy's virtual servers (cut by the switch); null when not read. */
+  ipvsConnections: KubeProxyIpvsConnections | null;
 }
 
 export function buildView(
@@ -90,6 +94,7 @@ export function buildView(
         : [],
     nodePortReach: nodePortReach(facts, runningMode, virtualServers.nodePorts),
     ipvsPlane: ipvsPlane(facts),
+    ipvsConnections: kubeProxyIpvsConnections(facts, virtualServers),
   };
 }
 

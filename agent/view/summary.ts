@@ -15,6 +15,7 @@ export function summarize(v: NodeView): ViewSummary {
     notCounted: v.notCounted.slice(0, MAX_NOT_COUNTED).map((n) => ({ ...n })),
     nodePortReach: v.nodePortReach,
     ipvsPlane: v.ipvsPlane,
+    ipvsConnections: v.ipvsConnections,
   };
 }
 

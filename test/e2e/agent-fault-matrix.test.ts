@@ -65,11 +65,13 @@ function hostTree(): string {
   };
   put("host/etc/os-release", `${FIX}os-release/debian-12/etc/os-release`);
   put("host/var/lib/dpkg/status", `${FIX}host/var/lib/dpkg/status`);
+  put("host/etc/sysctl.d/k8s.conf", `${FIX}sysctl/kubeadm/etc/sysctl.d/k8s.conf`);
   put("host/lib/modules/6.1.176/modules.builtin", `${FIX}uml-6.1/lib/modules/6.1.176/modules.builtin`);
   put("host/lib/modules/6.1.176/modules.dep", `${FIX}uml-6.1/lib/modules/6.1.176/modules.dep`);
   put("proc/sys/kernel/osrelease", `${FIX}uml-6.1/proc/sys/kernel/osrelease`);
   put("proc/modules", `${FIX}uml-6.1/proc/modules`);
   put("proc/net/ip_vs", `${FIX}ipvs/kube-small/proc/net/ip_vs`);
+  put("proc/net/ip_vs_conn", `${FIX}ipvs/conn/live/proc/net/ip_vs_conn`);
   // Legacy tables listed, so the probe runs the legacy tools and their faults are met (it skips them
   // when the kernel lists none).
   put("proc/net/ip_tables_names", `${FIX}proc-net-tables-names/proc/net/ip_tables_names`);
@@ -289,6 +291,7 @@ const FILE_PROBES: { probe: ProbeName; path: string; missing: ProbeErrorKind | n
   { probe: "os-release", path: "host/etc/os-release", missing: "io" },
   { probe: "kernel-modules", path: "proc/modules", missing: null },
   { probe: "ipvs", path: "proc/net/ip_vs", missing: null },
+  { probe: "ipvs-connections", path: "proc/net/ip_vs_conn", missing: null },
   { probe: "sysctls", path: "proc/sys/net/ipv4/ip_forward", missing: null },
   { probe: "nft-version", path: "host/var/lib/dpkg/status", missing: null },
 ];
@@ -331,6 +334,35 @@ for (const f of FILE_PROBES) {
     },
   });
 }
+
+// The persistent sysctl configuration: a file systemd-sysctl would read, far over its cap or a FIFO, is
+// unread (the probe fails over it, keeping what it did read), never "nothing sets it". Lines that are
+// no assignment are skipped, as systemd-sysctl skips them, so garbage is not a failure here.
+const SYSCTL_CONF_FILE = "host/etc/sysctl.d/k8s.conf";
+rows.push({
+  name: `${SYSCTL_CONF_FILE} is far over its cap`,
+  fails: { "sysctl-config": "output-cap" },
+  files: (r) => {
+    writeFileSync(join(r, SYSCTL_CONF_FILE), "");
+    truncateSync(join(r, SYSCTL_CONF_FILE), 300 * 1024 * 1024);
+  },
+});
+rows.push({
+  name: `${SYSCTL_CONF_FILE} is a FIFO nobody writes`,
+  fails: { "sysctl-config": "io" },
+  files: (r) => {
+    const p = join(r, SYSCTL_CONF_FILE);
+    rmSync(p);
+    execFileSync("/usr/bin/mkfifo", [p]);
+    return () => {
+      try {
+        closeSync(openSync(p, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // no reader left
+      }
+    };
+  },
+});
 
 // kube-proxy's endpoints through the stand-in.
 const HTTP: { endpoint: string; probe: ProbeName }[] = [

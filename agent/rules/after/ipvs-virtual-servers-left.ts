@@ -1,5 +1,7 @@
 import type { VirtualServer } from "../../facts/ipvs.js";
 import { LEFT_BEHIND } from "../../view/build.js";
+import { connectionsTo, cutSentence } from "../../view/ipvs-connections.js";
+import { vsKey } from "../../parse/ipvs-proc.js";
 import { deletion } from "../guess.js";
 import { listed, rule } from "../rule.js";
 
@@ -23,6 +25,9 @@ export const ipvsLeft = rule({
     const left = (facts.ipvs?.virtualServers ?? []).filter((v) => !theirs.has(v));
     const realServers =
       proxy === null ? (facts.ipvs?.realServerCount ?? 0) : left.reduce((a, v) => a + v.realServers, 0);
+    // Each connection IPVS tracks dies with its virtual server: say how many before anyone deletes.
+    const deleted = new Set(left.map(vsKey));
+    const cut = cutSentence(connectionsTo(facts, (a) => deleted.has(vsKey({ ...a, fwmark: null }))));
     // --clear would take kube-router's Services with it: name each one left instead.
     const remedy =
       proxy === null
@@ -41,7 +46,7 @@ export const ipvsLeft = rule({
           schedulers: Object.keys(facts.ipvs?.schedulers ?? {}),
           ...(proxy === null ? {} : { otherProxyVirtualServers: theirs.size }),
         },
-        remedy: deletion(view, remedy),
+        remedy: deletion(view, `${remedy}${cut}`),
       },
     ];
   },

@@ -1,4 +1,5 @@
 import { LEFT_BEHIND } from "../../view/build.js";
+import { connectionsTo, cutSentence } from "../../view/ipvs-connections.js";
 import { kubeIpvs0ServiceIps } from "../../view/kube-ipvs0.js";
 import { deletion } from "../guess.js";
 import { listed, rule } from "../rule.js";
@@ -39,6 +40,9 @@ export const kubeIpvs0Left = rule({
       ];
     }
     if (!LEFT_BEHIND.has(phase)) return [];
+    // Without its address on the node IPVS no longer sees a Service IP's packets: those connections die.
+    const onLink = new Set(addresses);
+    const cut = cutSentence(connectionsTo(facts, (a) => onLink.has(a.address)));
     return [
       {
         id: "kube-ipvs0-left",
@@ -47,7 +51,7 @@ export const kubeIpvs0Left = rule({
         blocksMigration: false,
         title: `kube-ipvs0 is still present (${addresses.length} addresses)`,
         evidence: { addresses: listed(addresses, opts.maxListed), operState: k.operState },
-        remedy: deletion(view, "ip link delete kube-ipvs0"),
+        remedy: deletion(view, `ip link delete kube-ipvs0${cut}`),
       },
     ];
   },

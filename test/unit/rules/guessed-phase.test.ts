@@ -14,6 +14,7 @@ import {
   vs,
 } from "../../helpers/facts.js";
 import { firstDeletion } from "../../helpers/remedies.js";
+import { recordedConnNode } from "../../helpers/recorded-conn-node.js";
 
 // Issue #12 point 1: when /proxyMode did not answer, the phase is a guess. No finding may then offer a
 // command that deletes kernel state as the thing to do: it first says how to confirm what runs there and
@@ -353,6 +354,22 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
   "kube-proxy-cleanup-failed-earlier": cleanupNode(2),
   "kube-proxy-rules-stale": ipvsNode({
     kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 3600 }, "v1.33.1"),
+  }),
+  // Both rest on what kube-proxy's ipvs mode does at the switch: only its own answer says it runs it.
+  "ipvs-connections-cut-at-switch": recordedConnNode(),
+  "ip-forward-not-persistent": ipvsNode({
+    sysctls: { values: [{ name: "net.ipv4.ip_forward", value: "1" }] },
+    sysctlConfig: {
+      files: [],
+      settings: [
+        {
+          name: "net.ipv4.ip_forward",
+          keys: ["net.ipv4.ip_forward", "net.ipv4.conf.all.forwarding"],
+          value: null,
+          source: null,
+        },
+      ],
+    },
   }),
   "services-lost-in-switch": parityNode({ same: 3, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 }),
   "service-endpoints-differ-after-switch": parityNode({

@@ -340,3 +340,35 @@ t.test("IPVS traffic totals are counters; without /proc/net/ip_vs_stats they are
   t.notOk(text.includes("proxyscope_ipvs_connections_total"), "unread totals are absent, not 0");
   t.match(text, /proxyscope_ipvs_virtual_servers 0/, "the table's gauges stay");
 });
+
+t.test(
+  "established IPVS connections through kube-proxy: one node-level gauge; unread is absent",
+  async (t) => {
+    const { recordedConnNode } = await import("../../helpers/recorded-conn-node.js");
+    const m = new AgentMetrics({ version: "0.1.0" });
+    m.recordScan((await renderScan(reportOf(recordedConnNode()))).metrics);
+    const lines = await samples(m);
+    // The recorded node (test/fixtures/ipvs/conn/live): 7 through kube-proxy's, 1 through a VIP that is not.
+    t.equal(value(lines, "proxyscope_ipvs_kube_proxy_established_connections"), "7");
+    t.notOk(
+      lines.some((l) => l.startsWith("proxyscope_ipvs_kube_proxy_established_connections{")),
+      "no label at all: which Services is in the report, not in series",
+    );
+    m.recordScan(
+      (
+        await renderScan(
+          reportOf(recordedConnNode({ ipvsConnections: null }), {
+            "ipvs-connections": {
+              kind: "output-cap",
+              message: "/proc/net/ip_vs_conn is larger than the cap",
+            },
+          }),
+        )
+      ).metrics,
+    );
+    t.notOk(
+      (await m.exposition()).includes("proxyscope_ipvs_kube_proxy_established_connections "),
+      "not read: absent, never 0",
+    );
+  },
+);

@@ -1,0 +1,56 @@
+import { rule } from "../rule.js";
+
+// kube-proxy's ipvs mode sets net.ipv4.ip_forward=1 every time it starts (pkg/proxy/ipvs/proxier.go
+// NewProxier: proxyutil.EnsureSysctl(sysctl, sysctlForward, 1)); nftables mode sets no sysctl at all
+// (pkg/proxy/nftables/proxier.go NewProxier takes no sysctl interface). The value stays until a reboot:
+// then only the persistent configuration (sysctl.d(5)) or another agent sets it again.
+const FILE = "/etc/sysctl.d/99-kubernetes-ip-forward.conf";
+const LINE = "net.ipv4.ip_forward = 1";
+
+// The file to add only wins when it is read after whatever sets 0 now: sysctl.d files apply in name
+// order, /etc/sysctl.conf after all of them.
+function fixFor(source: { path: string; line: number } | null): string {
+  const name = FILE.slice(FILE.lastIndexOf("/") + 1);
+  if (source !== null) {
+    const base = source.path.slice(source.path.lastIndexOf("/") + 1);
+    if (source.path === "/etc/sysctl.conf" || base > name)
+      return `Change ${source.path} line ${source.line} to "${LINE}" (a file in /etc/sysctl.d would be applied before it and lose), then run sysctl --system`;
+  }
+  return `Add ${FILE} containing "${LINE}", then run sysctl --system`;
+}
+
+export const ipForwardNotPersistent = rule({
+  findings: { "ip-forward-not-persistent": { severity: "warning", stage: "before" } },
+  needs: ["sysctls", "sysctlConfig"],
+  evaluate({ facts, view: { runningMode }, failedProbes }) {
+    // Only ipvs mode sets it, and only kube-proxy's own answer says it runs that; with any config file
+    // unread, "nothing sets it" is not known.
+    if (runningMode !== "ipvs" || failedProbes.has("sysctl-config") || facts.sysctlConfig === null) return [];
+    const now = facts.sysctls?.values.find((v) => v.name === "net.ipv4.ip_forward")?.value ?? null;
+    if (now !== "1") return [];
+    const s = facts.sysctlConfig.settings.find((x) => x.name === "net.ipv4.ip_forward");
+    if (s === undefined || s.value === "1") return [];
+    const setBy = s.source === null ? null : `${s.source.path}:${s.source.line} (${s.source.key})`;
+    return [
+      {
+        id: "ip-forward-not-persistent",
+        severity: "warning",
+        stage: "before",
+        blocksMigration: false,
+        title:
+          s.value === null
+            ? "net.ipv4.ip_forward is 1 now but no persistent configuration sets it: kube-proxy's ipvs mode sets it on every start, nftables mode does not, so the node stops forwarding after its next reboot"
+            : `net.ipv4.ip_forward is 1 now but ${setBy} sets it to ${s.value} at boot: kube-proxy's ipvs mode sets it back on every start, nftables mode does not`,
+        evidence: {
+          running: now,
+          persistent: s.value,
+          setBy,
+          filesRead: facts.sysctlConfig.files.filter((f) => f.read).length,
+        },
+        remedy:
+          `${fixFor(s.source)}. Calico (Felix ipForwarding, on by default) and Cilium set it when their agents start, ` +
+          "and the CNI bridge plugin (Flannel's) when it sets up a pod; the file makes forwarding not depend on them or on start order",
+      },
+    ];
+  },
+});
