@@ -50,6 +50,7 @@ export const CollectorConfig = z.object({
   listen: listenHost,
   port: port(0),
   intervalS: durationS(),
+  detailFrom: z.enum(["loopback", "any"]),
   service: z
     .string()
     .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
@@ -177,6 +178,11 @@ const SERVE: FlagSpec[] = [
     field: "intervalS",
     help: `seconds between gathers (default 300, at most ${MAX_TIMER_S})`,
   },
+  {
+    flags: "--detail-from <who>",
+    field: "detailFrom",
+    help: "loopback|any: who may read the fleet report (/report, /), every node's findings with their evidence (default loopback: kubectl port-forward arrives there)",
+  },
 ];
 
 /** Which flags each command takes. */
@@ -265,6 +271,7 @@ export function configFrom(
     listen: v.listen ?? "0.0.0.0",
     port: v.port ?? "9978",
     intervalS: v.intervalS ?? "300",
+    detailFrom: v.detailFrom ?? "loopback",
     service: v.service ?? null,
     servicePort: v.servicePort ?? null,
     node: v.node ?? null,

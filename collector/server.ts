@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { ConnectionLimits } from "../common/connection-limits.js";
 import { fail, hardenedFastify } from "../common/http-server.js";
+import { registerRouteAccess, type DetailFrom } from "../common/route-access.js";
 import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
 import { renderHtml } from "./render/html.js";
@@ -12,7 +13,14 @@ export interface ServeOptions {
   log: (line: string) => void;
   /** Connection cap and deadlines; default: from this process's file descriptor limit. */
   limits?: ConnectionLimits;
+  /** Who may read the fleet report (/report, /): loopback clients only, or anyone who reaches the port. */
+  detailFrom?: DetailFrom;
 }
+
+// The fleet report carries every node's findings with their evidence (addresses, rule text): the
+// agents' detail, gathered in one place. The probe and the fleet gauges stay open.
+export const COLLECTOR_PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz"]);
+export const COLLECTOR_PUBLIC_ROUTES: ReadonlySet<string> = new Set(["/metrics"]);
 
 /**
  * `proxyscope serve`: gather on an interval, always serve the last good report (with its age), never
@@ -55,6 +63,12 @@ export function buildServer(opts: ServeOptions): {
 
   // Held connections must not take the descriptors the gather needs for its agent calls.
   const app = hardenedFastify(opts.limits ? { limits: opts.limits } : {});
+  registerRouteAccess(app, {
+    classes: { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES },
+    detailFrom: opts.detailFrom ?? "loopback",
+    loopbackOnly:
+      "the fleet report answers loopback clients only (kubectl port-forward arrives there): or serve with --detail-from any",
+  });
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {

@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
-import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { registerRouteAccess, type DetailFrom } from "../../common/route-access.js";
 import type { WebSecurity } from "./web-config.js";
+
+export { isLoopback, type DetailFrom } from "../../common/route-access.js";
 
 /**
  * Who may read what on the agent's port.
@@ -14,8 +16,17 @@ import type { WebSecurity } from "./web-config.js";
  * - Without authentication, the public part (/metrics, /report/summary, the schemas) is open, and the
  *   detail (firewall rule text, addresses, kube-proxy's configuration, per-Service backends) answers only
  *   loopback clients unless `--detail-from any` says the port is protected some other way.
+ *
+ * Decided on the route the router matched (common/route-access.ts); a route in neither list below is
+ * detail. DETAIL_ROUTES names the agent's detail routes for the docs and tests.
  */
 export const PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  "/metrics",
+  "/report/summary",
+  "/report/schema",
+  "/report/fleet/schema",
+]);
 export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
   "/report",
   "/report/previous",
@@ -25,8 +36,6 @@ export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
   "/ipvs/virtual-server",
   "/verify",
 ]);
-
-export type DetailFrom = "loopback" | "any";
 
 export interface AccessOptions {
   security: WebSecurity | null;
@@ -39,13 +48,6 @@ const CACHE_MAX = 256;
 const MAX_BCRYPT_IN_FLIGHT = 2;
 // For unknown users, so that a wrong user name costs as long as a wrong password.
 const DUMMY_HASH = "$2b$10$44bdpucqSV7S8SFcsFPJ6eXTFwK4y3OG.orb8887lSEKFx78wl0bS";
-
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const a = address.startsWith("::ffff:") ? address.slice(7) : address;
-  if (isIP(a) === 4) return a.startsWith("127.");
-  return a === "::1";
-}
 
 export function authRequired(s: WebSecurity | null): boolean {
   if (s === null) return false;
@@ -136,30 +138,30 @@ export function registerAccess(app: FastifyInstance, opts: AccessOptions): void 
     return payload;
   });
 
-  app.addHook("onRequest", async (req, reply) => {
-    const path = req.url.split("?")[0] ?? "";
-    if (PROBE_ROUTES.has(path)) return;
-    let authenticated = false;
-    if (s !== null && (required || s.tls?.clientAuth !== "NoClientCert")) {
+  registerRouteAccess(app, {
+    classes: { probe: PROBE_ROUTES, public: PUBLIC_ROUTES },
+    detailFrom: opts.detailFrom,
+    loopbackOnly:
+      "this route answers loopback clients only: configure authentication (--web.config.file) or --detail-from any",
+    authenticate: async (req, reply) => {
+      if (s === null || (!required && s.tls?.clientAuth === "NoClientCert")) return "anonymous";
       const r = await authenticate(req, s, users);
-      if (r === "cert") return deny(reply, 403, "a valid client certificate is required");
+      if (r === "cert") {
+        deny(reply, 403, "a valid client certificate is required");
+        return "denied";
+      }
       if (r === "busy") {
         reply.header("retry-after", "1");
-        return deny(reply, 429, "too many authentication attempts in flight");
+        deny(reply, 429, "too many authentication attempts in flight");
+        return "denied";
       }
       if (r === "missing" || r === "bad") {
         reply.header("www-authenticate", 'Basic realm="proxyscope-agent", charset="UTF-8"');
-        return deny(reply, 401, "authentication required");
+        deny(reply, 401, "authentication required");
+        return "denied";
       }
-      authenticated = required;
-    }
-    if (!DETAIL_ROUTES.has(path) || authenticated || opts.detailFrom === "any") return;
-    if (isLoopback(req.raw.socket.remoteAddress)) return;
-    return deny(
-      reply,
-      403,
-      "this route answers loopback clients only: configure authentication (--web.config.file) or --detail-from any",
-    );
+      return required ? "authenticated" : "anonymous";
+    },
   });
 }
 

@@ -9,6 +9,7 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     intervalMs: c.intervalS * 1000,
     gather: () => gather(c),
     log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`),
+    detailFrom: c.detailFrom,
   });
   await s.app.listen({ host: c.listen, port: c.port });
   const addr = s.app.server.address();

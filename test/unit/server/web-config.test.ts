@@ -9,6 +9,7 @@ import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { BasicAuthChecker, DETAIL_ROUTES, isLoopback } from "../../../agent/server/access.js";
+import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { ReportSummary } from "../../../agent/server/summary.js";
@@ -126,6 +127,10 @@ async function app(security: WebSecurity | null, detailFrom: "loopback" | "any")
     retryAfterS: 60,
     lookupVirtualServer: async () => ({ status: "not-found" }),
     access: { security, detailFrom },
+  });
+  // Registered as serve does; from loopback it answers 503 (no verify in this test), not 403.
+  registerVerifyRoute(a, state, async () => {
+    throw new Error("no verify in this test");
   });
   return a;
 }
