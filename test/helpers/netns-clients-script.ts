@@ -32,12 +32,10 @@ interface FloodJob {
   kind: "flood";
   target: Target;
   attacker: { from: string; count: number; redialMs: number; halfSent: string };
-  /** `auth`: send `authorization` (Prometheus does; the kubelet cannot). */
-  probes: { name: string; from: string; path: string; auth?: boolean }[];
+  probes: { name: string; from: string; path: string }[];
   rounds: number;
   periodMs: number;
   timeoutMs: number;
-  authorization?: string;
 }
 
 type Job = RawJob | FloodJob;
@@ -84,7 +82,7 @@ async function runRaw(job: RawJob) {
 }
 
 /** As the kubelet's HTTP probe: a new connection, success on 200-399 within the timeout. */
-function probe(job: FloodJob, from: string, path: string, auth: boolean) {
+function probe(job: FloodJob, from: string, path: string) {
   return new Promise<boolean>((resolve) => {
     const req = (job.target.tls ? httpsRequest : httpRequest)(
       {
@@ -94,7 +92,6 @@ function probe(job: FloodJob, from: string, path: string, auth: boolean) {
         localAddress: from,
         agent: false,
         rejectUnauthorized: false,
-        headers: auth && job.authorization ? { authorization: job.authorization } : {},
         timeout: job.timeoutMs,
       },
       (res) => {
@@ -111,20 +108,18 @@ function probe(job: FloodJob, from: string, path: string, auth: boolean) {
 
 async function runFlood(job: FloodJob) {
   let attacking = true;
-  let open = 0;
-  let maxOpen = 0;
   let firstOutcomes = 0;
   let closedByServer = 0;
   let ready: () => void = () => undefined;
   const allDialled = new Promise<void>((r) => (ready = r));
   const sockets = new Set<net.Socket>();
+  const connectedAt = new Map<net.Socket, number>();
   const dial = (first: boolean) => {
     if (!attacking) return;
     const opts = { host: job.target.host, port: job.target.port, localAddress: job.attacker.from };
     const s = net.connect(opts);
     sockets.add(s);
     let counted = false;
-    let connected = false;
     const outcome = () => {
       if (first && !counted) {
         counted = true;
@@ -132,9 +127,7 @@ async function runFlood(job: FloodJob) {
       }
     };
     s.on("connect", () => {
-      connected = true;
-      open++;
-      maxOpen = Math.max(maxOpen, open);
+      connectedAt.set(s, Date.now());
       // Over TLS the attacker never sends a ClientHello; over HTTP, headers that never end.
       if (!job.target.tls) s.write(job.attacker.halfSent);
       outcome();
@@ -142,8 +135,8 @@ async function runFlood(job: FloodJob) {
     s.resume();
     s.on("error", () => undefined);
     s.on("close", () => {
-      if (connected) open--;
       sockets.delete(s);
+      connectedAt.delete(s);
       outcome();
       if (!attacking) return;
       closedByServer++;
@@ -152,18 +145,21 @@ async function runFlood(job: FloodJob) {
   };
   for (let i = 0; i < job.attacker.count; i++) dial(true);
   await allDialled;
-  const heldAtStart = open;
+  // Held: still open a second after connecting. A server turning a connection away accepts it and
+  // closes it at once, so the attacker's end sees it connect either way.
+  await new Promise((res) => setTimeout(res, 1000));
+  const heldAtStart = [...connectedAt.values()].filter((at) => Date.now() - at >= 1000).length;
   const answered: Record<string, boolean[]> = Object.fromEntries(job.probes.map((p) => [p.name, []]));
   for (let round = 0; round < job.rounds; round++) {
     const started = Date.now();
-    const r = await Promise.all(job.probes.map((p) => probe(job, p.from, p.path, p.auth === true)));
+    const r = await Promise.all(job.probes.map((p) => probe(job, p.from, p.path)));
     job.probes.forEach((p, i) => answered[p.name]!.push(r[i]!));
     const wait = job.periodMs - (Date.now() - started);
     if (wait > 0 && round < job.rounds - 1) await new Promise((res) => setTimeout(res, wait));
   }
   attacking = false;
   for (const s of sockets) s.destroy();
-  return { answered, heldAtStart, maxOpen, closedByServer };
+  return { answered, heldAtStart, closedByServer };
 }
 
 const job = await read();

@@ -44,8 +44,8 @@ export interface RawAnswer {
 export interface FloodAnswer {
   /** Per probe name, one entry a round: answered within the timeout with 200-399. */
   answered: Record<string, boolean[]>;
+  /** Attacker connections open for a second or more when the probes began. */
   heldAtStart: number;
-  maxOpen: number;
   closedByServer: number;
 }
 
@@ -87,11 +87,10 @@ export function rawRequests(
 export interface FloodOptions {
   target: Target;
   attacker: { from: string; count: number; redialMs: number; halfSent: string };
-  probes: { name: string; from: string; path: string; auth?: boolean }[];
+  probes: { name: string; from: string; path: string }[];
   rounds: number;
   periodMs: number;
   timeoutMs: number;
-  authorization?: string;
 }
 
 /** Held half-sent connections from one address while probes run on the kubelet's schedule. */
