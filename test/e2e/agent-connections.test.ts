@@ -2,9 +2,9 @@
 // to the file descriptor limit, and the next scan then had no descriptors for its files and tools. A
 // real agent under a low fd limit (prlimit, soft 256 -> a cap of 64 connections) is held by far more
 // slow connections than its cap, from more sources than its share per source covers — half idle, half
-// sending headers a byte at a time, redialled as the agent closes them — for a whole scan. That scan completes with every probe as in the scan before,
-// none failing for EMFILE; the agent closes the held connections itself (its header deadline); it
-// answers /healthz once they are gone, and it never exits.
+// sending headers a byte at a time, redialled as the agent closes them — for a whole scan. That scan
+// completes with every probe as in the scan before, none failing for EMFILE; the agent closes the held
+// connections itself (its header deadline); it answers /healthz once they are gone, and it never exits.
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import net from "node:net";
 import t from "tap";
