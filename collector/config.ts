@@ -51,6 +51,7 @@ export const CollectorConfig = z.object({
   port: port(0),
   intervalS: durationS(),
   detailFrom: z.enum(["loopback", "any"]),
+  webConfigFile: z.string().min(1).nullable(),
   service: z
     .string()
     .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
@@ -181,7 +182,12 @@ const SERVE: FlagSpec[] = [
   {
     flags: "--detail-from <who>",
     field: "detailFrom",
-    help: "loopback|any: who may read the fleet report (/report, /), every node's findings with their evidence (default loopback: kubectl port-forward arrives there)",
+    help: "loopback|any: who may read the fleet report (/report, /), every node's findings with their evidence, without authentication (default loopback: kubectl port-forward arrives there)",
+  },
+  {
+    flags: "--web.config.file <file>",
+    field: "webConfigFile",
+    help: "TLS and basic auth, in the Prometheus exporter-toolkit format (the agent's --web.config.file): every route but /healthz then needs them",
   },
 ];
 
@@ -272,6 +278,7 @@ export function configFrom(
     port: v.port ?? "9978",
     intervalS: v.intervalS ?? "300",
     detailFrom: v.detailFrom ?? "loopback",
+    webConfigFile: v.webConfigFile ?? null,
     service: v.service ?? null,
     servicePort: v.servicePort ?? null,
     node: v.node ?? null,

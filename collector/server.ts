@@ -1,3 +1,4 @@
+import type { ServerOptions as HttpsServerOptions } from "node:https";
 import type { FastifyInstance } from "fastify";
 import type { ConnectionLimits } from "../common/connection-limits.js";
 import { fail, hardenedFastify } from "../common/http-server.js";
@@ -15,6 +16,10 @@ export interface ServeOptions {
   limits?: ConnectionLimits;
   /** Who may read the fleet report (/report, /): loopback clients only, or anyone who reaches the port. */
   detailFrom?: DetailFrom;
+  /** Serve HTTPS with these (from --web.config.file). */
+  https?: HttpsServerOptions;
+  /** Registers the access model given by a web config instead of the loopback-only detail alone. */
+  access?: (app: FastifyInstance) => void;
 }
 
 // The fleet report carries every node's findings with their evidence (addresses, rule text): the
@@ -62,13 +67,18 @@ export function buildServer(opts: ServeOptions): {
   }
 
   // Held connections must not take the descriptors the gather needs for its agent calls.
-  const app = hardenedFastify(opts.limits ? { limits: opts.limits } : {});
-  registerRouteAccess(app, {
-    classes: { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES },
-    detailFrom: opts.detailFrom ?? "loopback",
-    loopbackOnly:
-      "the fleet report answers loopback clients only (kubectl port-forward arrives there): or serve with --detail-from any",
+  const app = hardenedFastify({
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(opts.https ? { https: opts.https } : {}),
   });
+  if (opts.access) opts.access(app);
+  else
+    registerRouteAccess(app, {
+      classes: { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES },
+      detailFrom: opts.detailFrom ?? "loopback",
+      loopbackOnly:
+        "the fleet report answers loopback clients only (kubectl port-forward arrives there): configure authentication (--web.config.file) or --detail-from any",
+    });
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {

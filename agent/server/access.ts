@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { registerRouteAccess, type DetailFrom } from "../../common/route-access.js";
+import { registerRouteAccess, type DetailFrom, type RouteClasses } from "../../common/route-access.js";
 import type { WebSecurity } from "./web-config.js";
 
 export { isLoopback, type DetailFrom } from "../../common/route-access.js";
@@ -127,7 +127,16 @@ async function authenticate(
   return r === "busy" ? "busy" : r ? "ok" : "bad";
 }
 
-export function registerAccess(app: FastifyInstance, opts: AccessOptions): void {
+/**
+ * The access model on `app`: the web config's TLS client certificates, basic auth and headers, and the
+ * loopback-only detail. `routes` and `realm` let the collector's serve use it for its own routes.
+ */
+export function registerAccess(
+  app: FastifyInstance,
+  opts: AccessOptions,
+  routes: RouteClasses = { probe: PROBE_ROUTES, public: PUBLIC_ROUTES },
+  realm = "proxyscope-agent",
+): void {
   const s = opts.security;
   const users = new BasicAuthChecker(s?.users ?? new Map());
   const required = authRequired(s);
@@ -139,7 +148,7 @@ export function registerAccess(app: FastifyInstance, opts: AccessOptions): void 
   });
 
   registerRouteAccess(app, {
-    classes: { probe: PROBE_ROUTES, public: PUBLIC_ROUTES },
+    classes: routes,
     detailFrom: opts.detailFrom,
     loopbackOnly:
       "this route answers loopback clients only: configure authentication (--web.config.file) or --detail-from any",
@@ -156,7 +165,7 @@ export function registerAccess(app: FastifyInstance, opts: AccessOptions): void 
         return "denied";
       }
       if (r === "missing" || r === "bad") {
-        reply.header("www-authenticate", 'Basic realm="proxyscope-agent", charset="UTF-8"');
+        reply.header("www-authenticate", `Basic realm="${realm}", charset="UTF-8"`);
         deny(reply, 401, "authentication required");
         return "denied";
       }

@@ -6,6 +6,7 @@
 // slashes, case, suffixes — and the same from loopback. Each spelling the router routes to a detail
 // route answers loopback and is refused to everyone else; basic auth still answers 401 to them all.
 // The kube-proxy the agent reads is the STAND-IN, in the same namespace.
+import { spawnSync } from "node:child_process";
 import { writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,17 +71,11 @@ async function servedNode(t: Test, extra: string[] = []) {
 }
 
 /** Every spelling of every route, from loopback and from the node network. */
-async function matrix(
-  t: Test,
-  ns: NetNs,
-  port: number,
-  routes: Routes,
-  headers: Record<string, string> = {},
-) {
+async function matrix(t: Test, ns: NetNs, port: number, routes: Routes, tls = false) {
   const all = Object.values(routes).flat();
   const targets = all.flatMap(targetsOf);
-  const local = await rawRequests(t, ns, { host: "127.0.0.1", port }, "127.0.0.1", targets, headers);
-  const remote = await rawRequests(t, ns, { host: NODE_IP, port }, ATTACKER_IP, targets, headers);
+  const local = await rawRequests(t, ns, { host: "127.0.0.1", port, tls }, "127.0.0.1", targets);
+  const remote = await rawRequests(t, ns, { host: NODE_IP, port, tls }, ATTACKER_IP, targets);
   const at = (route: string) => {
     const ts = new Set(targetsOf(route));
     const pick = (a: RawAnswer[]) => a.filter((x) => ts.has(x.target));
@@ -138,27 +133,69 @@ t.test("the agent: the detail answers loopback only, however the request spells 
   );
 });
 
+const PASSWORD = "correct horse";
+const AUTH = { authorization: `Basic ${Buffer.from(`prom:${PASSWORD}`).toString("base64")}` };
+
+/** A web config with basic auth (and TLS, with a certificate made here by openssl); removed at teardown. */
+function webConfig(t: Test, tls: boolean) {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-access-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  if (tls) {
+    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    const r = spawnSync(
+      "/usr/bin/openssl",
+      [
+        "req",
+        "-x509",
+        ...ec,
+        "-keyout",
+        "tls.key",
+        "-out",
+        "tls.crt",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=proxyscope",
+      ],
+      { cwd: dir, encoding: "utf8", timeout: 60_000 },
+    );
+    if (r.status !== 0) throw new Error(`openssl: ${r.stderr}`);
+  }
+  writeFileSync(
+    join(dir, "web.yml"),
+    (tls ? "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n" : "") +
+      `basic_auth_users:\n  prom: ${bcrypt.hashSync(PASSWORD, 4)}\n`,
+  );
+  return join(dir, "web.yml");
+}
+
+/** Without credentials every spelling of every route but the probes is 401 (or the parser's 400). */
+function allNeedAuth(t: Test, m: Awaited<ReturnType<typeof matrix>>, routes: Routes) {
+  for (const route of [...routes.public, ...routes.detail]) {
+    for (const [where, answers] of Object.entries(m.at(route))) {
+      const bad = answers.filter((a) => ![400, 401].includes(a.status ?? 0));
+      t.same(
+        bad.map((a) => `${a.target} -> ${a.status}`),
+        [],
+        `${route} from ${where}: 401 (or 400) without credentials`,
+      );
+    }
+  }
+  for (const route of routes.probe)
+    t.ok(
+      m.at(route).remote.some((a) => ok(a.status)),
+      `${route} open without credentials (the kubelet's probe)`,
+    );
+}
+
 t.test(
   "the agent with basic auth: every spelling of every route but the probes is 401",
   { skip },
   async (t) => {
-    const dir = mkdtempSync(join(tmpdir(), "proxyscope-access-"));
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const password = "correct horse";
-    writeFileSync(join(dir, "web.yml"), `basic_auth_users:\n  prom: ${bcrypt.hashSync(password, 4)}\n`);
-    const { ns, agent } = await servedNode(t, ["--web.config.file", join(dir, "web.yml")]);
+    const { ns, agent } = await servedNode(t, ["--web.config.file", webConfig(t, false)]);
     const m = await matrix(t, ns, agent.port, AGENT_ROUTES);
-    for (const route of [...AGENT_ROUTES.public, ...AGENT_ROUTES.detail]) {
-      for (const [where, answers] of Object.entries(m.at(route))) {
-        const bad = answers.filter((a) => ![400, 401].includes(a.status ?? 0));
-        t.same(
-          bad.map((a) => `${a.target} -> ${a.status}`),
-          [],
-          `${route} from ${where}: 401 (or 400) without credentials`,
-        );
-      }
-    }
-    const auth = { authorization: `Basic ${Buffer.from(`prom:${password}`).toString("base64")}` };
+    allNeedAuth(t, m, AGENT_ROUTES);
+    const auth = AUTH;
     const withAuth = await rawRequests(
       t,
       ns,
@@ -235,4 +272,46 @@ t.test("the collector's serve with --detail-from any: the node network reads it"
     r.map((a) => a.status),
     [200, 200],
   );
+});
+
+t.test(
+  "the collector's serve with a web config: TLS, and basic auth on every route but /healthz",
+  { skip },
+  async (t) => {
+    const { ns, agent } = await servedNode(t);
+    const port = await servedCollector(t, ns, agent.port, ["--web.config.file", webConfig(t, true)]);
+    const m = await matrix(t, ns, port, COLLECTOR_ROUTES, true);
+    allNeedAuth(t, m, COLLECTOR_ROUTES);
+    // One first: bcrypt runs at most twice at once (429 past that), and its verdict is remembered.
+    const target = { host: NODE_IP, port, tls: true };
+    const first = await rawRequests(t, ns, target, ATTACKER_IP, ["/report"], AUTH);
+    const r = [
+      ...first,
+      ...(await rawRequests(t, ns, target, ATTACKER_IP, ["/%72eport", "/", "/metrics"], AUTH)),
+    ];
+    t.same(
+      r.map((a) => a.status),
+      [200, 200, 200, 200],
+      "an authenticated client on the node network reads the fleet report over TLS",
+    );
+  },
+);
+
+t.test("the collector's serve refuses a bad web config by name, before it listens", { skip }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-access-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, "web.yml"), "basic_auth_users:\n  prom: not-a-bcrypt-hash\n");
+  for (const file of [join(dir, "web.yml"), join(dir, "absent.yml")]) {
+    const r = spawnSync(
+      process.execPath,
+      [COLLECTOR_CLI, "serve", "--source", "static", "--agents", "http://127.0.0.1:1", "--port", "0"].concat([
+        "--web.config.file",
+        file,
+      ]),
+      { encoding: "utf8", timeout: 120_000 },
+    );
+    t.equal(r.status, 2, `exit 2 (usage) for ${file}`);
+    t.match(r.stderr, /^proxyscope: web config .*(bcrypt|ENOENT)/m, "the file and what is wrong with it");
+    t.notMatch(r.stderr, /serving on/, "it never listened");
+  }
 });
