@@ -157,6 +157,8 @@ t.test("no web config: public part open, detail for loopback clients only", asyn
     const res = await a.inject({ url: detailUrl(r), remoteAddress: REMOTE });
     t.equal(res.statusCode, 403, `${r} refused from ${REMOTE}`);
     t.match(res.json(), { error: /loopback clients only/ });
+    const head = await a.inject({ method: "HEAD", url: detailUrl(r), remoteAddress: REMOTE });
+    t.equal(head.statusCode, 403, `HEAD ${r} refused from ${REMOTE} (Fastify's HEAD route is the GET's)`);
     const local = await a.inject({ url: detailUrl(r), remoteAddress: "127.0.0.1" });
     t.not(local.statusCode, 403, `${r} answered on loopback (${local.statusCode})`);
   }
