@@ -193,7 +193,7 @@ const SERVE: FlagSpec[] = [
   {
     flags: "--detail-from <who>",
     field: "detailFrom",
-    help: "loopback|any: who may read /report, /ipvs/virtual-server and /verify without authentication (default loopback)",
+    help: "loopback|any: who may read /report, /report/previous, /report/fleet, /parity, /ipvs/virtual-server and /verify without authentication (default loopback)",
   },
 ];
 const VERIFY: FlagSpec[] = [

@@ -50,6 +50,8 @@ export const CollectorConfig = z.object({
   listen: listenHost,
   port: port(0),
   intervalS: durationS(),
+  detailFrom: z.enum(["loopback", "any"]),
+  webConfigFile: z.string().min(1).nullable(),
   service: z
     .string()
     .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
@@ -177,6 +179,16 @@ const SERVE: FlagSpec[] = [
     field: "intervalS",
     help: `seconds between gathers (default 300, at most ${MAX_TIMER_S})`,
   },
+  {
+    flags: "--detail-from <who>",
+    field: "detailFrom",
+    help: "loopback|any: who may read the fleet report (/report, /), every node's findings with their evidence, without authentication (default loopback: kubectl port-forward arrives there)",
+  },
+  {
+    flags: "--web.config.file <file>",
+    field: "webConfigFile",
+    help: "TLS and basic auth, in the Prometheus exporter-toolkit format (the agent's --web.config.file): every route but /healthz then needs them",
+  },
 ];
 
 /** Which flags each command takes. */
@@ -265,6 +277,8 @@ export function configFrom(
     listen: v.listen ?? "0.0.0.0",
     port: v.port ?? "9978",
     intervalS: v.intervalS ?? "300",
+    detailFrom: v.detailFrom ?? "loopback",
+    webConfigFile: v.webConfigFile ?? null,
     service: v.service ?? null,
     servicePort: v.servicePort ?? null,
     node: v.node ?? null,

@@ -1,6 +1,8 @@
+import type { ServerOptions as HttpsServerOptions } from "node:https";
 import type { FastifyInstance } from "fastify";
 import type { ConnectionLimits } from "../common/connection-limits.js";
 import { fail, hardenedFastify } from "../common/http-server.js";
+import { registerRouteAccess, type DetailFrom } from "../common/route-access.js";
 import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
 import { renderHtml } from "./render/html.js";
@@ -12,7 +14,18 @@ export interface ServeOptions {
   log: (line: string) => void;
   /** Connection cap and deadlines; default: from this process's file descriptor limit. */
   limits?: ConnectionLimits;
+  /** Who may read the fleet report (/report, /): loopback clients only, or anyone who reaches the port. */
+  detailFrom?: DetailFrom;
+  /** Serve HTTPS with these (from --web.config.file). */
+  https?: HttpsServerOptions;
+  /** Registers the access model given by a web config instead of the loopback-only detail alone. */
+  access?: (app: FastifyInstance) => void;
 }
+
+// The fleet report carries every node's findings with their evidence (addresses, rule text): the
+// agents' detail, gathered in one place. The probe and the fleet gauges stay open.
+export const COLLECTOR_PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz"]);
+export const COLLECTOR_PUBLIC_ROUTES: ReadonlySet<string> = new Set(["/metrics"]);
 
 /**
  * `proxyscope serve`: gather on an interval, always serve the last good report (with its age), never
@@ -54,7 +67,18 @@ export function buildServer(opts: ServeOptions): {
   }
 
   // Held connections must not take the descriptors the gather needs for its agent calls.
-  const app = hardenedFastify(opts.limits ? { limits: opts.limits } : {});
+  const app = hardenedFastify({
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    ...(opts.https ? { https: opts.https } : {}),
+  });
+  if (opts.access) opts.access(app);
+  else
+    registerRouteAccess(app, {
+      classes: { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES },
+      detailFrom: opts.detailFrom ?? "loopback",
+      loopbackOnly:
+        "the fleet report answers loopback clients only (kubectl port-forward arrives there): configure authentication (--web.config.file) or --detail-from any",
+    });
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {

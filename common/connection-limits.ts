@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
+import { isIP, type Socket } from "node:net";
 
 /**
  * How many connections an HTTP server of ours (the agent's, the collector's `serve`) holds at once,
@@ -9,6 +10,12 @@ import type { Server } from "node:http";
  */
 export interface ConnectionLimits {
   maxConnections: number;
+  /**
+   * Connections one source holds at once (an IPv4 address, an IPv6 /64): past it, its new ones are
+   * closed at once. One host on the node network can then take only a share of the cap, and the
+   * kubelet's probes (from the node's own address) and Prometheus (from its own) still get in.
+   */
+  maxPerSource: number;
   /** Whole request headers must arrive within this (a trickle of bytes does not extend it). */
   headersTimeoutMs: number;
   /** Whole request, headers and body. */
@@ -19,6 +26,11 @@ export interface ConnectionLimits {
   keepAliveTimeoutMs: number;
   /** How often Node checks headers/request deadlines (its default, 30 s, would let them run 30 s late). */
   checkIntervalMs: number;
+  /**
+   * With TLS, the handshake must finish within this (Node's default is 120 s, and the header deadline
+   * starts only after it): a connection that never sends a ClientHello is closed as a slow header is.
+   */
+  handshakeTimeoutMs: number;
 }
 
 // Scrapers, the collector and the kubelet's probes need a handful; 128 is far more than they use.
@@ -26,6 +38,10 @@ const MAX_CONNECTIONS = 128;
 // At least three quarters of the descriptors stay for probes (each tool run takes pipes, each read a file).
 const SHARE_OF_FD_LIMIT = 4;
 const MIN_CONNECTIONS = 8;
+// A quarter of the cap a source: it takes at least four hosts (or /64s) to fill it, and scrapers and
+// the kubelet use a handful each.
+const SHARE_PER_SOURCE = 4;
+const MIN_PER_SOURCE = 2;
 
 /** The soft RLIMIT_NOFILE of this process, or null when /proc does not say (then the fixed cap). */
 export function softFdLimit(limitsFile = "/proc/self/limits"): number | null {
@@ -44,13 +60,16 @@ export function softFdLimit(limitsFile = "/proc/self/limits"): number | null {
 
 export function connectionLimits(softLimit: number | null = softFdLimit()): ConnectionLimits {
   const byFds = softLimit === null ? MAX_CONNECTIONS : Math.floor(softLimit / SHARE_OF_FD_LIMIT);
+  const maxConnections = Math.max(MIN_CONNECTIONS, Math.min(MAX_CONNECTIONS, byFds));
   return {
-    maxConnections: Math.max(MIN_CONNECTIONS, Math.min(MAX_CONNECTIONS, byFds)),
+    maxConnections,
+    maxPerSource: Math.max(MIN_PER_SOURCE, Math.floor(maxConnections / SHARE_PER_SOURCE)),
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     idleTimeoutMs: 30_000,
     keepAliveTimeoutMs: 5_000,
     checkIntervalMs: 2_000,
+    handshakeTimeoutMs: 10_000,
   };
 }
 
@@ -69,8 +88,45 @@ export function fastifyLimitOptions(l: ConnectionLimits) {
   };
 }
 
-/** The cap itself lives on the server: past it Node closes each new connection at once. */
+/** Whose share a connection counts against: the IPv4 address, or the /64 of an IPv6 one. */
+export function sourceOf(address: string | undefined): string {
+  if (address === undefined) return "";
+  const a = address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  if (isIP(a) !== 6) return a;
+  // One host is handed a whole /64 (SLAAC, a pod's range): its addresses are one source.
+  const [head = "", tail = ""] = a.split("::");
+  const left = head === "" ? [] : head.split(":");
+  const right = a.includes("::") ? (tail === "" ? [] : tail.split(":")) : [];
+  const groups = a.includes("::")
+    ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, "").toLowerCase())
+    .join(":")}::/64`;
+}
+
+/**
+ * The cap itself lives on the server: past it Node closes each new connection at once. The share
+ * per source is counted here, on every TCP connection (before TLS: a handshake never finished holds a
+ * descriptor too).
+ */
 export function capConnections(server: Server, l: ConnectionLimits): void {
   server.maxConnections = l.maxConnections;
   server.headersTimeout = l.headersTimeoutMs;
+  const held = new Map<string, number>();
+  server.on("connection", (socket: Socket) => {
+    const source = sourceOf(socket.remoteAddress);
+    const n = held.get(source) ?? 0;
+    if (n >= l.maxPerSource) {
+      socket.destroy();
+      return;
+    }
+    held.set(source, n + 1);
+    socket.once("close", () => {
+      const left = (held.get(source) ?? 1) - 1;
+      if (left <= 0) held.delete(source);
+      else held.set(source, left);
+    });
+  });
 }

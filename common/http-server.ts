@@ -45,7 +45,15 @@ export function hardenedFastify(opts: HardenedServerOptions = {}): FastifyInstan
       void fail(reply as unknown as FastifyReply, 400, "bad request");
     },
     // With TLS Fastify hands these to https.createServer instead of `http`: the deadlines go with them.
-    ...(opts.https ? { https: { ...opts.https, ...fastifyLimitOptions(limits).http } } : {}),
+    ...(opts.https
+      ? {
+          https: {
+            ...opts.https,
+            ...fastifyLimitOptions(limits).http,
+            handshakeTimeout: limits.handshakeTimeoutMs,
+          },
+        }
+      : {}),
   }) as unknown as FastifyInstance;
   capConnections(app.server as unknown as HttpServer, limits);
   // Every path a route was registered for, so the not-found handler can tell 405 from 404.

@@ -1,10 +1,11 @@
-import { isIP } from "node:net";
 import type { TLSSocket } from "node:tls";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { registerRouteAccess, type DetailFrom, type RouteClasses } from "../../common/route-access.js";
 import { BasicAuthChecker } from "./basic-auth.js";
 import type { WebSecurity } from "./web-config.js";
 
 export { BasicAuthChecker } from "./basic-auth.js";
+export { isLoopback, type DetailFrom } from "../../common/route-access.js";
 
 /**
  * Who may read what on the agent's port.
@@ -16,8 +17,17 @@ export { BasicAuthChecker } from "./basic-auth.js";
  * - Without authentication, the public part (/metrics, /report/summary, the schemas) is open, and the
  *   detail (firewall rule text, addresses, kube-proxy's configuration, per-Service backends) answers only
  *   loopback clients unless `--detail-from any` says the port is protected some other way.
+ *
+ * Decided on the route the router matched (common/route-access.ts); a route in neither list below is
+ * detail. DETAIL_ROUTES names the agent's detail routes for the docs and tests.
  */
 export const PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
+export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  "/metrics",
+  "/report/summary",
+  "/report/schema",
+  "/report/fleet/schema",
+]);
 export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
   "/report",
   "/report/previous",
@@ -28,8 +38,6 @@ export const DETAIL_ROUTES: ReadonlySet<string> = new Set([
   "/verify",
 ]);
 
-export type DetailFrom = "loopback" | "any";
-
 export interface AccessOptions {
   security: WebSecurity | null;
   detailFrom: DetailFrom;
@@ -37,12 +45,6 @@ export interface AccessOptions {
   basicAuth?: BasicAuthChecker;
 }
 
-export function isLoopback(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const a = address.startsWith("::ffff:") ? address.slice(7) : address;
-  if (isIP(a) === 4) return a.startsWith("127.");
-  return a === "::1";
-}
 
 export function authRequired(s: WebSecurity | null): boolean {
   if (s === null) return false;
@@ -86,7 +88,16 @@ async function authenticate(
   return r === "busy" ? "busy" : r ? "ok" : "bad";
 }
 
-export function registerAccess(app: FastifyInstance, opts: AccessOptions): void {
+/**
+ * The access model on `app`: the web config's TLS client certificates, basic auth and headers, and the
+ * loopback-only detail. `routes` and `realm` let the collector's serve use it for its own routes.
+ */
+export function registerAccess(
+  app: FastifyInstance,
+  opts: AccessOptions,
+  routes: RouteClasses = { probe: PROBE_ROUTES, public: PUBLIC_ROUTES },
+  realm = "proxyscope-agent",
+): void {
   const s = opts.security;
   const users = opts.basicAuth ?? new BasicAuthChecker(s?.users ?? new Map());
   const required = authRequired(s);
@@ -97,30 +108,30 @@ export function registerAccess(app: FastifyInstance, opts: AccessOptions): void 
     return payload;
   });
 
-  app.addHook("onRequest", async (req, reply) => {
-    const path = req.url.split("?")[0] ?? "";
-    if (PROBE_ROUTES.has(path)) return;
-    let authenticated = false;
-    if (s !== null && (required || s.tls?.clientAuth !== "NoClientCert")) {
+  registerRouteAccess(app, {
+    classes: routes,
+    detailFrom: opts.detailFrom,
+    loopbackOnly:
+      "this route answers loopback clients only: configure authentication (--web.config.file) or --detail-from any",
+    authenticate: async (req, reply) => {
+      if (s === null || (!required && s.tls?.clientAuth === "NoClientCert")) return "anonymous";
       const r = await authenticate(req, s, users);
-      if (r === "cert") return deny(reply, 403, "a valid client certificate is required");
+      if (r === "cert") {
+        deny(reply, 403, "a valid client certificate is required");
+        return "denied";
+      }
       if (r === "busy") {
         reply.header("retry-after", String(users.retryAfterS()));
-        return deny(reply, 429, "too many password checks at once or in the last seconds: retry later");
+        deny(reply, 429, "too many password checks at once or in the last seconds: retry later");
+        return "denied";
       }
       if (r === "missing" || r === "bad") {
-        reply.header("www-authenticate", 'Basic realm="proxyscope-agent", charset="UTF-8"');
-        return deny(reply, 401, "authentication required");
+        reply.header("www-authenticate", `Basic realm="${realm}", charset="UTF-8"`);
+        deny(reply, 401, "authentication required");
+        return "denied";
       }
-      authenticated = required;
-    }
-    if (!DETAIL_ROUTES.has(path) || authenticated || opts.detailFrom === "any") return;
-    if (isLoopback(req.raw.socket.remoteAddress)) return;
-    return deny(
-      reply,
-      403,
-      "this route answers loopback clients only: configure authentication (--web.config.file) or --detail-from any",
-    );
+      return required ? "authenticated" : "anonymous";
+    },
   });
 }
 

@@ -1,14 +1,51 @@
+import { webAccess } from "../../agent/contract.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
 import { gather } from "../gather.js";
-import { buildServer } from "../server.js";
+import {
+  buildServer,
+  COLLECTOR_PROBE_ROUTES,
+  COLLECTOR_PUBLIC_ROUTES,
+  type ServeOptions,
+} from "../server.js";
+
+/**
+ * What a web config adds to the server: HTTPS and the agent's access model over the collector's routes.
+ * A bad file is its message: serve then stops before it listens, since serving without the protection
+ * asked for is worse.
+ */
+async function webServer(
+  file: string,
+  detailFrom: CollectorConfig["detailFrom"],
+): Promise<Pick<ServeOptions, "https" | "access"> | { error: string }> {
+  const web = await webAccess();
+  let security;
+  try {
+    security = await web.loadWebConfig(file);
+  } catch (e) {
+    if (e instanceof web.WebConfigError) return { error: e.message };
+    throw e;
+  }
+  const routes = { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES };
+  return {
+    ...(security.tls ? { https: web.httpsOptions(security.tls) } : {}),
+    access: (app) => web.registerAccess(app, { security, detailFrom }, routes, "proxyscope-collector"),
+  };
+}
 
 /** `proxyscope serve`: gather on an interval and serve the last good report until SIGTERM or SIGINT. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {
+  const web = c.webConfigFile === null ? {} : await webServer(c.webConfigFile, c.detailFrom);
+  if ("error" in web) {
+    process.stderr.write(`proxyscope: ${web.error}\n`);
+    return EXIT.usage;
+  }
   const s = buildServer({
     intervalMs: c.intervalS * 1000,
     gather: () => gather(c),
     log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`),
+    detailFrom: c.detailFrom,
+    ...web,
   });
   await s.app.listen({ host: c.listen, port: c.port });
   const addr = s.app.server.address();

@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
@@ -164,6 +165,18 @@ t.test(
       /self-signed|unable to verify|certificate/i,
       "a client trusting another CA refuses the agent",
     );
+
+    // A client that connects and never sends a ClientHello is closed at the 10 s handshake deadline,
+    // not held for Node's default 120 s: told apart by a wide margin.
+    const silent = net.connect(agent.port, "127.0.0.1");
+    silent.on("error", () => undefined);
+    silent.resume();
+    t.teardown(() => silent.destroy());
+    const outcome = await Promise.race([
+      new Promise<string>((res) => silent.once("close", () => res("closed by the agent"))),
+      new Promise<string>((res) => setTimeout(() => res("still open after 60 s"), 60_000).unref()),
+    ]);
+    t.equal(outcome, "closed by the agent", "a TLS connection without a handshake is not held");
 
     const target = `127.0.0.1:${agent.port}`;
     const prom = await startPrometheus({

@@ -28,3 +28,35 @@ t.test("serve: last good report as JSON and HTML, fleet gauges on /metrics", asy
   t.match(m, /proxyscope_fleet_nodes_unreachable 1/);
   t.match(m, /proxyscope_fleet_last_gather_success 1/);
 });
+
+t.test("serve: the fleet report answers loopback only unless --detail-from any", async (t) => {
+  const report = rollup(input([ok("a", "ipvs", "ready")], [apiNode("a")]));
+  for (const detailFrom of ["loopback", "any", undefined] as const) {
+    const s = buildServer({
+      intervalMs: 3_600_000,
+      gather: async () => ({ ok: true, report }),
+      log: () => {},
+      ...(detailFrom ? { detailFrom } : {}),
+    });
+    t.teardown(() => s.app.close());
+    s.start();
+    s.stop();
+    await new Promise((r) => setTimeout(r, 50));
+    const open = detailFrom === "any";
+    for (const url of ["/report", "/", "/%72eport"]) {
+      const remote = await s.app.inject({ url, remoteAddress: "10.1.2.3" });
+      t.equal(
+        remote.statusCode,
+        open ? 200 : 403,
+        `${url} from 10.1.2.3, --detail-from ${detailFrom ?? "(default)"}`,
+      );
+      t.equal(
+        (await s.app.inject({ url, remoteAddress: "127.0.0.1" })).statusCode,
+        200,
+        `${url} from loopback`,
+      );
+    }
+    for (const url of ["/healthz", "/metrics"])
+      t.equal((await s.app.inject({ url, remoteAddress: "10.1.2.3" })).statusCode, 200, `${url} open`);
+  }
+});

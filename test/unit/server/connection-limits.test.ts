@@ -10,7 +10,10 @@ import type { FastifyInstance } from "fastify";
 import t, { type Test } from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { buildApp } from "../../../agent/server/app.js";
-import { connectionLimits, softFdLimit } from "../../../common/connection-limits.js";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connectionLimits, softFdLimit, sourceOf } from "../../../common/connection-limits.js";
+import { hardenedFastify } from "../../../common/http-server.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { buildServer } from "../../../collector/server.js";
 
@@ -35,6 +38,67 @@ t.test("the cap follows the soft descriptor limit, leaving most of it to the pro
   t.equal(softFdLimit(join(dir, "missing")), null);
   t.ok((softFdLimit() ?? 0) > 0, "this process's own limit is read");
 });
+
+t.test("one source holds at most a quarter of the cap; an IPv6 /64 is one source", async (t) => {
+  t.equal(connectionLimits(null).maxPerSource, 32, "32 of 128");
+  t.equal(connectionLimits(256).maxPerSource, 16, "16 of 64");
+  t.equal(connectionLimits(16).maxPerSource, 2, "2 of 8");
+  t.equal(connectionLimits(null).handshakeTimeoutMs, 10_000, "a TLS handshake within the header deadline");
+  t.equal(sourceOf("10.0.0.7"), "10.0.0.7");
+  t.equal(sourceOf("::ffff:10.0.0.7"), "10.0.0.7", "IPv4-mapped is the IPv4 address");
+  t.equal(sourceOf("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+  t.equal(
+    sourceOf("2001:0db8:0001:0002:ffff:0:0:9"),
+    "2001:db8:1:2::/64",
+    "written out or compressed, one /64",
+  );
+  t.equal(sourceOf("2001:db8::1"), "2001:db8:0:0::/64");
+  t.equal(sourceOf("::1"), "0:0:0:0::/64");
+  t.not(sourceOf("2001:db8:1:3::1"), sourceOf("2001:db8:1:2::1"), "another /64 is another source");
+});
+
+t.test(
+  "over TLS, a connection that never sends a ClientHello is closed at the handshake deadline",
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-handshake-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const r = spawnSync(
+      "/usr/bin/openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "k",
+      ].concat(["-out", "c", "-days", "1", "-subj", "/CN=t"]),
+      { cwd: dir, encoding: "utf8", timeout: 60_000 },
+    );
+    t.equal(r.status, 0, `openssl made a certificate ${r.status === 0 ? "" : r.stderr}`);
+    const app = hardenedFastify({
+      https: { key: readFileSync(join(dir, "k")), cert: readFileSync(join(dir, "c")) },
+      limits: { ...connectionLimits(null), handshakeTimeoutMs: 1000 },
+    });
+    app.get("/healthz", async () => ({ ok: true }));
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    t.teardown(() => app.close());
+    const s = net.connect((app.server.address() as net.AddressInfo).port, "127.0.0.1");
+    s.on("error", () => undefined);
+    s.resume();
+    t.teardown(() => s.destroy());
+    // Node's own default is 120 s: a wide margin either way between the deadline and that.
+    const closed = await Promise.race([
+      new Promise<"closed by the server">((res) => s.once("close", () => res("closed by the server"))),
+      new Promise<"still open after 60 s">((res) =>
+        setTimeout(() => res("still open after 60 s"), 60_000).unref(),
+      ),
+    ]);
+    t.equal(closed, "closed by the server");
+  },
+);
 
 const CAP = 4;
 const limits = {

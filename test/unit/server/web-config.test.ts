@@ -10,6 +10,7 @@ import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { BasicAuthChecker, DETAIL_ROUTES, isLoopback } from "../../../agent/server/access.js";
+import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { ReportSummary } from "../../../agent/server/summary.js";
@@ -349,6 +350,10 @@ async function app(
     lookupVirtualServer: async () => ({ status: "not-found" }),
     access: { security, detailFrom, ...(basicAuth ? { basicAuth } : {}) },
   });
+  // Registered as serve does; from loopback it answers 503 (no verify in this test), not 403.
+  registerVerifyRoute(a, state, async () => {
+    throw new Error("no verify in this test");
+  });
   return a;
 }
 const basic = (u: string, p: string) => `Basic ${Buffer.from(`${u}:${p}`).toString("base64")}`;
@@ -374,6 +379,8 @@ t.test("no web config: public part open, detail for loopback clients only", asyn
     const res = await a.inject({ url: detailUrl(r), remoteAddress: REMOTE });
     t.equal(res.statusCode, 403, `${r} refused from ${REMOTE}`);
     t.match(res.json(), { error: /loopback clients only/ });
+    const head = await a.inject({ method: "HEAD", url: detailUrl(r), remoteAddress: REMOTE });
+    t.equal(head.statusCode, 403, `HEAD ${r} refused from ${REMOTE} (Fastify's HEAD route is the GET's)`);
     const local = await a.inject({ url: detailUrl(r), remoteAddress: "127.0.0.1" });
     t.not(local.statusCode, 403, `${r} answered on loopback (${local.statusCode})`);
   }
