@@ -7,7 +7,7 @@ import { isKubeProxyIpset } from "../../../agent/facts/owners.js";
 import { parseIpAddrJson } from "../../../agent/parse/ip-json.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { vsKey } from "../../../agent/parse/ipvs-proc.js";
-import type { IpvsEvidence } from "../../../agent/cleanup/ipvs-owner.js";
+import type { IpvsEvidence } from "../../../agent/cleanup/ipvs-proof.js";
 import type { IpvsFacts, VirtualServer } from "../../../agent/facts/ipvs.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";

@@ -1,6 +1,6 @@
 import t from "tap";
 import { readFileSync } from "node:fs";
-import { ipvsOwner, type IpvsEvidence } from "../../../agent/cleanup/ipvs-owner.js";
+import { deletionProof, type IpvsEvidence } from "../../../agent/cleanup/ipvs-proof.js";
 import { planCleanup } from "../../../agent/cleanup/plan.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { parseIpvsProc } from "../../../agent/parse/ipvs-proc.js";
@@ -9,8 +9,9 @@ import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { addresses, kubeDummyIf } from "../../helpers/rules.js";
 import { reportOf } from "../../helpers/reports.js";
 
-// #13.3: whose is an IPVS virtual server, from what only kube-proxy does (Masq forwarding, its own
-// ipsets), on tables and sets recorded in a real UML guest (test/fixtures/ipvs/README.md).
+// The proof cleanup needs before it deletes an IPVS virtual server, from what only kube-proxy does
+// (Masq forwarding, its own records of address and port), on tables and sets recorded in a real UML
+// guest (test/fixtures/ipvs/README.md).
 const fx = (p: string) => readFileSync(new URL(`../../fixtures/ipvs/${p}`, import.meta.url), "utf8");
 
 function evidence(ipVs: string, ipset: string): { ev: IpvsEvidence; table: ReturnType<typeof table> } {
@@ -24,6 +25,8 @@ function table(ipVs: string) {
   if (!p.ok) throw new Error(p.error);
   return p.value;
 }
+
+const primary = (ipv4: string) => ({ ipv4, ipv6: null, source: "config" as const });
 
 /** An IPVS table holding this one virtual server. */
 const only = (v: ReturnType<typeof table>["virtualServers"][number]) => ({
@@ -52,10 +55,13 @@ t.test(
   async (t) => {
     const { ev, table: tb } = evidence("kube-small/proc/net/ip_vs", "ipsets/kube/ipset-list.txt");
     const api = tb.virtualServers.find((v) => v.address === "10.96.0.1" && v.port === 443)!;
-    t.match(ipvsOwner(api, ev, new Set(), new Set(["192.168.4.11"])), {
-      owner: "kube-proxy",
-      why: /KUBE-CLUSTER-IP/,
-    });
+    t.match(
+      deletionProof(api, ev, { kubeIpvs0: new Set(), primary: primary("192.168.4.11"), kubeRouterIps: null }),
+      {
+        proven: true,
+        why: /KUBE-CLUSTER-IP/,
+      },
+    );
     // The plan: deleted, not kept as foreign (before: kept, since it is not on kube-ipvs0 any more).
     const r: NodeReport = reportOf(
       emptyFacts({
@@ -77,8 +83,14 @@ t.test(
 t.test("Route or Tunnel forwarding is never kube-proxy's, wherever the address is", async (t) => {
   const { ev, table: tb } = evidence("schedulers/proc/net/ip_vs", "ipsets/kube/ipset-list.txt");
   const lvs = tb.virtualServers.find((v) => v.address === "192.168.50.100")!;
-  t.match(ipvsOwner(lvs, ev, new Set(["192.168.50.100"]), new Set(["192.168.50.100"])), {
-    owner: "foreign",
+  const ctx = {
+    kubeIpvs0: new Set(["192.168.50.100"]),
+    primary: primary("192.168.50.100"),
+    kubeRouterIps: null,
+  };
+  t.match(deletionProof(lvs, ev, ctx), {
+    proven: false,
+    leave: "foreign",
     why: /forwards by Route, Tunnel: kube-proxy only masquerades/,
   });
 });
@@ -140,8 +152,14 @@ t.test(
   async (t) => {
     const { ev, table: tb } = evidence("kube-small/proc/net/ip_vs", "ipsets/kube/ipset-list.txt");
     const api = tb.virtualServers.find((v) => v.address === "10.96.0.1" && v.port === 443)!;
-    t.match(ipvsOwner(api, ev, new Set(["10.96.0.1"]), new Set(["192.168.4.11"]), new Set(["10.96.0.1"])), {
-      owner: "foreign",
+    const ctx = {
+      kubeIpvs0: new Set(["10.96.0.1"]),
+      primary: primary("192.168.4.11"),
+      kubeRouterIps: new Set(["10.96.0.1"]),
+    };
+    t.match(deletionProof(api, ev, ctx), {
+      proven: false,
+      leave: "foreign",
       why: /kube-dummy-if: kube-router/,
     });
     const base = addresses("192.168.4.11");
@@ -158,5 +176,103 @@ t.test(
     const plan = planCleanup(r, [], { strictArp: false, ipvsEvidence: ev });
     t.same(plan.actions, [], "nothing of kube-router's is deleted, and no --clear");
     t.match(plan.kept, [{ what: "IPVS TCP 10.96.0.1:443", why: /kube-router/ }]);
+  },
+);
+
+t.test(
+  "a keepalived NAT virtual server on a local VIP, its port a left-over NodePort: left alone, saying why",
+  async (t) => {
+    const { ev: kube, table: tb } = evidence("kube-small/proc/net/ip_vs", "ipsets/kube/ipset-list.txt");
+    if (!kube.read) return t.fail("read");
+    const api = tb.virtualServers.find((v) => v.address === "10.96.0.1" && v.port === 443)!;
+    // 30080 is in the recorded KUBE-NODE-PORT-TCP. kube-proxy's own NodePort on the node's address,
+    // and keepalived's `virtual_server 192.168.4.50 30080 { lb_kind NAT }` on a VIP it holds on eth0:
+    // both masquerade, both on a local address, both on a port kube-proxy's set lists.
+    const nodePort = { ...api, address: "192.168.4.11", port: 30080 };
+    const vip = { ...api, address: "192.168.4.50", port: 30080, scheduler: "wlc" };
+    const ev: IpvsEvidence = {
+      ...kube,
+      forwards: new Map([
+        ...kube.forwards,
+        ["TCP 192.168.4.11:30080", ["Masq"]],
+        ["TCP 192.168.4.50:30080", ["Masq"]],
+      ]),
+    };
+    const r = reportOf(
+      emptyFacts({
+        ...noKernelState,
+        addresses: addresses("192.168.4.11", ["192.168.4.50"]),
+        ipvs: {
+          available: true,
+          virtualServerCount: 3,
+          realServerCount: 9,
+          schedulers: { rr: 2, wlc: 1 },
+          virtualServers: [api, nodePort, vip],
+          timeouts: null,
+        },
+      }),
+    );
+    const plan = planCleanup(r, [], { strictArp: false, ipvsEvidence: ev });
+    t.same(
+      plan.actions.filter((a) => a.step.startsWith("ipvs")).map((a) => a.command),
+      ["ipvsadm -D -t 10.96.0.1:443", "ipvsadm -D -t 192.168.4.11:30080"],
+      "kube-proxy's ClusterIP and its NodePort on the node's address go; never --clear",
+    );
+    t.match(plan.kept, [
+      {
+        what: "IPVS TCP 192.168.4.50:30080",
+        why: /NodePort in kube-proxy's KUBE-NODE-PORT-TCP, but 192\.168\.4\.50 is not the node's primary address.*keepalived.*Not deleted on a guess/,
+      },
+    ]);
+
+    // Without the node's primary address, no NodePort is proven: each is left, saying how to tell.
+    const base = addresses("192.168.4.11", ["192.168.4.50"]);
+    const noPrimary = reportOf(
+      emptyFacts({
+        ...noKernelState,
+        addresses: { ...base, primary: { ipv4: null, ipv6: null, source: "none" } },
+        ipvs: { ...r.facts.ipvs!, virtualServers: [api, nodePort, vip] },
+      }),
+    );
+    const p2 = planCleanup(noPrimary, [], { strictArp: false, ipvsEvidence: ev });
+    t.same(
+      p2.actions.filter((a) => a.step.startsWith("ipvs")).map((a) => a.command),
+      ["ipvsadm -D -t 10.96.0.1:443"],
+    );
+    t.match(
+      p2.kept.map((k) => k.why),
+      [/not the node's primary address \(not known: pass --node-ip\)/, /not known: pass --node-ip/],
+    );
+  },
+);
+
+t.test(
+  "SCTP NodePorts: kube-proxy's set names each node address, so the address itself is proven",
+  async (t) => {
+    const sctp = (address: string) => ({
+      protocol: "SCTP" as const,
+      family: "inet" as const,
+      address,
+      port: 30090,
+      fwmark: null,
+      scheduler: "rr",
+      flags: [],
+      persistentTimeoutJiffies: null,
+      realServers: 1,
+      activeConns: 0,
+      inactiveConns: 0,
+    });
+    const ev: IpvsEvidence = {
+      read: true,
+      forwards: new Map([
+        ["SCTP 192.168.4.50:30090", ["Masq"]],
+        ["SCTP 192.168.4.51:30090", ["Masq"]],
+      ]),
+      // As pkg/proxy/ipvs/proxier.go writes it: one hash:ip,port member per node address.
+      sets: new Map([["KUBE-NODE-PORT-SCTP-HASH", new Set(["192.168.4.50,sctp:30090"])]]),
+    };
+    const ctx = { kubeIpvs0: new Set<string>(), primary: primary("192.168.4.11"), kubeRouterIps: null };
+    t.match(deletionProof(sctp("192.168.4.50"), ev, ctx), { proven: true, why: /KUBE-NODE-PORT-SCTP-HASH/ });
+    t.match(deletionProof(sctp("192.168.4.51"), ev, ctx), { proven: false, leave: "foreign" });
   },
 );
