@@ -140,6 +140,23 @@ t.test("a socket no visible process holds: refused, saying why and how to confir
   // The socket is on 127.0.0.1: a URL naming the node address is not answered by it.
   const elsewhere = await verify("http://10.77.0.2:10249");
   t.match(!elsewhere.ok && elsewhere.reason, /nothing listens on 10\.77\.0\.2:10249/);
+  // /configz and /healthz must agree with /proxyMode before any socket is looked at.
+  const factsWith = (over: object) => reportOf(emptyFacts({ ...noKernelState, ...report.facts, ...over }));
+  const ipvsConfig = await kubeProxyVerified(factsWith({ configz: configz({ mode: "ipvs" }) }), {
+    procRoot: proc,
+    metricsUrl: "http://127.0.0.1:10249",
+    timeoutMs: 60_000,
+  });
+  t.match(
+    !ipvsConfig.ok && ipvsConfig.reason,
+    /\/configz says mode "ipvs", while \/proxyMode said "nftables"/,
+  );
+  const noHealth = await kubeProxyVerified(factsWith({ kubeProxyHealth: null }), {
+    procRoot: proc,
+    metricsUrl: "http://127.0.0.1:10249",
+    timeoutMs: 60_000,
+  });
+  t.match(!noHealth.ok && noHealth.reason, /\/healthz did not answer in kube-proxy's format/);
   const named = await verify("http://localhost:10249");
   t.match(!named.ok && named.reason, /names the host "localhost", not an address/);
 });
