@@ -114,6 +114,11 @@ function urlTarget(metricsUrl: string): { ok: true; host: string; port: number; 
   }
   const port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
   const host = canonicalIp(u.hostname);
+  // A connection to a wildcard lands on whichever local listener the kernel picks.
+  if (host === "0.0.0.0" || host === "::")
+    return refuse(
+      `kube-proxy's metrics URL names the wildcard address ${host}, not one kube-proxy can be asked at; give the address kube-proxy binds (e.g. http://127.0.0.1:${port}). Nothing is changed.`,
+    );
   // A name may resolve to several addresses, each with its own listener: which one answered is unknown.
   if (host === null)
     return refuse(

@@ -157,6 +157,8 @@ t.test("a socket no visible process holds: refused, saying why and how to confir
     timeoutMs: 60_000,
   });
   t.match(!noHealth.ok && noHealth.reason, /\/healthz did not answer in kube-proxy's format/);
+  const wildcard = await verify("http://0.0.0.0:10249");
+  t.match(!wildcard.ok && wildcard.reason, /names the wildcard address 0\.0\.0\.0/);
   const named = await verify("http://localhost:10249");
   t.match(!named.ok && named.reason, /names the host "localhost", not an address/);
 });
