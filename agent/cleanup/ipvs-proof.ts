@@ -64,14 +64,14 @@ const leave = (l: "foreign" | "unproven" | "unread", why: string): DeletionProof
  * looks like kube-proxy's; a deletion needs more than a look.
  *
  * Proof is what only kube-proxy does: it masquerades to every endpoint (never Route/Tunnel/Local),
- * and it records each virtual server it makes. A Service's address:port is a member of its Service
- * sets; an address on kube-ipvs0 is one kube-proxy bound there for its own virtual servers
- * (syncService with bindAddr). A NodePort is only a port in KUBE-NODE-PORT-TCP/-UDP: kube-proxy made
- * one virtual server per node address, and with nodePortAddresses unset that was every local address
- * but kube-ipvs0's (GetAllLocalAddressesExcept), a keepalived VIP included. So a NodePort's port
- * proves it only on the node's primary address, which kube-proxy serves NodePorts on whatever
- * nodePortAddresses says and which is no VIP; on any other address the same port is kube-proxy's or
- * another load balancer's, and a guess deletes nothing.
+ * and it records each virtual server it makes (kubernetes/kubernetes pkg/proxy/ipvs/proxier.go,
+ * syncProxyRules). A Service's address:port is a member of its Service sets; kube-ipvs0 holding an
+ * address proves the address, never the port. A NodePort is only a port in KUBE-NODE-PORT-TCP/-UDP, so
+ * its address needs proof of its own: kube-proxy made one virtual server per node address, and with
+ * nodePortAddresses unset that was every local address but kube-ipvs0's (GetAllLocalAddressesExcept),
+ * a keepalived VIP included. So the port proves a NodePort only on kube-ipvs0 or on the node's primary
+ * address, which kube-proxy serves NodePorts on and which is no VIP; on any other address the same
+ * port is kube-proxy's or another load balancer's, and a guess deletes nothing.
  */
 export function deletionProof(v: VirtualServer, ev: IpvsEvidence, ctx: ProofContext): DeletionProof {
   if (v.protocol === "FWM" || v.address === null || v.port === null)
@@ -92,18 +92,25 @@ export function deletionProof(v: VirtualServer, ev: IpvsEvidence, ctx: ProofCont
   const entry = `${v.address},${v.protocol.toLowerCase()}:${v.port}`;
   const inSet = SERVICE_SETS.find((s) => ev.sets.get(s)?.has(entry));
   if (inSet !== undefined) return { proven: true, why: `masqueraded, and in kube-proxy's ${inSet}` };
-  if (ctx.kubeIpvs0?.has(v.address)) return { proven: true, why: "masqueraded, on kube-ipvs0" };
   const sets = NODE_PORT_SETS[v.protocol] ?? [];
   if (v.protocol === "SCTP") {
     const np = sets.find((s) => ev.sets.get(s)?.has(entry));
     if (np !== undefined) return { proven: true, why: `masqueraded, and in kube-proxy's ${np}` };
   }
   const np = sets.find((s) => ev.sets.get(s)?.has(String(v.port)));
+  const onKubeIpvs0 = ctx.kubeIpvs0?.has(v.address) === true;
   if (np === undefined)
-    return leave(
-      "foreign",
-      "in none of kube-proxy's ipsets and not on kube-ipvs0: someone else's (keepalived, kube-vip)",
-    );
+    return onKubeIpvs0
+      ? leave(
+          "unproven",
+          `its address is on kube-ipvs0, but ${entry} is in none of kube-proxy's Service sets and its port in no NodePort set: nothing kube-proxy recorded names this port. Not deleted on a guess; if it is kube-proxy's, remove it by hand`,
+        )
+      : leave(
+          "foreign",
+          "in none of kube-proxy's ipsets and not on kube-ipvs0: someone else's (keepalived, kube-vip)",
+        );
+  if (onKubeIpvs0)
+    return { proven: true, why: `masqueraded NodePort on kube-ipvs0, its port in kube-proxy's ${np}` };
   if (ctx.primary === null) return leave("unread", "cannot tell whose it is: the node's addresses not read");
   if (v.address === ctx.primary.ipv4 || v.address === ctx.primary.ipv6)
     return {

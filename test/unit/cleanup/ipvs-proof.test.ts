@@ -276,3 +276,26 @@ t.test(
     t.match(deletionProof(sctp("192.168.4.51"), ev, ctx), { proven: false, leave: "foreign" });
   },
 );
+
+t.test("kube-ipvs0 proves an address, never a port", async (t) => {
+  const { ev, table: tb } = evidence("kube-small/proc/net/ip_vs", "ipsets/kube/ipset-list.txt");
+  if (!ev.read) return t.fail("read");
+  const api = tb.virtualServers.find((v) => v.address === "10.96.0.1" && v.port === 443)!;
+  const withForwards = (...keys: string[]): IpvsEvidence => ({
+    ...ev,
+    forwards: new Map([...ev.forwards, ...keys.map((k) => [k, ["Masq"]] as [string, string[]])]),
+  });
+  const ctx = { kubeIpvs0: new Set(["10.96.0.1"]), primary: primary("192.168.4.11"), kubeRouterIps: null };
+  // 10.96.0.1,tcp:9999 is in no recorded set, 30080 is the recorded NodePort.
+  const stray = { ...api, port: 9999 };
+  t.match(deletionProof(stray, withForwards("TCP 10.96.0.1:9999"), ctx), {
+    proven: false,
+    leave: "unproven",
+    why: /on kube-ipvs0, but 10\.96\.0\.1,tcp:9999 is in none of kube-proxy's Service sets/,
+  });
+  const nodePort = { ...api, port: 30080 };
+  t.match(deletionProof(nodePort, withForwards("TCP 10.96.0.1:30080"), ctx), {
+    proven: true,
+    why: /NodePort on kube-ipvs0, its port in kube-proxy's KUBE-NODE-PORT-TCP/,
+  });
+});
