@@ -1,14 +1,26 @@
 import { readdir, readFile, readlink } from "node:fs/promises";
 import { basename } from "node:path";
+import { httpGet } from "../../common/http.js";
+import { parseProxyMode } from "../parse/kube-proxy-mode.js";
 import type { NodeReport } from "../report/schema.js";
 import type { Interlock } from "./interlock.js";
+import {
+  canonicalIp,
+  covers,
+  hostPort,
+  isWildcard,
+  parseProcNetTcp,
+  type ProcListener,
+} from "./listen-address.js";
 
 /**
- * Who listens on kube-proxy's metrics address. Anything can answer "nftables" on 127.0.0.1:10249 once
- * kube-proxy is stopped (an unprivileged process did, and `cleanup --apply` ran): before changing the
- * node, the listening socket is traced to its process through /proc — its inode among the LISTEN
- * sockets of /proc/net/tcp{,6} on that port, then the process holding that inode among
- * /proc/<pid>/fd — and that process must be root and be kube-proxy by its executable or argv[0].
+ * Who answered on kube-proxy's metrics URL. Anything can answer "nftables" on 127.0.0.1:10249 (an
+ * unprivileged process did, while kube-proxy in ipvs mode listened on the node address), so before
+ * the node is changed every LISTEN socket a connection to the URL's address and port may land on
+ * (that address, or a wildcard covering it; /proc/net/tcp{,6}) is traced through its inode to every
+ * process holding it (/proc/<pid>/fd), and each must be root and be kube-proxy by its executable or
+ * argv[0]. Then every other listener a kube-proxy process holds is asked /proxyMode too: a second
+ * kube-proxy still in ipvs mode elsewhere on the node refuses as well.
  */
 export interface ListenerOwner {
   pid: number;
@@ -17,36 +29,32 @@ export interface ListenerOwner {
   uid: number | null;
 }
 
-export type OwnerResult = { ok: true; owner: ListenerOwner } | { ok: false; reason: string };
-
 const HOW_TO_CONFIRM = (port: number) =>
   `confirm by hand with \`ss -ltnp 'sport = :${port}'\` on the node, or run cleanup where the node's processes are visible (the host's PID namespace, e.g. \`kubectl debug node/NAME --profile=sysadmin\`)`;
 
-/** LISTEN sockets (state 0A) on `port`, as inode numbers, from /proc/net/tcp and tcp6. */
-export async function listeningInodes(procRoot: string, port: number): Promise<string[] | null> {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
-  const out: string[] = [];
+/** Every TCP LISTEN socket in this network namespace; null when neither tcp nor tcp6 could be read. */
+export async function readListeners(procRoot: string): Promise<ProcListener[] | null> {
+  const out: ProcListener[] = [];
   let read = 0;
-  for (const f of ["tcp", "tcp6"]) {
-    let text: string;
-    try {
-      text = await readFile(`${procRoot}/net/${f}`, "utf8");
-      read++;
-    } catch {
-      continue;
-    }
-    for (const line of text.split("\n").slice(1)) {
-      const c = line.trim().split(/\s+/);
-      if (c.length < 10 || c[3] !== "0A") continue;
-      if (c[1]?.split(":")[1] === hexPort && c[9] !== "0") out.push(c[9]!);
-    }
+  for (const [file, family] of [
+    ["tcp", "inet"],
+    ["tcp6", "inet6"],
+  ] as const) {
+    const text = await readFile(`${procRoot}/net/${file}`, "utf8").catch(() => null);
+    if (text === null) continue;
+    read++;
+    out.push(...parseProcNetTcp(text, family));
   }
   return read === 0 ? null : out;
 }
 
-/** The process (the first one found) holding one of these socket inodes open. */
-export async function socketHolder(procRoot: string, inodes: readonly string[]): Promise<number | null> {
-  const wanted = new Set(inodes.map((i) => `socket:[${i}]`));
+/** Every process holding each of these socket inodes open (a forked child shares its parent's). */
+export async function socketHolders(
+  procRoot: string,
+  inodes: readonly string[],
+): Promise<Map<string, number[]> | null> {
+  const wanted = new Map(inodes.map((i) => [`socket:[${i}]`, i]));
+  const holders = new Map<string, number[]>();
   let pids: string[];
   try {
     pids = (await readdir(procRoot)).filter((d) => /^\d+$/.test(d));
@@ -62,10 +70,14 @@ export async function socketHolder(procRoot: string, inodes: readonly string[]):
     }
     for (const fd of fds) {
       const link = await readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => null);
-      if (link !== null && wanted.has(link)) return Number(pid);
+      const inode = link === null ? undefined : wanted.get(link);
+      if (inode === undefined) continue;
+      const list = holders.get(inode) ?? [];
+      if (!list.includes(Number(pid))) list.push(Number(pid));
+      holders.set(inode, list);
     }
   }
-  return null;
+  return holders;
 }
 
 async function describe(procRoot: string, pid: number): Promise<ListenerOwner> {
@@ -83,71 +95,146 @@ async function describe(procRoot: string, pid: number): Promise<ListenerOwner> {
 }
 
 const quote = (s: string | null) => (s === null ? "unreadable" : JSON.stringify(s.slice(0, 200)));
-
-/** The owner of the listener on `port`, or why it cannot be told. */
-export async function listenerOwner(procRoot: string, port: number): Promise<OwnerResult> {
-  const inodes = await listeningInodes(procRoot, port);
-  if (inodes === null)
-    return { ok: false, reason: `${procRoot}/net/tcp and tcp6 could not be read; ${HOW_TO_CONFIRM(port)}` };
-  if (inodes.length === 0)
-    return { ok: false, reason: `nothing listens on port ${port} now; ${HOW_TO_CONFIRM(port)}` };
-  const pid = await socketHolder(procRoot, inodes);
-  if (pid === null)
-    return {
-      ok: false,
-      reason: `no process this agent can see holds the socket listening on port ${port} (without the host's PID namespace the agent sees only its own container's processes); ${HOW_TO_CONFIRM(port)}`,
-    };
-  return { ok: true, owner: await describe(procRoot, pid) };
-}
+const who = (o: ListenerOwner) =>
+  `pid ${o.pid} (executable ${quote(o.exe)}, argv[0] ${quote(o.argv0)}, uid ${o.uid ?? "unreadable"})`;
 
 const isKubeProxy = (o: ListenerOwner) =>
   (o.exe !== null && basename(o.exe) === "kube-proxy") ||
   (o.argv0 !== null && basename(o.argv0) === "kube-proxy");
 
+const refuse = (reason: string): Interlock => ({ ok: false, reason });
+
+/** The metrics URL's address (canonical) and port, or why it cannot be matched to a socket. */
+function urlTarget(metricsUrl: string): { ok: true; host: string; port: number; scheme: string } | Interlock {
+  let u: URL;
+  try {
+    u = new URL(metricsUrl);
+  } catch {
+    return refuse(`kube-proxy's metrics URL ${quote(metricsUrl)} is not a URL`);
+  }
+  const port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
+  const host = canonicalIp(u.hostname);
+  // A connection to a wildcard lands on whichever local listener the kernel picks.
+  if (host === "0.0.0.0" || host === "::")
+    return refuse(
+      `kube-proxy's metrics URL names the wildcard address ${host}, not one kube-proxy can be asked at; give the address kube-proxy binds (e.g. http://127.0.0.1:${port}). Nothing is changed.`,
+    );
+  // A name may resolve to several addresses, each with its own listener: which one answered is unknown.
+  if (host === null)
+    return refuse(
+      `kube-proxy's metrics URL names the host ${quote(u.hostname)}, not an address, so the socket that answered cannot be told; give the address kube-proxy binds (e.g. http://127.0.0.1:${port}). Nothing is changed.`,
+    );
+  return { ok: true, host, port, scheme: u.protocol };
+}
+
 /**
- * The second half of the interlock, after /proxyMode said nftables: the listener is kube-proxy's (a
- * root process named kube-proxy) and kube-proxy's other endpoints agree (/configz says nftables,
- * /healthz answered in kube-proxy's format). Anything unknown refuses.
+ * The second half of the interlock, after /proxyMode said nftables: what answered is kube-proxy (every
+ * socket on the URL's address and port held only by root processes named kube-proxy), kube-proxy's
+ * other endpoints agree (/configz says nftables, /healthz answered in kube-proxy's format), and no
+ * kube-proxy listener elsewhere on the node answers another mode. Anything unknown refuses.
  */
 export async function kubeProxyVerified(
   report: NodeReport,
-  opts: { procRoot: string; metricsUrl: string },
+  opts: { procRoot: string; metricsUrl: string; timeoutMs: number },
 ): Promise<Interlock> {
-  let port: number;
-  try {
-    const u = new URL(opts.metricsUrl);
-    port = Number(u.port || (u.protocol === "https:" ? 443 : 80));
-  } catch {
-    return { ok: false, reason: `kube-proxy's metrics URL ${quote(opts.metricsUrl)} is not a URL` };
-  }
+  const target = urlTarget(opts.metricsUrl);
+  if (!("host" in target)) return target;
+  const { host, port } = target;
+  const at = hostPort(host, port);
   const configMode = report.facts.configz?.mode ?? null;
   if (configMode !== "nftables")
-    return {
-      ok: false,
-      reason: `kube-proxy's /configz ${configMode === null ? "was not read" : `says mode ${quote(configMode)}`}, while /proxyMode said "nftables": the answers disagree, so whoever answered is not trusted. Nothing is changed.`,
-    };
+    return refuse(
+      `kube-proxy's /configz ${configMode === null ? "was not read" : `says mode ${quote(configMode)}`}, while /proxyMode said "nftables": the answers disagree, so whoever answered is not trusted. Nothing is changed.`,
+    );
   if (report.facts.kubeProxyHealth === null)
-    return {
-      ok: false,
-      reason: `kube-proxy's /healthz did not answer in kube-proxy's format, while /proxyMode said "nftables": nothing is changed until both answer.`,
-    };
-  const owner = await listenerOwner(opts.procRoot, port);
-  if (!owner.ok)
-    return {
-      ok: false,
-      reason: `cannot tell whether kube-proxy is what answers on port ${port}: ${owner.reason}. Nothing is changed.`,
-    };
-  const o = owner.owner;
-  const who = `pid ${o.pid} (executable ${quote(o.exe)}, argv[0] ${quote(o.argv0)}, uid ${o.uid ?? "unreadable"})`;
-  if (!isKubeProxy(o))
-    return {
-      ok: false,
-      reason: `the process listening on port ${port} is not kube-proxy: ${who}. Stop it, or confirm by hand (\`ss -ltnp 'sport = :${port}'\`); nothing is changed.`,
-    };
-  if (o.uid !== 0)
-    return {
-      ok: false,
-      reason: `the process named kube-proxy listening on port ${port} does not run as root, as kube-proxy must: ${who}. Nothing is changed.`,
-    };
+    return refuse(
+      `kube-proxy's /healthz did not answer in kube-proxy's format, while /proxyMode said "nftables": nothing is changed until both answer.`,
+    );
+
+  const cannotTell = (why: string) =>
+    refuse(`cannot tell whether kube-proxy is what answers on ${at}: ${why}. Nothing is changed.`);
+  const listeners = await readListeners(opts.procRoot);
+  if (listeners === null)
+    return cannotTell(`${opts.procRoot}/net/tcp and tcp6 could not be read; ${HOW_TO_CONFIRM(port)}`);
+  const atUrl = listeners.filter((l) => l.port === port && covers(l, host));
+  if (atUrl.length === 0) return cannotTell(`nothing listens on ${at} now; ${HOW_TO_CONFIRM(port)}`);
+  const holders = await socketHolders(
+    opts.procRoot,
+    listeners.map((l) => l.inode),
+  );
+  if (holders === null) return cannotTell(`${opts.procRoot} could not be listed; ${HOW_TO_CONFIRM(port)}`);
+  const described = new Map<number, Promise<ListenerOwner>>();
+  const owner = (pid: number) => {
+    const known = described.get(pid);
+    if (known !== undefined) return known;
+    const d = describe(opts.procRoot, pid);
+    described.set(pid, d);
+    return d;
+  };
+
+  for (const l of atUrl) {
+    const bound = `${hostPort(l.address, l.port)}${isWildcard(l) ? ` (a wildcard, which takes ${host}'s connections)` : ""}`;
+    const pids = holders.get(l.inode) ?? [];
+    if (pids.length === 0)
+      return cannotTell(
+        `no process this agent can see holds the socket listening on ${bound} (without the host's PID namespace the agent sees only its own container's processes); ${HOW_TO_CONFIRM(port)}`,
+      );
+    for (const pid of pids) {
+      const o = await owner(pid);
+      if (!isKubeProxy(o))
+        return refuse(
+          `the process listening on ${bound} is not kube-proxy: ${who(o)}. Every listener there must be kube-proxy's. Stop it, or confirm by hand (\`ss -ltnp 'sport = :${port}'\`); nothing is changed.`,
+        );
+      if (o.uid !== 0)
+        return refuse(
+          `the process named kube-proxy listening on ${bound} does not run as root, as kube-proxy must: ${who(o)}. Nothing is changed.`,
+        );
+    }
+  }
+  return otherListenersAgree(listeners, new Set(atUrl), holders, owner, target, opts.timeoutMs);
+}
+
+/**
+ * Every other listener a process named kube-proxy holds (its health port, or a second kube-proxy bound
+ * elsewhere) is asked /proxyMode. A mode other than nftables refuses; so does no answer at all, since
+ * that listener may be the one still in ipvs mode. An HTTP error status is not a metrics server.
+ */
+async function otherListenersAgree(
+  listeners: readonly ProcListener[],
+  atUrl: ReadonlySet<ProcListener>,
+  holders: ReadonlyMap<string, number[]>,
+  owner: (pid: number) => Promise<ListenerOwner>,
+  target: { host: string; port: number; scheme: string },
+  timeoutMs: number,
+): Promise<Interlock> {
+  const asked = new Set<string>();
+  for (const l of listeners) {
+    if (atUrl.has(l)) continue;
+    let kubeProxy: ListenerOwner | null = null;
+    for (const pid of holders.get(l.inode) ?? []) {
+      const o = await owner(pid);
+      if (isKubeProxy(o)) kubeProxy = o;
+    }
+    if (kubeProxy === null) continue;
+    // A wildcard listener is reached through the loopback address of its family.
+    const address = l.address === "0.0.0.0" ? "127.0.0.1" : l.address === "::" ? "::1" : l.address;
+    const url = `${target.scheme}//${hostPort(address, l.port)}/proxyMode`;
+    if (asked.has(url)) continue;
+    asked.add(url);
+    const r = await httpGet(url, { timeoutMs, maxBytes: 4096 });
+    const from = `kube-proxy (pid ${kubeProxy.pid})`;
+    if (!r.ok)
+      return refuse(
+        `${from} also listens on ${hostPort(l.address, l.port)}, and ${url} did not answer (${r.error.kind}: ${r.error.message}): it may be a kube-proxy still in another mode. Nothing is changed.`,
+      );
+    if (r.status !== 200) continue;
+    const mode = parseProxyMode(r.body);
+    if (!mode.ok)
+      return refuse(`${from} answers ${url} with something that is not a proxy mode. Nothing is changed.`);
+    if (mode.value.mode !== "nftables")
+      return refuse(
+        `${from} answers ${JSON.stringify(mode.value.mode)} on ${url}, while ${hostPort(target.host, target.port)} answered "nftables": a kube-proxy on this node still runs ${JSON.stringify(mode.value.mode)} mode, and its state is in use. Stop it or switch it to nftables first; nothing is changed.`,
+      );
+  }
   return { ok: true };
 }

@@ -3,7 +3,7 @@ import type { NodeReport } from "../report/schema.js";
 import { KUBE_ROUTER_LINK } from "../view/other-proxy.js";
 import { connectionsTo, cutNote } from "../view/ipvs-connections.js";
 import { vsKey } from "../parse/ipvs-proc.js";
-import { ipvsOwner, type IpvsEvidence } from "./ipvs-owner.js";
+import { deletionProof, type IpvsEvidence } from "./ipvs-proof.js";
 import type { IptablesRuleSet } from "./iptables-rules.js";
 import { planIptables } from "./plan-iptables.js";
 import type { CleanupAction, CleanupPlan, KeptItem } from "./schema.js";
@@ -64,14 +64,6 @@ function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsP
     };
   }
   const kubeIpvs0 = f.kubeIpvs0 === null ? null : new Set(f.kubeIpvs0.addresses.map((a) => a.address));
-  const local =
-    f.addresses === null
-      ? null
-      : new Set(
-          f.addresses.interfaces
-            .filter((i) => i.name !== "kube-ipvs0")
-            .flatMap((i) => i.addresses.map((a) => a.address)),
-        );
   const kubeRouterIps =
     f.addresses === null
       ? null
@@ -80,6 +72,7 @@ function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsP
             .filter((i) => i.name === KUBE_ROUTER_LINK)
             .flatMap((i) => i.addresses.map((a) => a.address)),
         );
+  const ctx = { kubeIpvs0, primary: f.addresses?.primary ?? null, kubeRouterIps };
   const ev: IpvsEvidence = evidence ?? {
     read: false,
     why: "the IPVS table and kube-proxy's ipsets were not read for cleanup",
@@ -88,9 +81,9 @@ function planIpvs(report: NodeReport, evidence: IpvsEvidence | undefined): IpvsP
   const kept: KeptItem[] = [];
   const unread: KeptItem[] = [];
   for (const v of f.ipvs.virtualServers) {
-    const o = ipvsOwner(v, ev, kubeIpvs0, local, kubeRouterIps);
-    if (o.owner === "kube-proxy") mine.push(v);
-    else (o.owner === "foreign" ? kept : unread).push({ what: `IPVS ${vsName(v)}`, why: o.why });
+    const p = deletionProof(v, ev, ctx);
+    if (p.proven) mine.push(v);
+    else (p.leave === "unread" ? unread : kept).push({ what: `IPVS ${vsName(v)}`, why: p.why });
   }
   if (mine.length === 0) return { actions: [], kept, unread };
   const keys = new Set(mine.map(vsKey));

@@ -2,13 +2,13 @@ import { readIpvsTable } from "../io/ipvs-table.js";
 import type { ToolRunner } from "../io/run.js";
 import { parseIpsetMembers } from "../parse/ipset-list.js";
 import type { NodeReport } from "../report/schema.js";
-import type { IpvsEvidence } from "./ipvs-owner.js";
+import type { IpvsEvidence } from "./ipvs-proof.js";
 
 // kube-proxy's sets hold one member per Service port: 10,000 Services make a few MB.
 const MAX_BYTES = 256 * 1024 * 1024;
 
 /**
- * What tells kube-proxy's virtual servers from others' and the report does not carry: each one's
+ * What proves a virtual server kube-proxy's and the report does not carry: each one's
  * forwarding methods (/proc/net/ip_vs) and the members of kube-proxy's ipsets (`ipset list`).
  */
 export async function readIpvsEvidence(

@@ -54,7 +54,11 @@ export async function runCleanup(
   const said = applyAllowed(report);
   // Only once kube-proxy's word is nftables: is it kube-proxy that said it?
   const gate = said.ok
-    ? await kubeProxyVerified(report, { procRoot: input.procRoot, metricsUrl: input.kubeProxyMetricsUrl })
+    ? await kubeProxyVerified(report, {
+        procRoot: input.procRoot,
+        metricsUrl: input.kubeProxyMetricsUrl,
+        timeoutMs: input.callTimeoutMs,
+      })
     : said;
   if (!gate.ok) {
     opts.log.warn({ reason: gate.reason }, "cleanup refused");

@@ -30,6 +30,9 @@ ipvs_leftovers() {
 }
 
 vs() { ip netns exec "$1" ipvsadm -A "$2" "$3" -s rr; }
+# kube-proxy records every ClusterIP:port it serves in KUBE-CLUSTER-IP (pkg/proxy/ipvs/proxier.go): the
+# address:port cleanup needs before it deletes a Service's virtual server (kube-ipvs0 proves no port).
+cluster_ip() { ip netns exec "$1" ipset add KUBE-CLUSTER-IP "$2"; }
 
 # A kube-proxy stand-in answering $2's mode; sets KP_ARGS to the agent's flags for it.
 # It runs as a copy of node named kube-proxy: cleanup --apply accepts only a listener that is kube-proxy.
@@ -74,6 +77,7 @@ state() {
 node_net blackhole
 ipvs_leftovers blackhole
 vs blackhole -t 10.96.0.1:443
+cluster_ip blackhole 10.96.0.1,tcp:443
 kube_proxy blackhole nftables && KP_blackhole=$KP_ARGS
 agent blackhole verify-before verify --sync-window-s 0 --service-address 10.96.0.10:443
 state blackhole before
@@ -88,6 +92,7 @@ agent blackhole verify-after verify --sync-window-s 0 --skip-connect
 node_net ipvs
 ipvs_leftovers ipvs
 vs ipvs -t 10.96.0.1:443
+cluster_ip ipvs 10.96.0.1,tcp:443
 vs ipvs -t 192.168.77.2:30080
 kube_proxy ipvs ipvs && KP_ipvs=$KP_ARGS
 state ipvs before
@@ -112,6 +117,8 @@ ip netns exec foreign iptables-legacy-restore --noflush <"$FIX/foreign-jump.rule
 vs foreign -t 10.96.0.1:443
 ip netns exec foreign ipvsadm -a -t 10.96.0.1:443 -r 192.168.77.3:6443 -m
 vs foreign -u 10.96.0.10:53
+cluster_ip foreign 10.96.0.1,tcp:443
+cluster_ip foreign 10.96.0.10,udp:53
 vs foreign -t 192.168.77.2:30080
 vs foreign -t 192.168.77.10:80
 ip netns exec foreign ipvsadm -a -t 192.168.77.10:80 -r 192.168.77.20:80 -m
@@ -120,7 +127,7 @@ state foreign before
 agent foreign apply cleanup --apply --json
 state foreign after-apply
 agent foreign verify-after verify --sync-window-s 0 --skip-connect --json
-# keepalived (#13.3): kube-ipvs0 already deleted, kube-proxy's own 10.96.0.1:443 (masqueraded, in
+# keepalived: kube-ipvs0 already deleted, kube-proxy's own 10.96.0.1:443 (masqueraded, in
 # KUBE-CLUSTER-IP) next to a keepalived VIP on a node address in the NodePort range (wlc, direct routing).
 node_net keepalived
 ipvs_leftovers keepalived
@@ -132,6 +139,12 @@ ip -n keepalived addr add 192.168.77.50/32 dev eth0
 ip netns exec keepalived ipvsadm -A -t 192.168.77.50:30500 -s wlc
 ip netns exec keepalived ipvsadm -a -t 192.168.77.50:30500 -r 192.168.77.60:30500 -g
 ip netns exec keepalived ipvsadm -a -t 192.168.77.50:30500 -r 192.168.77.61:30500 -g
+# kube-proxy's left-over NodePort 30080 (in KUBE-NODE-PORT-TCP) on the node's address, and keepalived's
+# NAT virtual server on its VIP on the same port: both masquerade, both on a local address.
+vs keepalived -t 192.168.77.2:30080
+ip netns exec keepalived ipvsadm -a -t 192.168.77.2:30080 -r 10.244.1.5:8080 -m
+vs keepalived -t 192.168.77.50:30080
+ip netns exec keepalived ipvsadm -a -t 192.168.77.50:30080 -r 192.168.77.60:8080 -m
 KP_keepalived="--kube-proxy-metrics-url http://127.0.0.1:9 --kube-proxy-health-url http://127.0.0.1:9"
 agent keepalived dry-run cleanup --json
 echo guest-done

@@ -181,7 +181,7 @@ if (skip !== null) {
       /^kube-proxy nftables table\s+FAIL \(no table ip\/ip6 kube-proxy\)/m,
       "UML: no ip-family table",
     );
-    // #13.1: every probe read its part here, so verify's own check of that passes too.
+    // Every probe read its part here, so verify's own check of that passes too.
     t.match(v, /^every part of the node read\s+ok$/m, "nothing unread after cleanup");
     t.equal(v.match(/FAIL/g)?.length, 2, "that check and the final line are the only failures");
     t.match(v, /^Service connect \(from the host network\)\s+skipped \(--skip-connect\)/m);
@@ -213,11 +213,22 @@ if (skip !== null) {
   });
 
   t.test(
-    "keepalived in the NodePort range is kept; kube-proxy's own is known without kube-ipvs0 (#13.3)",
+    "keepalived in the NodePort range is kept; kube-proxy's own is known without kube-ipvs0",
     async (t) => {
       const o = CleanupOutcome.parse(JSON.parse(out("keepalived", "dry-run")));
       const ipvs = o.plan.actions.filter((a) => a.step.startsWith("ipvs")).map((a) => a.command);
-      t.same(ipvs, ["ipvsadm -D -t 10.96.0.1:443"], "kube-proxy's deleted by itself, never --clear");
+      t.same(
+        ipvs.sort(),
+        ["ipvsadm -D -t 10.96.0.1:443", "ipvsadm -D -t 192.168.77.2:30080"],
+        "kube-proxy's deleted one by one, never --clear",
+      );
+      t.match(
+        o.plan.kept.find((k) => k.what === "IPVS TCP 192.168.77.50:30080"),
+        {
+          why: /NodePort in kube-proxy's KUBE-NODE-PORT-TCP, but 192\.168\.77\.50 is not the node's primary address/,
+        },
+        "keepalived's NAT virtual server on its VIP, on a left-over NodePort's port, is kept",
+      );
       t.match(
         o.plan.kept.find((k) => k.what === "IPVS TCP 192.168.77.50:30500"),
         { why: /forwards by Route: kube-proxy only masquerades/ },

@@ -48,6 +48,11 @@ export interface Scenario {
   version: string;
   metricsAddress?: string;
   healthAddress?: string;
+  /**
+   * SO_REUSEPORT on both listeners, so another process of the same uid can listen on the very same
+   * address:port (a test of "every listener there must be kube-proxy's").
+   */
+  reusePort?: boolean;
   dualStack?: boolean;
   nodeIPs?: string[];
   /** Per metric name: one number (IPv4, or the unlabeled series) or a number per family. null: not exported. */
@@ -766,11 +771,11 @@ function splitAddress(addr: string): { host: string; port: number } {
   return { host: m[1]!, port: Number(m[2]) };
 }
 
-function listen(server: http.Server, addr: string): Promise<number> {
+function listen(server: http.Server, addr: string, reusePort: boolean): Promise<number> {
   const { host, port } = splitAddress(addr);
   return new Promise((ok, fail) => {
     server.once("error", fail);
-    server.listen(port, host, () => ok((server.address() as net.AddressInfo).port));
+    server.listen({ port, host, reusePort }, () => ok((server.address() as net.AddressInfo).port));
   });
 }
 
@@ -811,7 +816,7 @@ async function main(): Promise<void> {
     // never closed by the server. Node's 5 s default closed one just as the agent reused it, under load.
     s.keepAliveTimeout = 0;
     servers.push(s);
-    return listen(s, addr);
+    return listen(s, addr, sc.reusePort === true);
   };
   const refuseMetrics = [f.proxyMode, f.configz, f.metrics].some((x) => x?.refuse);
   const refuseHealth = [f.healthz, f.livez].some((x) => x?.refuse);

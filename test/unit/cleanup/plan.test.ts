@@ -7,7 +7,7 @@ import { isKubeProxyIpset } from "../../../agent/facts/owners.js";
 import { parseIpAddrJson } from "../../../agent/parse/ip-json.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { vsKey } from "../../../agent/parse/ipvs-proc.js";
-import type { IpvsEvidence } from "../../../agent/cleanup/ipvs-owner.js";
+import type { IpvsEvidence } from "../../../agent/cleanup/ipvs-proof.js";
 import type { IpvsFacts, VirtualServer } from "../../../agent/facts/ipvs.js";
 import type { NodeFacts, NodeReport } from "../../../agent/report/schema.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
@@ -66,7 +66,7 @@ const ipvsFacts = (list: VirtualServer[]): IpvsFacts => ({
   virtualServers: list,
   timeouts: null,
 });
-// #13.3: ownership reads each virtual server's forwarding and kube-proxy's ipset members; the sets
+// The deletion proof reads each virtual server's forwarding and kube-proxy's ipset members; the sets
 // here are those recorded in UML (10.96.0.1,tcp:443, 10.96.0.10,tcp|udp:53 and NodePort 30080).
 const recordedSets = parseIpsetMembers(
   readFileSync(new URL("../../fixtures/ipvs/ipsets/kube/ipset-list.txt", import.meta.url), "utf8"),
@@ -260,7 +260,7 @@ t.test(
       ["IPVS TCP 192.168.77.10:80"],
     );
 
-    // #13.3: kube-ipvs0 not read (or deleted) no longer hides kube-proxy's own: its sets say it.
+    // kube-ipvs0 not read (or deleted) no longer hides kube-proxy's own: its sets say it.
     const noLink = planCleanup(report({ ipvs: ipvsFacts(mine), kubeIpvs0: null, addresses }), [], {
       strictArp: false,
       ipvsEvidence: masq(mine),
@@ -273,8 +273,8 @@ t.test(
       strictArp: false,
     });
     t.same(unsure.actions, [], "without the forwarding and the sets nothing in IPVS is anyone's to delete");
-    // Stricter than before (issue #13): the virtual servers were left out of the plan altogether;
-    // now each is named, among what could not be read (#13.1), so the plan never says "nothing to remove".
+    // Stricter than before: the virtual servers were left out of the plan altogether;
+    // now each is named, among what could not be read, so the plan never says "nothing to remove".
     t.same(
       unsure.unread.map((k) => k.what),
       ["IPVS TCP 10.96.0.1:443", "IPVS UDP 10.96.0.10:53", "IPVS TCP 192.168.77.2:30080", "kube-ipvs0"],
@@ -329,7 +329,7 @@ t.test("strictARP only on request; a backend that could not be read is left alon
       ],
     ],
   );
-  // #13.1: named among what could not be read, not among what was read and kept.
+  // Named among what could not be read, not among what was read and kept.
   t.same(on.unread, [
     { what: "iptables nft ipv6", why: "rules not read, nothing touched: ip6tables-nft-save: exited 1" },
   ]);
@@ -426,7 +426,7 @@ t.test(
   },
 );
 
-// #12 point 4: k3s runs kube-router's network-policy controller on every node. Its KUBE-ROUTER-*,
+// k3s runs kube-router's network-policy controller on every node. Its KUBE-ROUTER-*,
 // KUBE-NWPLCY-*, KUBE-POD-FW-* chains and KUBE-SRC-*/KUBE-DST-*/kube-router-* sets start like kube-proxy's
 // and are in use: cleanup never plans touching them, and a foreign rule still matching kube-proxy's set keeps it.
 t.test("kube-router's chains and sets are never planned for deletion (k3s)", async (t) => {
