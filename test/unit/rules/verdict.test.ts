@@ -1,6 +1,7 @@
 import t from "tap";
 import { ipvsNode, judge, nftNode, NOW } from "../../helpers/rules.js";
 import { decideVerdict } from "../../../agent/rules/verdict.js";
+import type { Finding } from "../../../agent/report/schema.js";
 import { emptyFacts, metrics } from "../../helpers/facts.js";
 
 t.test("a node we cannot place is unknown, never ready", async (t) => {
@@ -100,17 +101,16 @@ t.test("after the switch, a warning that is no leftover is attention, never clea
 });
 
 t.test("after the switch: broken, then leftovers, then a hole in the scan, then attention", async (t) => {
-  const f = (id: string, severity: "info" | "warning" | "error", stage = "after") =>
-    ({
-      id,
-      severity,
-      stage,
-      blocksMigration: false,
-      title: "",
-      evidence: {},
-      remedy: "",
-      reference: "",
-    }) as const;
+  const f = (id: string, severity: Finding["severity"], stage: Finding["stage"] = "after"): Finding => ({
+    id,
+    severity,
+    stage,
+    blocksMigration: false,
+    title: "",
+    evidence: {},
+    remedy: "",
+    reference: "",
+  });
   const warning = f("nftables-table-missing", "warning");
   t.equal(decideVerdict("nftables", [warning]), "attention");
   t.equal(decideVerdict("none", [warning]), "attention", "no kube-proxy: the same words");
