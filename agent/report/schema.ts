@@ -11,7 +11,7 @@ export const SCHEMA_VERSION = "1" as const;
 export const Phase = z.enum(["ipvs", "iptables", "nftables", "none", "unknown"]);
 export type Phase = z.infer<typeof Phase>;
 
-/** ready/blocked/attention before the switch (unhealthy when broken now); clean/leftovers/unhealthy after it (or with no kube-proxy). */
+/** ready/blocked/attention before the switch (unhealthy when broken now); clean/leftovers/attention/unhealthy after it (or with no kube-proxy): clean only with no warning or worse. */
 export const Verdict = z.enum([
   "ready",
   "blocked",

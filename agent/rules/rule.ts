@@ -67,3 +67,12 @@ export const BEFORE_SWITCH: ReadonlySet<Phase> = new Set(["ipvs", "iptables"]);
 export function listed(items: readonly string[], max: number): string[] {
   return items.length > max ? [...items.slice(0, max), `… and ${items.length - max} more`] : [...items];
 }
+
+/**
+ * Below kernel 5.13 the node's next mode is iptables, not nftables (kernel-too-old-for-nftables: "until then
+ * set mode: iptables"): advice about what nftables mode does differently does not apply there. A kernel not
+ * read is not old: the advice stands.
+ */
+export function nextModeIsIptables(view: Pick<NodeView, "kernelNftablesCapable">): boolean {
+  return view.kernelNftablesCapable === false;
+}

@@ -3,7 +3,9 @@ import { LEFTOVER_IDS, SCAN_INCOMPLETE_IDS, WHY_MOVE_IDS } from "./catalogue.js"
 
 /**
  * Before the switch (ipvs, iptables): unhealthy (broken now) / blocked / attention / ready. After it (nftables, or no
- * kube-proxy): unhealthy / leftovers / clean. A node we cannot place, or could not read in full
+ * kube-proxy): unhealthy / leftovers / attention / clean — clean only with no finding of warning or above at all;
+ * a warning that is neither broken nor left over (one family's kube-proxy table missing) is attention, the
+ * verdict's word for "look at this" before the switch too. A node we cannot place, or could not read in full
  * after the switch, is unknown, never "ready" or "clean". On a phase inferred from kernel state (kube-proxy
  * did not say its mode) the verdict is unknown — never "leftovers", which would make deletion the thing to
  * do — unless something is broken whatever runs there (a critical finding such as a black hole).
@@ -29,5 +31,6 @@ export function decideVerdict(phase: Phase, findings: readonly Finding[], inferr
   if (broken) return "unhealthy";
   if (findings.some((f) => LEFTOVER_IDS.has(f.id))) return "leftovers";
   if (findings.some((f) => SCAN_INCOMPLETE_IDS.has(f.id))) return "unknown";
+  if (findings.some((f) => !WHY_MOVE_IDS.has(f.id) && f.severity !== "info")) return "attention";
   return "clean";
 }

@@ -1,3 +1,4 @@
+import { BlockList, isIPv6 } from "node:net";
 import type { VirtualServer } from "../facts/ipvs.js";
 import type { NodeFacts } from "../report/schema.js";
 import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
@@ -6,8 +7,13 @@ import type { RuleOptions } from "./options.js";
 export interface VirtualServerClasses {
   /** Service IPs (ClusterIP, externalIP, LoadBalancer IP): ipvs mode binds each onto kube-ipvs0. */
   services: VirtualServer[];
-  /** A local address with a port in the NodePort range: ipvs mode's NodePort virtual servers. */
+  /**
+   * kube-proxy's NodePort virtual servers: a local address with a port its NodePort sets hold, or — where
+   * those sets were not read for that family and protocol — a port in the NodePort range (`nodePortsGuessed`).
+   */
   nodePorts: VirtualServer[];
+  /** The part of `nodePorts` taken for NodePorts by the port range alone: a guess, never proof. */
+  nodePortsGuessed: VirtualServer[];
   /** Another service proxy's (kube-router's, view/other-proxy.ts): live Services, never kube-proxy's nor foreign. */
   otherProxy: VirtualServer[];
   /** Everything else: someone else's (keepalived, kube-vip, a firewall-mark service). */
@@ -25,6 +31,46 @@ export function learnedNodePorts(f: NodeFacts): Set<string> {
   ]);
 }
 
+// ipvs mode's set of NodePorts per protocol (kubernetes/kubernetes pkg/proxy/ipvs/ipset.go: KUBE-NODE-PORT-TCP,
+// -UDP, -SCTP-HASH, and the older bitmap KUBE-NODE-PORT-SCTP); its IPv6 proxier's are the KUBE-6- ones. ipvs mode
+// creates every one of them on each sync (proxier.go syncProxyRules ensures all of ipsetInfo), empty or not.
+const NODE_PORT_SETS: Readonly<Record<string, readonly string[]>> = {
+  TCP: ["NODE-PORT-TCP"],
+  UDP: ["NODE-PORT-UDP"],
+  SCTP: ["NODE-PORT-SCTP-HASH", "NODE-PORT-SCTP"],
+};
+
+/**
+ * Whether kube-proxy's ipvs-mode NodePort set for this virtual server's family and protocol was read, members
+ * included: then membership decides. Only ipvs mode's sets can, because they describe the IPVS table kube-proxy
+ * made; nftables mode's service-nodeports map names the Services it serves now, so a port there is a NodePort
+ * but a port missing there may be ipvs mode's leftover of a Service deleted since.
+ */
+function membershipRead(f: NodeFacts, v: VirtualServer): boolean {
+  if (f.ipsets === null || f.ipsets.nodePorts == null) return false;
+  const prefix = v.family === "inet6" ? "KUBE-6-" : "KUBE-";
+  const names = (NODE_PORT_SETS[v.protocol] ?? []).map((n) => `${prefix}${n}`);
+  return f.ipsets.sets.some((s) => s.kubeProxy && names.includes(s.name));
+}
+
+/** kube-proxy's `ipvs.excludeCIDRs` (from /configz): addresses its ipvs mode leaves alone, so not its own. */
+function excludedBy(f: NodeFacts): (address: string) => boolean {
+  const cidrs = f.configz?.ipvs.excludeCIDRs ?? [];
+  if (cidrs.length === 0) return () => false;
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const [net, len] = c.split("/");
+    const type = isIPv6(net ?? "") ? "ipv6" : "ipv4";
+    // A malformed entry excludes nothing: kube-proxy refuses to start with one (validation), so none is read.
+    try {
+      list.addSubnet(net ?? "", Number(len ?? (type === "ipv6" ? 128 : 32)), type);
+    } catch {
+      continue;
+    }
+  }
+  return (a) => list.check(a, isIPv6(a) ? "ipv6" : "ipv4");
+}
+
 /**
  * Splits the IPVS table by owner. Needs kube-ipvs0's addresses to know the Service IPs; without them
  * (probe failed) nothing is called foreign, because a wrong accusation is worse than silence.
@@ -34,7 +80,13 @@ export function classifyVirtualServers(
   opts: RuleOptions,
   others: readonly VirtualServer[] = [],
 ): VirtualServerClasses {
-  const out: VirtualServerClasses = { services: [], nodePorts: [], otherProxy: [], foreign: [] };
+  const out: VirtualServerClasses = {
+    services: [],
+    nodePorts: [],
+    nodePortsGuessed: [],
+    otherProxy: [],
+    foreign: [],
+  };
   const vs = f.ipvs?.virtualServers ?? [];
   if (vs.length === 0 || f.kubeIpvs0 === null || f.addresses === null) return out;
   const theirs = new Set(others);
@@ -46,13 +98,17 @@ export function classifyVirtualServers(
   );
   const [lo, hi] = opts.nodePortRange;
   const learned = learnedNodePorts(f);
-  const isNodePort = (v: VirtualServer) =>
-    v.port !== null && ((v.port >= lo && v.port <= hi) || learned.has(`${v.protocol}:${v.port}`));
+  const excluded = excludedBy(f);
   for (const v of vs) {
     if (v.address !== null && serviceIPs.has(v.address)) out.services.push(v);
     else if (theirs.has(v)) out.otherProxy.push(v);
-    else if (v.address !== null && local.has(v.address) && isNodePort(v)) out.nodePorts.push(v);
-    else out.foreign.push(v);
+    else if (v.address === null || v.port === null || !local.has(v.address)) out.foreign.push(v);
+    else if (learned.has(`${v.protocol}:${v.port}`)) out.nodePorts.push(v);
+    else if (excluded(v.address) || membershipRead(f, v)) out.foreign.push(v);
+    else if (v.port >= lo && v.port <= hi) {
+      out.nodePorts.push(v);
+      out.nodePortsGuessed.push(v);
+    } else out.foreign.push(v);
   }
   return out;
 }

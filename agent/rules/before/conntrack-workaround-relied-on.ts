@@ -1,6 +1,6 @@
 import { compareVersions } from "../../parse/versions.js";
 import { describeCounter, readCounter } from "../../view/counters.js";
-import { BEFORE_SWITCH, rule, type RuleFinding } from "../rule.js";
+import { BEFORE_SWITCH, nextModeIsIptables, rule, type RuleFinding } from "../rule.js";
 
 const COUNTER = "kubeproxy_iptables_ct_state_invalid_dropped_packets_total";
 
@@ -13,8 +13,11 @@ export const conntrackWorkaround = rule({
     },
   },
   needs: ["kubeProxyMetrics", "kernel", "sysctls", "configz"],
-  evaluate({ facts, view: { phase, runningMode } }) {
-    if (!BEFORE_SWITCH.has(phase)) return [];
+  evaluate({ facts, view }) {
+    const { phase, runningMode } = view;
+    // iptables mode, the next mode below kernel 5.13, installs the INVALID-drop workaround itself (and skips
+    // it when the sysctl is set): nothing is lost there (pkg/proxy/iptables/proxier.go conntrackTCPLiberal).
+    if (!BEFORE_SWITCH.has(phase) || nextModeIsIptables(view)) return [];
     const out: RuleFinding<"conntrack-workaround-relied-on">[] = [];
     const r = readCounter(facts, runningMode, COUNTER);
     const k = facts.kernel;

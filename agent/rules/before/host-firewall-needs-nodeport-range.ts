@@ -1,5 +1,5 @@
 import { DOCKER_FORWARD_DROP_WHY, dockerSetForwardDrop } from "../../view/not-counted.js";
-import { BEFORE_SWITCH, listed, rule } from "../rule.js";
+import { BEFORE_SWITCH, listed, nextModeIsIptables, rule } from "../rule.js";
 
 export const hostFirewall = rule({
   findings: {
@@ -10,8 +10,10 @@ export const hostFirewall = rule({
     },
   },
   needs: ["nftables", "iptables"],
-  evaluate({ facts, view: { phase } }, opts) {
-    if (!BEFORE_SWITCH.has(phase)) return [];
+  evaluate({ facts, view }, opts) {
+    // iptables mode, the next mode below kernel 5.13, keeps accepting NodePort traffic itself (KUBE-FORWARD,
+    // KUBE-NODEPORTS): only nftables mode leaves the host firewall to the user (KEP-3866).
+    if (!BEFORE_SWITCH.has(view.phase) || nextModeIsIptables(view)) return [];
     const signs: string[] = [];
     for (const t of facts.nftables?.firewalls ?? [])
       signs.push(`nft table ${t.family} ${t.name} (${t.kind}; ${t.hooks.join(", ")})`);

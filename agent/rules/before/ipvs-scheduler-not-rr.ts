@@ -2,11 +2,16 @@ import { rule } from "../rule.js";
 
 export const ipvsScheduler = rule({
   findings: { "ipvs-scheduler-not-rr": { severity: "info", stage: "before" } },
-  needs: ["configz", "ipvs"],
-  evaluate({ facts, view: { phase } }) {
+  needs: ["configz", "ipvs", "kubeIpvs0", "addresses"],
+  evaluate({ facts, view: { phase, virtualServers } }) {
     if (phase !== "ipvs") return [];
     const configured = facts.configz?.ipvs.scheduler ?? "";
-    const seen = Object.keys(facts.ipvs?.schedulers ?? {}).filter((s) => s !== "rr");
+    // kube-proxy's own virtual servers only (its Service IPs, its proven NodePorts): keepalived's or kube-vip's
+    // scheduler is theirs, and nftables mode takes nothing from it (they go down with the flush:
+    // foreign-ipvs-virtual-servers). A NodePort only guessed from the port range is not taken as proof.
+    const guessed = new Set(virtualServers.nodePortsGuessed);
+    const mine = [...virtualServers.services, ...virtualServers.nodePorts.filter((v) => !guessed.has(v))];
+    const seen = [...new Set(mine.map((v) => v.scheduler))].filter((s) => s !== "rr").sort();
     if ((configured === "" || configured === "rr") && seen.length === 0) return [];
     return [
       {
@@ -14,8 +19,13 @@ export const ipvsScheduler = rule({
         severity: "info",
         stage: "before",
         blocksMigration: false,
-        title: `IPVS scheduler ${configured || seen.join(", ")} has no nftables equivalent (balancing becomes random)`,
-        evidence: { configured: configured || null, schedulersInTable: seen, perService: false },
+        // Named by what is not rr: a config saying rr with sh on kube-proxy's virtual servers is about sh.
+        title: `IPVS scheduler ${configured !== "" && configured !== "rr" ? configured : seen.join(", ")} has no nftables equivalent (balancing becomes random)`,
+        evidence: {
+          configured: configured || null,
+          schedulersOfKubeProxyVirtualServers: seen,
+          perService: false,
+        },
         remedy:
           "Nothing is lost that worked: lc counted only this node's connections and every real server has weight 1. For stickiness use Service sessionAffinity: ClientIP; for locality internalTrafficPolicy: Local",
       },

@@ -1,5 +1,5 @@
 import { readCounter } from "../../view/counters.js";
-import { rule } from "../rule.js";
+import { nextModeIsIptables, rule } from "../rule.js";
 
 const COUNTER = "kubeproxy_iptables_localhost_nodeports_accepted_packets_total";
 
@@ -8,8 +8,10 @@ export const localhostNodePorts = rule({
     "localhost-nodeports-in-use": { severity: "warning", stage: "before", tags: ["measure-before-switch"] },
   },
   needs: ["kubeProxyMetrics"],
-  evaluate({ facts, view: { phase, runningMode } }) {
-    if (phase !== "iptables") return [];
+  evaluate({ facts, view }) {
+    const { phase, runningMode } = view;
+    // Below kernel 5.13 the node stays in iptables mode, which keeps serving localhost NodePorts.
+    if (phase !== "iptables" || nextModeIsIptables(view)) return [];
     const r = readCounter(facts, runningMode, COUNTER);
     if (r.state !== "value" || r.value <= 0) return [];
     return [

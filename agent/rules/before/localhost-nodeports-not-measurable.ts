@@ -1,5 +1,5 @@
 import { readCounter } from "../../view/counters.js";
-import { rule } from "../rule.js";
+import { nextModeIsIptables, rule } from "../rule.js";
 
 const COUNTER = "kubeproxy_iptables_localhost_nodeports_accepted_packets_total";
 
@@ -9,8 +9,10 @@ const COUNTER = "kubeproxy_iptables_localhost_nodeports_accepted_packets_total";
 export const localhostNodePortsNotMeasurable = rule({
   findings: { "localhost-nodeports-not-measurable": { severity: "info", stage: "before" } },
   needs: ["kubeProxyMetrics"],
-  evaluate({ facts, view: { phase, runningMode } }) {
-    if (phase !== "iptables") return [];
+  evaluate({ facts, view }) {
+    const { phase, runningMode } = view;
+    // Below kernel 5.13 the node stays in iptables mode, which keeps serving localhost NodePorts.
+    if (phase !== "iptables" || nextModeIsIptables(view)) return [];
     const r = readCounter(facts, runningMode, COUNTER);
     if (r.state !== "not-applicable" && r.state !== "missing") return [];
     // No loopback in nodePortAddresses: kube-proxy serves no localhost NodePorts, nothing to measure.

@@ -1,5 +1,5 @@
 import { busyAddresses, classifyNodePortAddresses, primaryAddresses } from "../../view/not-counted.js";
-import { BEFORE_SWITCH, listed, rule } from "../rule.js";
+import { BEFORE_SWITCH, listed, nextModeIsIptables, rule } from "../rule.js";
 
 export const nodePortsOnSecondaryAddresses = rule({
   findings: {
@@ -9,9 +9,12 @@ export const nodePortsOnSecondaryAddresses = rule({
       tags: ["measure-before-switch"],
     },
   },
-  needs: ["addresses", "configz", "ipvs", "kubeIpvs0"],
-  evaluate({ facts, view: { phase, virtualServers } }, opts) {
-    if (!BEFORE_SWITCH.has(phase) || !facts.addresses) return [];
+  needs: ["addresses", "configz", "ipvs", "kubeIpvs0", "ipsets"],
+  evaluate({ facts, view }, opts) {
+    const { phase, virtualServers } = view;
+    // Below 5.13 the node's next mode is iptables, which keeps NodePorts on every address (nodePortAddresses
+    // defaults to primary in nftables mode only: cmd/kube-proxy/app/server_linux.go platformApplyDefaults).
+    if (!BEFORE_SWITCH.has(phase) || !facts.addresses || nextModeIsIptables(view)) return [];
     const configured = facts.configz?.nodePortAddresses ?? [];
     if (configured.length > 0) return []; // already restricted; nothing shrinks unexpectedly
     const { primary } = facts.addresses;
@@ -29,6 +32,9 @@ export const nodePortsOnSecondaryAddresses = rule({
     if (counted.length === 0 && busy.length === 0) return [];
     const countedIPs = new Set(counted.map((c) => c.split(" ")[0]));
     const quietCounted = onSecondary.filter((v) => countedIPs.has(v.address as string));
+    const guessed = new Set(virtualServers.nodePortsGuessed);
+    const named = [...new Set([...quietCounted, ...busy])];
+    const guesses = named.filter((v) => guessed.has(v)).length;
     return [
       {
         id: "nodeport-addresses-shrink",
@@ -43,7 +49,14 @@ export const nodePortsOnSecondaryAddresses = rule({
           primary: [...primaries],
           primarySource: primary.source,
           secondaryAddresses: listed(counted, opts.maxListed),
-          nodePortVirtualServersOnSecondary: new Set([...quietCounted, ...busy]).size,
+          nodePortVirtualServersOnSecondary: named.length,
+          // Which virtual servers are NodePorts: proven by kube-proxy's own sets, or only guessed by the range.
+          nodePortsFrom:
+            named.length === 0
+              ? "no NodePort virtual server on these addresses"
+              : guesses === 0
+                ? "kube-proxy's KUBE-NODE-PORT-* ipsets (ipvs mode's own list of NodePorts)"
+                : `${guesses} of ${named.length} only by the port range ${opts.nodePortRange.join("-")}: a guess, kube-proxy's KUBE-NODE-PORT-* ipsets were not read for them (a foreign virtual server on such a port would be counted here)`,
           withConnections: listed(
             busy.map(
               (v) =>

@@ -40,5 +40,25 @@ export const profile: Profile = {
       expect: nftablesClean(),
       why: "both kube-proxy tables exist, only kubelet's and Calico's chains remain: nothing left, nothing broken",
     },
+    {
+      name: "kubeadm-calico-noip6",
+      when: "after the switch: kube-proxy v1.34 in nftables mode syncs its IPv4 table, but there is no table ip6 kube-proxy",
+      state: {
+        ...nftablesNode("172.18.0.11", kubeProxy("nftables", "v1.34.3"), {
+          links: CALICO_LINKS,
+          ipsets: ["calico.ipset"],
+          iptables: ["calico-iptables.rules"],
+        }),
+        nft: ["kube-proxy-nft-v1.34-ip.nft"],
+      },
+      expect: {
+        phase: "nftables",
+        phaseSource: "proxyMode",
+        verdict: "attention",
+        findings: ["nftables-table-missing"],
+        evidence: { "nftables-table-missing": { missingFamilies: ["ip6"] } },
+      },
+      why: "nftables mode makes an ip and an ip6 table on every node (cmd/kube-proxy/app/server_linux.go platformCheckSupported assumes both families); without the ip6 one IPv6 Services do not work here. Not broken for IPv4 and nothing left over, but never clean: clean means no warning at all after the switch",
+    },
   ],
 };

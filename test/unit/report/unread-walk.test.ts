@@ -60,17 +60,16 @@ const cleanFacts = (): NodeFacts =>
   emptyFacts({
     ...noKernelState,
     ...host,
+    // Both families' tables, as nftables mode makes them: one missing is a warning, and "clean" means none.
     nftables: {
-      tables: [{ family: "ip", name: "kube-proxy", owner: "kube-proxy" }],
+      tables: (["ip", "ip6"] as const).map((family) => ({ family, name: "kube-proxy", owner: "kube-proxy" })),
       kubeProxyTableName: "kube-proxy",
-      kubeProxy: [
-        {
-          family: "ip",
-          name: "kube-proxy",
-          sets: [],
-          chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
-        },
-      ],
+      kubeProxy: (["ip", "ip6"] as const).map((family) => ({
+        family,
+        name: "kube-proxy",
+        sets: [],
+        chains: { total: 1, service: 0, endpoint: 0, external: 0, base: [] },
+      })),
       firewalls: [],
     },
     proxyMode: { mode: "nftables" },

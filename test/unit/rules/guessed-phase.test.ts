@@ -257,6 +257,18 @@ const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
   ],
 };
 
+// The same node on a kernel that can run nftables mode: the concerns that only nftables mode raises (its
+// NodePort reach, the host firewall, the conntrack workaround) are not given below 5.13, where iptables comes next.
+{
+  const [facts, failed, phase] =
+    GUESSED["ipvs node whose /proxyMode is missing, every before-switch concern present"]!;
+  GUESSED["the same node on kernel 6.8: the nftables-only concerns"] = [
+    { ...facts, kernel: kernel("6.8.0-51-generic") },
+    failed,
+    phase,
+  ];
+}
+
 function cleanupNode(failures: number): NodeFacts {
   return emptyFacts({
     ...noKernelState,

@@ -1,5 +1,5 @@
 import t from "tap";
-import { addresses, ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
+import { addresses, ids, ipvsNode, judge, kernel, NOW } from "../../../helpers/rules.js";
 import { configz, vs } from "../../../helpers/facts.js";
 
 t.test("NodePorts with traffic on a secondary address are an error; without traffic a warning", async (t) => {
@@ -71,3 +71,26 @@ t.test("a second NIC still counts beside the noise; noise with NodePort traffic 
   t.equal((x?.evidence.notCounted as string[]).length, NOISE.length - 1);
   t.same(x?.evidence.withConnections, ["TCP 10.244.1.1:30080 (2 active, 0 inactive)"]);
 });
+
+// A node below kernel 5.13 goes to iptables mode, not nftables (kernel-too-old-for-nftables), and iptables
+// mode keeps NodePorts on every local address: only nftables mode defaults nodePortAddresses to primary
+// (cmd/kube-proxy/app/server_linux.go platformApplyDefaults). Expected before the rule changed: no advice.
+t.test(
+  "a kernel below 5.13 (its next mode is iptables) is told nothing about nftables' NodePort reach",
+  async (t) => {
+    const old = ipvsNode({
+      addresses: addresses("192.168.4.11", ["10.0.0.5"]),
+      kernel: kernel("5.4.0-216-generic"),
+    });
+    old.ipvs!.virtualServers.push(vs("10.0.0.5", 30080, { activeConns: 3 }));
+    const j = judge(old, new Map(), NOW);
+    t.ok(ids(j).includes("kernel-too-old-for-nftables"));
+    t.notOk(ids(j).includes("nodeport-addresses-shrink"));
+    const unknown = ipvsNode({ addresses: addresses("192.168.4.11", ["10.0.0.5"]), kernel: null });
+    unknown.ipvs!.virtualServers.push(vs("10.0.0.5", 30080, { activeConns: 3 }));
+    t.ok(
+      ids(judge(unknown, new Map(), NOW)).includes("nodeport-addresses-shrink"),
+      "kernel unread: still told",
+    );
+  },
+);
