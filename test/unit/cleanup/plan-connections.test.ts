@@ -24,7 +24,13 @@ function plan(over = {}) {
     ipvsEvidence: {
       read: true,
       forwards: new Map(own.map((v) => [vsKey(v), ["Masq"]])),
-      sets: new Map([["KUBE-NODE-PORT-TCP", new Set(["30080"])]]),
+      // What kube-proxy records for its Services (the proof cleanup needs before it deletes one): every
+      // virtual server's address,proto:port in its Service set, the NodePort in its port set.
+      sets: new Map([
+        ["KUBE-NODE-PORT-TCP", new Set(["30080"])],
+        ["KUBE-CLUSTER-IP", new Set(own.map((v) => `${v.address},${v.protocol.toLowerCase()}:${v.port}`))],
+        ["KUBE-6-CLUSTER-IP", new Set(own.map((v) => `${v.address},${v.protocol.toLowerCase()}:${v.port}`))],
+      ]),
     },
   });
 }
