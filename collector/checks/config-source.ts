@@ -1,6 +1,5 @@
 import type { ClusterFacts, ConfigSource } from "../report/cluster-facts.js";
 import { detectDistribution, modeRemedy, type ConfigPlace } from "./distribution.js";
-import type { CheckFinding } from "./references.js";
 
 export interface ObservedPhase {
   node: string;
@@ -10,6 +9,16 @@ export interface ObservedPhase {
 }
 
 const MODES = ["ipvs", "iptables", "nftables"];
+
+/** The cluster facts configSource (and detectDistribution under it) reads: a rule using it needs them. */
+export const CONFIG_SOURCE_NEEDS = [
+  "kubeProxyDaemonSet",
+  "kubeProxyConfigMap",
+  "staticKubeProxy",
+  "nodes",
+  "kubeadm",
+  "gaps",
+] as const satisfies readonly (keyof ClusterFacts)[];
 
 /** The gap a failed read of kube-proxy's config leaves, by what the config is (none: nothing unread). */
 function unreadGap(facts: ClusterFacts, configMap: string | null): string | null {
@@ -204,32 +213,4 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
 export function sourceRemedy(src: ConfigSource, mode = "nftables"): string {
   const place = src.configMap ? { configMap: src.configMap, key: src.key } : null;
   return modeRemedy(src.distribution as Parameters<typeof modeRemedy>[0], mode, place);
-}
-
-export function configSourceFinding(facts: ClusterFacts, observed: readonly ObservedPhase[]): CheckFinding[] {
-  const src = configSource(facts, observed);
-  if (src.kind === "none") return [];
-  return [
-    {
-      id: "cluster-config-source",
-      severity: "info",
-      stage: "any",
-      blocksMigration: false,
-      title: `kube-proxy's mode comes from ${src.where}`,
-      evidence: {
-        kind: src.kind,
-        pin: src.pin,
-        mode: src.mode,
-        distribution: src.distribution,
-        distributionEvidence: src.distributionEvidence,
-        configMap: src.configMap,
-        key: src.key,
-        read: src.read,
-        proxyModeFlags: src.proxyModeFlags,
-        mirrorPods: src.mirrorPods,
-        nodesAnswered: src.nodesAnswered,
-      },
-      remedy: `To pin or change the mode here: ${sourceRemedy(src)}`,
-    },
-  ];
 }
