@@ -195,6 +195,34 @@ const staticPodsUnread = () =>
     [ok("a", "iptables", "ready")],
   );
 
+/** The config sources no fleet above reaches: defaults on the DaemonSet, static pods, no DaemonSet. */
+function moreSources(): [string, FleetReport][] {
+  const defaults = facts({}, cfg({ mode: "nftables" }));
+  defaults.kubeProxyDaemonSet!.configMount = null;
+  defaults.kubeProxyDaemonSet!.configFlag = null;
+  const statics = (...templates: string[]) =>
+    facts({
+      kubeProxyDaemonSet: null,
+      kubeProxyConfigMap: null,
+      staticKubeProxy: { pods: templates.map((x, i) => mirror(x, `n${i}`)), more: false },
+    });
+  const configMapOnly = facts({ kubeProxyDaemonSet: null }, cfg({ mode: "ipvs" }));
+  const nothing = facts({ kubeProxyDaemonSet: null, kubeProxyConfigMap: null });
+  return [
+    ["daemonset-defaults", fleet(defaults, [ok("a", "iptables", "ready")])],
+    ["rke2-static-pinned", fleet(statics("kube-proxy-mirror-pod.rke2.template.json"), [])],
+    [
+      "static-pods-disagree",
+      fleet(
+        statics("kube-proxy-mirror-pod.rke2.template.json", "kube-proxy-mirror-pod.kops.template.json"),
+        [],
+      ),
+    ],
+    ["configmap-only", fleet(configMapOnly, [ok("a", "ipvs", "attention")])],
+    ["outside-api", fleet(nothing, [ok("a", "ipvs", "attention")])],
+  ];
+}
+
 /** Every fleet, by the name its golden files carry. */
 export function goldenFleets(): [string, FleetReport][] {
   const [talosFlags, talosForbidden, talosRead] = talos();
@@ -218,5 +246,6 @@ export function goldenFleets(): [string, FleetReport][] {
     ["eks-unpinned", eksUnpinned()],
     ["static-pods-unread", staticPodsUnread()],
     ["no-api", fleet(null, [ok("a", "ipvs", "attention")], "1.40")],
+    ...moreSources(),
   ];
 }
