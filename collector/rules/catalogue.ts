@@ -19,7 +19,7 @@ import { rolloutWide } from "./before/cluster-kube-proxy-rollout-wide.js";
 import { nodePortInventory } from "./before/cluster-nodeport-inventory.js";
 import { servicesEtpLocal } from "./before/cluster-services-etp-local.js";
 import { sessionAffinity } from "./before/cluster-services-session-affinity.js";
-import type { ClusterFindingSpec, ClusterRule, ClusterTag, FlagRule } from "./rule.js";
+import type { ClusterFindingSpec, ClusterNeed, ClusterRule, ClusterTag, FlagNeed, FlagRule } from "./rule.js";
 
 // Every cluster check, registered in one place; each is pure, small and in its own file, and every id
 // list below is derived from what they declare. The order is the report's among findings of one
@@ -54,7 +54,10 @@ type IdsOf<R> = R extends ClusterRule<infer Id> | FlagRule<infer Id> ? Id : neve
 /** Every finding id the collector can raise about the cluster. */
 export type ClusterFindingId = IdsOf<(typeof CLUSTER_RULES)[number] | (typeof FLAG_RULES)[number]>;
 
-type AnyRule = { findings: Readonly<Record<string, ClusterFindingSpec>>; needs: readonly string[] };
+type AnyRule = {
+  findings: Readonly<Record<string, ClusterFindingSpec>>;
+  needs: readonly (ClusterNeed | FlagNeed)[];
+};
 const ALL: readonly AnyRule[] = [...CLUSTER_RULES, ...FLAG_RULES];
 
 export const CLUSTER_FINDINGS: ReadonlyMap<ClusterFindingId, ClusterFindingSpec> = new Map(
@@ -64,9 +67,10 @@ export const CLUSTER_FINDINGS: ReadonlyMap<ClusterFindingId, ClusterFindingSpec>
 export const CLUSTER_FINDING_IDS: readonly ClusterFindingId[] = [...CLUSTER_FINDINGS.keys()];
 
 /** What each cluster finding's check reads: facts of the API, "observed" nodes, or a flag. */
-export const CLUSTER_FINDING_NEEDS: ReadonlyMap<ClusterFindingId, readonly string[]> = new Map(
-  ALL.flatMap((r) => (Object.keys(r.findings) as ClusterFindingId[]).map((id) => [id, r.needs] as const)),
-);
+export const CLUSTER_FINDING_NEEDS: ReadonlyMap<ClusterFindingId, readonly (ClusterNeed | FlagNeed)[]> =
+  new Map(
+    ALL.flatMap((r) => (Object.keys(r.findings) as ClusterFindingId[]).map((id) => [id, r.needs] as const)),
+  );
 
 function tagged(tag: ClusterTag): ReadonlySet<ClusterFindingId> {
   return new Set([...CLUSTER_FINDINGS].filter(([, s]) => s.tags?.includes(tag)).map(([id]) => id));
