@@ -1,41 +1,108 @@
 import { Gauge, Registry } from "prom-client";
 import type { FleetReport } from "./report/schema.js";
 
+/**
+ * A stable fleet metric keeps its name, type and label names across releases
+ * (test/unit/metrics/stable-metrics.test.ts holds it to test/fixtures/golden/metrics/fleet-stable.txt);
+ * an experimental one may change in any release. docs/compatibility.md states the promise.
+ */
+export type FleetMetricStability = "stable" | "experimental";
+
+interface FleetMetricSpec {
+  help: string;
+  labels: readonly string[];
+  stability: FleetMetricStability;
+}
+
+/** Every fleet gauge the collector's `serve` exports, in exposition order. */
+export const FLEET_METRICS = {
+  proxyscope_fleet_nodes: {
+    help: "Nodes by the phase kube-proxy really runs (no-report: no usable report)",
+    labels: ["phase"],
+    stability: "stable",
+  },
+  proxyscope_fleet_nodes_by_verdict: {
+    help: "Nodes by migration verdict",
+    labels: ["verdict"],
+    stability: "stable",
+  },
+  proxyscope_fleet_nodes_by_outcome: {
+    help: "Nodes by how gathering their report went",
+    labels: ["outcome"],
+    stability: "stable",
+  },
+  proxyscope_fleet_nodes_unreachable: {
+    help: "Nodes without a usable report (unreachable, timeout, garbage, no agent...)",
+    labels: [],
+    stability: "stable",
+  },
+  proxyscope_fleet_nodes_not_listed: {
+    help: "Agents that answered for a node the API does not list",
+    labels: [],
+    stability: "stable",
+  },
+  proxyscope_fleet_findings: {
+    help: "Findings by severity, nodes and cluster together",
+    labels: ["severity"],
+    stability: "stable",
+  },
+  proxyscope_fleet_cluster_finding: {
+    help: "1 per active cluster finding",
+    labels: ["id", "severity"],
+    stability: "stable",
+  },
+  proxyscope_fleet_plan_step: {
+    help: "1 for each plan step's current status",
+    labels: ["step", "id", "status"],
+    stability: "stable",
+  },
+  proxyscope_fleet_report_partial: {
+    help: "1 when some node gave no usable report",
+    labels: [],
+    stability: "stable",
+  },
+  proxyscope_fleet_last_gather_success: {
+    help: "1 when the last gather produced a report",
+    labels: [],
+    stability: "stable",
+  },
+  proxyscope_fleet_last_report_timestamp_seconds: {
+    help: "When the report being served was made",
+    labels: [],
+    stability: "stable",
+  },
+  proxyscope_fleet_last_gather_duration_seconds: {
+    help: "How long the last gather took",
+    labels: [],
+    stability: "stable",
+  },
+} as const satisfies Record<string, FleetMetricSpec>;
+
+export type FleetMetricName = keyof typeof FLEET_METRICS;
+
 /** The fleet gauges, on a registry of their own (nothing global, nothing from other libraries). */
 export function fleetMetrics() {
   const registry = new Registry();
-  const g = (name: string, help: string, labelNames: string[] = []) =>
-    new Gauge({ name, help, labelNames, registers: [registry] });
+  const g = (name: FleetMetricName) =>
+    new Gauge({
+      name,
+      help: FLEET_METRICS[name].help,
+      labelNames: [...FLEET_METRICS[name].labels],
+      registers: [registry],
+    });
   const m = {
-    nodes: g(
-      "proxyscope_fleet_nodes",
-      "Nodes by the phase kube-proxy really runs (no-report: no usable report)",
-      ["phase"],
-    ),
-    byVerdict: g("proxyscope_fleet_nodes_by_verdict", "Nodes by migration verdict", ["verdict"]),
-    byOutcome: g("proxyscope_fleet_nodes_by_outcome", "Nodes by how gathering their report went", [
-      "outcome",
-    ]),
-    unreachable: g(
-      "proxyscope_fleet_nodes_unreachable",
-      "Nodes without a usable report (unreachable, timeout, garbage, no agent...)",
-    ),
-    notListed: g(
-      "proxyscope_fleet_nodes_not_listed",
-      "Agents that answered for a node the API does not list",
-    ),
-    findings: g("proxyscope_fleet_findings", "Findings by severity, nodes and cluster together", [
-      "severity",
-    ]),
-    clusterFinding: g("proxyscope_fleet_cluster_finding", "1 per active cluster finding", ["id", "severity"]),
-    plan: g("proxyscope_fleet_plan_step", "1 for each plan step's current status", ["step", "id", "status"]),
-    partial: g("proxyscope_fleet_report_partial", "1 when some node gave no usable report"),
-    lastSuccess: g("proxyscope_fleet_last_gather_success", "1 when the last gather produced a report"),
-    lastTimestamp: g(
-      "proxyscope_fleet_last_report_timestamp_seconds",
-      "When the report being served was made",
-    ),
-    duration: g("proxyscope_fleet_last_gather_duration_seconds", "How long the last gather took"),
+    nodes: g("proxyscope_fleet_nodes"),
+    byVerdict: g("proxyscope_fleet_nodes_by_verdict"),
+    byOutcome: g("proxyscope_fleet_nodes_by_outcome"),
+    unreachable: g("proxyscope_fleet_nodes_unreachable"),
+    notListed: g("proxyscope_fleet_nodes_not_listed"),
+    findings: g("proxyscope_fleet_findings"),
+    clusterFinding: g("proxyscope_fleet_cluster_finding"),
+    plan: g("proxyscope_fleet_plan_step"),
+    partial: g("proxyscope_fleet_report_partial"),
+    lastSuccess: g("proxyscope_fleet_last_gather_success"),
+    lastTimestamp: g("proxyscope_fleet_last_report_timestamp_seconds"),
+    duration: g("proxyscope_fleet_last_gather_duration_seconds"),
   };
 
   function update(r: FleetReport, durationS: number) {

@@ -5,19 +5,19 @@ import {
   SCHEMA_VERSION as NODE_SCHEMA_VERSION,
   SEVERITIES,
   Verdict,
-  type Finding,
 } from "../agent/contract.js";
 import { API_NOT_ASKED } from "./fail-on.js";
-import { clusterChecks, configuredMode } from "./checks/index.js";
 import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./checks/config-source.js";
+import { configuredMode } from "./checks/proxy-config.js";
 import { canaryParityNote, confirmNodeParity, fleetParity, nameNodeParity } from "./parity.js";
 import { serviceInventory } from "./checks/services.js";
 import { failedObservation } from "./observe.js";
 import { deprecationStage } from "./checks/timeline.js";
-import { withPages } from "./checks/references.js";
-import { targetVersionFindings, type TargetVersion } from "./checks/target-version.js";
+import type { TargetVersion } from "./checks/target-version.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";
 import type { ApiNode, ClusterFacts, SliceReads } from "./report/cluster-facts.js";
+import { CLUSTER_AFTER_CONFIG_IDS } from "./rules/catalogue.js";
+import { judgeCluster, type ClusterFinding } from "./rules/index.js";
 import {
   FLEET_SCHEMA_VERSION,
   NodeOutcome,
@@ -147,18 +147,12 @@ export function rollup(input: RollupInput): FleetReport {
   const answered = nodes.filter((n) => n.outcome === "ok");
   const cluster = input.cluster;
   const observed = observedPhases(nodes);
-  const clusterFindings = [
-    ...(cluster ? clusterChecks(cluster, observed) : []),
-    ...(input.targetVersion
-      ? withPages(
-          targetVersionFindings(
-            input.targetVersion,
-            nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
-            cluster,
-          ),
-        )
-      : []),
-  ];
+  const clusterFindings = judgeCluster({
+    facts: cluster,
+    observed,
+    phases: nodes.map((n) => ({ node: n.node, phase: n.outcome === "ok" ? n.phase : null })),
+    targetVersion: input.targetVersion ?? null,
+  });
   const severities = [
     ...clusterFindings.map((f) => f.severity),
     ...nodes.flatMap((n) => n.findings.map((f) => f.severity)),
@@ -236,7 +230,7 @@ const canaryFit = (n: FleetNode) =>
 export function plan(
   cluster: ClusterFacts | null,
   nodes: readonly FleetNode[],
-  cf: readonly Finding[],
+  cf: readonly ClusterFinding[],
 ): PlanStep[] {
   const answered = nodes.filter((n) => n.outcome === "ok");
   const noReport = nodes.filter((n) => n.outcome !== "ok");
@@ -395,7 +389,7 @@ export function plan(
   });
 
   // 5. Remove the ipvs block and strictARP.
-  const blockLeft = cf.some((f) => f.id === "cluster-ipvs-config-left");
+  const blockLeft = cf.some((f) => CLUSTER_AFTER_CONFIG_IDS.has(f.id));
   const sysctlsLeft = answered.filter((n) => n.findings.some((f) => AFTER_CONFIG_IDS.has(f.id)));
   const stillIpvs = answered.filter((n) => n.phase === "ipvs");
   steps.push({

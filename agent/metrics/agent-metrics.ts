@@ -1,5 +1,5 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
-import { METRIC } from "./names.js";
+import { METRIC, metricStability, type Stability } from "./names.js";
 
 export interface AgentMetricsOptions {
   version: string;
@@ -12,6 +12,8 @@ export interface MetricDescription {
   type: string;
   help: string;
   labels: string[];
+  /** The agent's own metrics are stable or experimental; the runtime's (process_*, nodejs_*) null. */
+  stability: Stability | null;
 }
 
 const AGENT_PREFIX = "proxyscope_";
@@ -116,6 +118,7 @@ export class AgentMetrics {
       type: String(m.type),
       help: m.help,
       labels: [...((this.registry.getSingleMetric(m.name) as { labelNames?: string[] }).labelNames ?? [])],
+      stability: metricStability(m.name),
     }));
     // Imported here: node-values.ts brings the report schemas, rules and views, which the serving
     // thread otherwise never needs (the scan thread renders the node metrics).
@@ -125,6 +128,7 @@ export class AgentMetrics {
       type: "type" in d ? d.type : "gauge",
       help: d.help,
       labels: [...d.labels],
+      stability: metricStability(name),
     }));
     const seen = new Set(own.map((m) => m.name));
     return [...own, ...node.filter((m) => !seen.has(m.name))];

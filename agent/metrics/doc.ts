@@ -15,12 +15,14 @@ export function metricsDoc(metrics: readonly MetricDescription[]): string {
     "this page and the code drift apart. Every label is bounded: probe names, finding ids, enum values,",
     "netfilter families, and in `proxyscope_node_info` one value per label per node. A metric fed by a probe",
     "that failed is absent from the scrape, never 0 (`proxyscope_probe_success` says which probe failed).",
+    "A **stable** metric keeps its name, type and label names across releases; an **experimental** one may",
+    "change or go in any release ([compatibility.md](compatibility.md#metrics)).",
     "",
-    "| name | type | labels | meaning |",
-    "| --- | --- | --- | --- |",
+    "| name | type | labels | stability | meaning |",
+    "| --- | --- | --- | --- | --- |",
     ...ours.map(
       (m) =>
-        `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(", ") || "—"} | ${cell(m.help)} |`,
+        `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(", ") || "—"} | ${m.stability ?? "—"} | ${cell(m.help)} |`,
     ),
     "",
     "## The agent process",

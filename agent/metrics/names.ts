@@ -45,3 +45,68 @@ export const METRIC = {
   sourceAgeSeconds: "proxyscope_source_age_seconds",
 } as const;
 export type MetricName = (typeof METRIC)[keyof typeof METRIC];
+
+/**
+ * A stable metric keeps its name, type and label names across releases (test/unit/metrics/stable-metrics.test.ts
+ * holds it to test/fixtures/golden/metrics/agent-stable.txt); an experimental one may change or go in any
+ * release. docs/compatibility.md states the promise.
+ */
+export type Stability = "stable" | "experimental";
+
+const stable = "stable" as const;
+const experimental = "experimental" as const;
+
+// Stable: what the collector's PromQL, the shipped alerts and dashboards, and node_exporter-style
+// dashboards read. Experimental: the scan thread's memory handling and the nf_tables read cache, which
+// exist to tune the agent and change with it.
+export const METRIC_STABILITY = {
+  buildInfo: stable,
+  scans: stable,
+  scanOverruns: stable,
+  scanFailures: stable,
+  scanHeapReleases: experimental,
+  scanHeapReleasedBytes: experimental,
+  nodePhase: stable,
+  nodeVerdict: stable,
+  nodePhaseInferred: stable,
+  kernelNftablesCapable: stable,
+  ipvsVirtualServers: stable,
+  ipvsRealServers: stable,
+  ipvsConnections: stable,
+  ipvsIncomingPackets: stable,
+  ipvsOutgoingPackets: stable,
+  ipvsIncomingBytes: stable,
+  ipvsOutgoingBytes: stable,
+  // New in this release: its name and meaning may still change with what the switch-planning needs.
+  ipvsKubeProxyEstablishedConnections: experimental,
+  kubeIpvs0Present: stable,
+  kubeIpvs0Addresses: stable,
+  blackHoledAddresses: stable,
+  kubeProxyIpsets: stable,
+  kubeProxyIptablesChains: stable,
+  nftablesKubeProxyTablePresent: stable,
+  kubeProxyLastSyncTimestampSeconds: stable,
+  kubeProxySyncFailures: stable,
+  kubeProxyCleanupFailures: stable,
+  parityState: stable,
+  parityServices: stable,
+  paritySnapshotTimestampSeconds: stable,
+  nodeInfo: stable,
+  finding: stable,
+  findingActive: stable,
+  findings: stable,
+  probeSuccess: stable,
+  probeDurationSeconds: stable,
+  lastScanTimestampSeconds: stable,
+  lastScanDurationSeconds: stable,
+  sourceAgeSeconds: experimental,
+} as const satisfies Record<keyof typeof METRIC, Stability>;
+
+const BY_NAME = new Map<string, Stability>(
+  (Object.keys(METRIC) as (keyof typeof METRIC)[]).map((k) => [METRIC[k], METRIC_STABILITY[k]]),
+);
+
+/** A metric's stability by its exported name; null for a name that is not the agent's. */
+export function metricStability(name: string): Stability | null {
+  return BY_NAME.get(name) ?? null;
+}

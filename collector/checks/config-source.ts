@@ -1,6 +1,5 @@
-import type { ClusterFacts, ConfigSource } from "../report/cluster-facts.js";
-import { detectDistribution, modeRemedy, type ConfigPlace } from "./distribution.js";
-import type { CheckFinding } from "./references.js";
+import type { ClusterFacts, ConfigSource, KubeProxyDaemonSet, MirrorPod } from "../report/cluster-facts.js";
+import { detectDistribution, modeRemedy, type ConfigPlace, type Distribution } from "./distribution.js";
 
 export interface ObservedPhase {
   node: string;
@@ -10,6 +9,16 @@ export interface ObservedPhase {
 }
 
 const MODES = ["ipvs", "iptables", "nftables"];
+
+/** The cluster facts configSource (and detectDistribution under it) reads: a rule using it needs them. */
+export const CONFIG_SOURCE_NEEDS = [
+  "kubeProxyDaemonSet",
+  "kubeProxyConfigMap",
+  "staticKubeProxy",
+  "nodes",
+  "kubeadm",
+  "gaps",
+] as const satisfies readonly (keyof ClusterFacts)[];
 
 /** The gap a failed read of kube-proxy's config leaves, by what the config is (none: nothing unread). */
 function unreadGap(facts: ClusterFacts, configMap: string | null): string | null {
@@ -40,6 +49,31 @@ export function expectedConfigMap(facts: ClusterFacts): ConfigPlace | null {
   };
 }
 
+type Base = Pick<
+  ConfigSource,
+  | "distribution"
+  | "distributionEvidence"
+  | "configMap"
+  | "key"
+  | "read"
+  | "proxyModeFlags"
+  | "mirrorPods"
+  | "nodesAnswered"
+>;
+
+/** What every way of finding the source shares. */
+interface Seen {
+  facts: ClusterFacts;
+  observed: readonly ObservedPhase[];
+  distribution: Distribution;
+  /** The fields a source that does not set them leaves empty; each source is spread over it. */
+  base: Base;
+  /** How many modes the nodes' /proxyMode answered (a guessed phase is not an answer). */
+  answered: number;
+  /** "; the nodes' /proxyMode answers ..." when any did: the truth when the config is not visible. */
+  nodesSay: string;
+}
+
 /**
  * Where kube-proxy's mode comes from, and whether what was read pins it. Unread is never absent: a
  * config that could not be read, or that lives outside the API (a host file, k3s's process), is
@@ -51,66 +85,21 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
   for (const o of observed)
     if (MODES.includes(o.phase) && o.inferred !== true)
       answered.set(o.phase, (answered.get(o.phase) ?? 0) + 1);
-  const base = {
+  const base: Base = {
     distribution: d.name,
     distributionEvidence: d.evidence,
     configMap: null,
     key: null,
     read: null,
-    proxyModeFlags: [] as string[],
+    proxyModeFlags: [],
     mirrorPods: null,
     nodesAnswered: [...answered].map(([m, n]) => `${m}=${n}`).sort(),
   };
   const nodesSay =
     answered.size > 0 ? `; the nodes' /proxyMode answers ${base.nodesAnswered.join(", ")}` : "";
+  const seen = { facts, observed, distribution: d.name, base, answered: answered.size, nodesSay };
   const ds = facts.kubeProxyDaemonSet;
-  const cm = facts.kubeProxyConfigMap;
-
-  if (ds) {
-    const flag = ds.proxyModeFlag?.trim() || null;
-    const m = ds.configMount;
-    if (flag)
-      return {
-        ...base,
-        kind: "flags",
-        pin: "pinned",
-        mode: flag,
-        where: `--proxy-mode=${flag} on DaemonSet kube-proxy (flags override the --config file)`,
-        proxyModeFlags: [flag],
-      };
-    if (!m)
-      return {
-        ...base,
-        kind: "flags",
-        pin: "not-pinned",
-        mode: null,
-        where: "kube-proxy's defaults: DaemonSet kube-proxy passes neither --config nor --proxy-mode",
-      };
-    if (m.kind !== "configmap")
-      return {
-        ...base,
-        kind: "file",
-        pin: "unknown",
-        mode: null,
-        where: `the file --config=${m.path}, ${m.kind === "unmounted" ? "on no mounted volume (a file in the image)" : `from volume ${m.volume} (${m.source})`}: not readable through the API${nodesSay}`,
-      };
-    const gap = unreadGap(facts, m.configMap);
-    const here = `ConfigMap kube-system/${m.configMap}, key ${m.key} (DaemonSet kube-proxy's --config=${m.path})`;
-    const read = cm?.name === m.configMap && cm.config !== null;
-    const mode = read ? cm!.config!.mode?.trim() || null : null;
-    return {
-      ...base,
-      kind: "configmap",
-      configMap: m.configMap,
-      key: m.key,
-      read,
-      pin: read ? (mode ? "pinned" : "not-pinned") : "unknown",
-      mode,
-      where: read
-        ? here
-        : `${here}: ${gap ?? (cm?.name === m.configMap ? `unparsable (${cm.parseError})` : "absent: kube-proxy cannot start from it")}${nodesSay}`,
-    };
-  }
+  if (ds) return fromDaemonSet(seen, ds);
   const gap = unreadGap(facts, "kube-proxy");
   if (gap)
     return {
@@ -120,55 +109,106 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
       mode: null,
       where: `kube-proxy's DaemonSet, ConfigMap or static pods, not read (${gap})${nodesSay}`,
     };
-
   const statics = facts.staticKubeProxy?.pods ?? [];
-  if (statics.length > 0) {
-    const flags = [...new Set(statics.map((p) => p.proxyModeFlag?.trim() || ""))];
-    const named = flags.filter(Boolean).sort();
-    const withConfig = statics.filter((p) => p.configFlag !== null).length;
-    const sample = facts.staticKubeProxy?.more ? ` (the first ${statics.length}; more exist)` : "";
-    const s = { ...base, kind: "static-pod" as const, proxyModeFlags: named, mirrorPods: statics.length };
-    if (flags.length === 1 && named.length === 1)
-      return {
-        ...s,
-        pin: "pinned",
-        mode: named[0]!,
-        where: `--proxy-mode=${named[0]} on the kube-proxy static pods, seen as ${statics.length} mirror pod(s)${sample}`,
-      };
-    if (named.length === 0 && withConfig === 0)
-      return {
-        ...s,
-        pin: "not-pinned",
-        mode: null,
-        where: `kube-proxy's defaults: its static pods (${statics.length} mirror pod(s)${sample}) pass neither --proxy-mode nor --config`,
-      };
+  return statics.length > 0 ? fromStaticPods(seen, statics) : withoutPods(seen);
+}
+
+/** The DaemonSet's --proxy-mode, else the ConfigMap its --config mounts, else a file or the defaults. */
+function fromDaemonSet({ facts, base, nodesSay }: Seen, ds: KubeProxyDaemonSet): ConfigSource {
+  const cm = facts.kubeProxyConfigMap;
+  const flag = ds.proxyModeFlag?.trim() || null;
+  const m = ds.configMount;
+  if (flag)
     return {
-      ...s,
+      ...base,
+      kind: "flags",
+      pin: "pinned",
+      mode: flag,
+      where: `--proxy-mode=${flag} on DaemonSet kube-proxy (flags override the --config file)`,
+      proxyModeFlags: [flag],
+    };
+  if (!m)
+    return {
+      ...base,
+      kind: "flags",
+      pin: "not-pinned",
+      mode: null,
+      where: "kube-proxy's defaults: DaemonSet kube-proxy passes neither --config nor --proxy-mode",
+    };
+  if (m.kind !== "configmap")
+    return {
+      ...base,
+      kind: "file",
       pin: "unknown",
       mode: null,
-      where: `the kube-proxy static pods, which disagree or read a --config file on the node (--proxy-mode: ${flags.map((f) => f || "(none)").join(", ")}; ${withConfig} with --config)${nodesSay}`,
+      where: `the file --config=${m.path}, ${m.kind === "unmounted" ? "on no mounted volume (a file in the image)" : `from volume ${m.volume} (${m.source})`}: not readable through the API${nodesSay}`,
     };
-  }
-  if (
-    (d.name === "k3s" || d.name === "rke2") &&
-    answered.size === 0 &&
-    observed.some((o) => o.phase === "none")
-  )
+  const gap = unreadGap(facts, m.configMap);
+  const here = `ConfigMap kube-system/${m.configMap}, key ${m.key} (DaemonSet kube-proxy's --config=${m.path})`;
+  const read = cm?.name === m.configMap && cm.config !== null;
+  const mode = read ? cm!.config!.mode?.trim() || null : null;
+  return {
+    ...base,
+    kind: "configmap",
+    configMap: m.configMap,
+    key: m.key,
+    read,
+    pin: read ? (mode ? "pinned" : "not-pinned") : "unknown",
+    mode,
+    where: read
+      ? here
+      : `${here}: ${gap ?? (cm?.name === m.configMap ? `unparsable (${cm.parseError})` : "absent: kube-proxy cannot start from it")}${nodesSay}`,
+  };
+}
+
+/** Static pods, seen as their mirror pods: pinned only when every one names the same --proxy-mode. */
+function fromStaticPods({ facts, base, nodesSay }: Seen, statics: readonly MirrorPod[]): ConfigSource {
+  const flags = [...new Set(statics.map((p) => p.proxyModeFlag?.trim() || ""))];
+  const named = flags.filter(Boolean).sort();
+  const withConfig = statics.filter((p) => p.configFlag !== null).length;
+  const sample = facts.staticKubeProxy?.more ? ` (the first ${statics.length}; more exist)` : "";
+  const s = { ...base, kind: "static-pod" as const, proxyModeFlags: named, mirrorPods: statics.length };
+  if (flags.length === 1 && named.length === 1)
+    return {
+      ...s,
+      pin: "pinned",
+      mode: named[0]!,
+      where: `--proxy-mode=${named[0]} on the kube-proxy static pods, seen as ${statics.length} mirror pod(s)${sample}`,
+    };
+  if (named.length === 0 && withConfig === 0)
+    return {
+      ...s,
+      pin: "not-pinned",
+      mode: null,
+      where: `kube-proxy's defaults: its static pods (${statics.length} mirror pod(s)${sample}) pass neither --proxy-mode nor --config`,
+    };
+  return {
+    ...s,
+    pin: "unknown",
+    mode: null,
+    where: `the kube-proxy static pods, which disagree or read a --config file on the node (--proxy-mode: ${flags.map((f) => f || "(none)").join(", ")}; ${withConfig} with --config)${nodesSay}`,
+  };
+}
+
+/** No DaemonSet and no static pod: the distribution's own kube-proxy, a lone ConfigMap, or none. */
+function withoutPods({ facts, observed, distribution: d, base, answered, nodesSay }: Seen): ConfigSource {
+  const cm = facts.kubeProxyConfigMap;
+  if ((d === "k3s" || d === "rke2") && answered === 0 && observed.some((o) => o.phase === "none"))
     return {
       ...base,
       kind: "none",
       pin: "unknown",
       mode: null,
-      where: `${d.name} with its kube-proxy disabled (--disable-kube-proxy): the nodes run no kube-proxy`,
+      where: `${d} with its kube-proxy disabled (--disable-kube-proxy): the nodes run no kube-proxy`,
     };
-  if (d.name === "k3s" || d.name === "rke2")
+  if (d === "k3s" || d === "rke2")
     return {
       ...base,
       kind: "distribution",
       pin: "distribution",
       mode: null,
       // k3s pkg/daemons/agent kubeProxyArgs: "proxy-mode": "iptables", overridden by --kube-proxy-arg.
-      where: `${d.name === "k3s" ? "k3s's own flags (k3s runs kube-proxy inside its process and" : "RKE2's kube-proxy static pod, whose mirror pods were not found (RKE2"} passes --proxy-mode itself: iptables unless kube-proxy-arg overrides it), not visible in the API${nodesSay}`,
+      where: `${d === "k3s" ? "k3s's own flags (k3s runs kube-proxy inside its process and" : "RKE2's kube-proxy static pod, whose mirror pods were not found (RKE2"} passes --proxy-mode itself: iptables unless kube-proxy-arg overrides it), not visible in the API${nodesSay}`,
     };
   if (cm) {
     const mode = cm.config?.mode?.trim() || null;
@@ -183,7 +223,7 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
       where: `ConfigMap kube-system/${cm.name}${cm.key ? `, key ${cm.key}` : ""} (no kube-proxy DaemonSet to say it is what kube-proxy reads)`,
     };
   }
-  if (answered.size > 0)
+  if (answered > 0)
     return {
       ...base,
       kind: "unknown",
@@ -204,32 +244,4 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
 export function sourceRemedy(src: ConfigSource, mode = "nftables"): string {
   const place = src.configMap ? { configMap: src.configMap, key: src.key } : null;
   return modeRemedy(src.distribution as Parameters<typeof modeRemedy>[0], mode, place);
-}
-
-export function configSourceFinding(facts: ClusterFacts, observed: readonly ObservedPhase[]): CheckFinding[] {
-  const src = configSource(facts, observed);
-  if (src.kind === "none") return [];
-  return [
-    {
-      id: "cluster-config-source",
-      severity: "info",
-      stage: "any",
-      blocksMigration: false,
-      title: `kube-proxy's mode comes from ${src.where}`,
-      evidence: {
-        kind: src.kind,
-        pin: src.pin,
-        mode: src.mode,
-        distribution: src.distribution,
-        distributionEvidence: src.distributionEvidence,
-        configMap: src.configMap,
-        key: src.key,
-        read: src.read,
-        proxyModeFlags: src.proxyModeFlags,
-        mirrorPods: src.mirrorPods,
-        nodesAnswered: src.nodesAnswered,
-      },
-      remedy: `To pin or change the mode here: ${sourceRemedy(src)}`,
-    },
-  ];
 }

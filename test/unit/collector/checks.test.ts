@@ -1,5 +1,6 @@
 import t from "tap";
-import { clusterChecks } from "../../../collector/checks/index.js";
+import { clusterChecks } from "../../../collector/rules/index.js";
+import type { ClusterFindingId } from "../../../collector/rules/catalogue.js";
 import { deprecationStage } from "../../../collector/checks/timeline.js";
 import {
   flagValue,
@@ -9,7 +10,8 @@ import {
 import type { ClusterFacts } from "../../../collector/report/cluster-facts.js";
 import { cfg, facts } from "../../helpers/fleet.js";
 
-const ids = (f: ClusterFacts, observed: Parameters<typeof clusterChecks>[1] = []) =>
+// Typed ids: a misspelt id in an assertion fails the typecheck instead of passing as "not raised".
+const ids = (f: ClusterFacts, observed: Parameters<typeof clusterChecks>[1] = []): ClusterFindingId[] =>
   clusterChecks(f, observed).map((x) => x.id);
 
 t.test("an empty mode is a finding for every cluster, ipvs or not", async (t) => {

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import type { V1DaemonSet, V1Pod, V1Volume } from "@kubernetes/client-node";
 import t from "tap";
-import { clusterChecks } from "../../../collector/checks/index.js";
+import { clusterChecks } from "../../../collector/rules/index.js";
 import { configSource } from "../../../collector/checks/config-source.js";
 import { detectDistribution } from "../../../collector/checks/distribution.js";
 import { configMountOf } from "../../../collector/parse/kube-proxy-config.js";

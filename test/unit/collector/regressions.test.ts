@@ -186,7 +186,7 @@ t.test("an unread kube-proxy ConfigMap or DaemonSet is not an absent one", async
   // A 500 on the ConfigMap made the checks say "mode not pinned", "nodes disagree with the
   // configured iptables" and the plan "mode: is empty"; both unread made it "no kube-proxy".
   const { facts } = await import("../../helpers/fleet.js");
-  const { clusterChecks } = await import("../../../collector/checks/index.js");
+  const { clusterChecks } = await import("../../../collector/rules/index.js");
   const { plan } = await import("../../../collector/rollup.js");
   const gap = (what: string) => ({ what, reason: "HTTP 500" });
   const cmUnread = facts({ kubeProxyConfigMap: null, gaps: [gap("configmap kube-system/kube-proxy")] });

@@ -1,7 +1,16 @@
 import t from "tap";
-import { parseTargetVersion, targetVersionFindings } from "../../../collector/checks/target-version.js";
+import {
+  parseTargetVersion,
+  type TargetNode,
+  type TargetVersion,
+} from "../../../collector/checks/target-version.js";
 import { loadConfig } from "../../../collector/config.js";
+import type { ClusterFacts } from "../../../collector/report/cluster-facts.js";
+import { flagChecks } from "../../../collector/rules/index.js";
 import { cfg, facts } from "../../helpers/fleet.js";
+
+const targetVersionFindings = (target: TargetVersion, nodes: TargetNode[], cluster: ClusterFacts | null) =>
+  flagChecks(cluster, nodes, target);
 
 // The expectations follow KEP-5495 as kubernetes/enhancements#6120 plans it: gate on by default in 1.37,
 // off by default in 1.40 (ipvs mode then fails to start), locked off in 1.43, removed in 1.46.

@@ -1,27 +1,20 @@
 import t from "tap";
 import { readdirSync, readFileSync } from "node:fs";
 import { FINDING_IDS } from "../../../agent/rules/catalogue.js";
-import { clusterChecks } from "../../../collector/checks/index.js";
+import { CLUSTER_FINDING_IDS } from "../../../collector/rules/catalogue.js";
+import { clusterChecks } from "../../../collector/rules/index.js";
 import { findingPagePath, findingPageUrl } from "../../../common/finding-page.js";
 import { facts } from "../../helpers/fleet.js";
 import { ipvsNode, judge, NOW } from "../../helpers/rules.js";
 
 // Every finding id has one page, docs/findings/<id>.md, with the same five sections in the same order;
-// every page names an id something raises. Cluster ids have no registry (each check file returns its
-// own), so they are read from the checks' source: an id added there without a page fails here.
+// every page names an id something raises: the agent's and the collector's catalogues, so an id added to
+// a rule without a page fails here.
 const root = new URL("../../../", import.meta.url);
 const dir = new URL("docs/findings/", root);
 const SECTIONS = ["What it means", "When it does not apply", "Confirm by hand", "Fix", "References"];
 
-const checksDir = new URL("collector/checks/", root);
-const clusterIds = new Set(
-  readdirSync(checksDir)
-    .filter((f) => f.endsWith(".ts"))
-    .flatMap((f) => [
-      ...readFileSync(new URL(f, checksDir), "utf8").matchAll(/\bid: "(cluster-[a-z0-9-]+)"/g),
-    ])
-    .map((m) => m[1]!),
-);
+const clusterIds = new Set<string>(CLUSTER_FINDING_IDS);
 const ids = new Set<string>([...FINDING_IDS, ...clusterIds]);
 const pages = new Set(
   readdirSync(dir)
