@@ -6,6 +6,11 @@ export function terminalSafe(s: string): string {
   return s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** True when the text holds a character terminalSafe would escape (C0, DEL, C1, line and bidi controls). */
+export function hasControl(s: string): boolean {
+  return new RegExp(CONTROL.source).test(s);
+}
+
 const HTML: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /** For text and attribute values alike: everything a node or the API supplies goes through here. */
