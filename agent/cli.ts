@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
+import { addFlags, Command, errorLine, quiet, runProgram } from "../common/cli.js";
+import { redactUrls } from "../common/redact.js";
 import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import type { NodeReport } from "./report/schema.js";
@@ -117,7 +118,7 @@ async function runCommand(command: AgentCommand, cfg: AgentConfig): Promise<numb
     // Loaded here, not before: serve loads web-config.ts only when a web config is given.
     const { WebConfigError } = await import("./server/web-config.js");
     if (!(e instanceof WebConfigError)) throw e;
-    process.stderr.write(`proxyscope-agent: ${e.message}\n`);
+    process.stderr.write(errorLine("proxyscope-agent", e.message));
     return EXIT.usage;
   }
 }
@@ -166,7 +167,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`proxyscope-agent: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(
+      `proxyscope-agent: internal error: ${redactUrls((e as Error)?.stack ?? String(e))}\n`,
+    );
     process.exitCode = EXIT.internalError;
   },
 );

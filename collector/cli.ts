@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { EXIT, type ExitCode } from "../common/exit-codes.js";
 import { VERSION } from "../common/version.js";
+import { redactUrls } from "../common/redact.js";
 import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
 import { COLLECTOR_FLAGS, configFrom, type CollectorCommand, type CollectorConfig } from "./config.js";
 import { STALE_AFTER_S } from "./sources/agents.js";
@@ -83,7 +84,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`proxyscope: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(`proxyscope: internal error: ${redactUrls((e as Error)?.stack ?? String(e))}\n`);
     process.exitCode = EXIT.internalError;
   },
 );
