@@ -3,7 +3,6 @@ import { Document, Scalar, visit } from "yaml";
 // Characters a terminal may act on that JSON.stringify and the yaml library print raw: DEL, the C1
 // controls (U+009B is CSI, as ESC [ is), and the line and bidi controls. Both formats can say them as
 // \uXXXX escapes, which read back as the same string.
-// eslint-disable-next-line no-control-regex
 const RAW = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const escapeRaw = (s: string) => s.replace(RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
