@@ -14,7 +14,8 @@ import { VERSION as AGENT_VERSION } from "../common/version.js";
 
 const EXIT_CODES = `
 Exit codes: 0 ok; 1 a finding reached --fail-on, a verify check failed or a cleanup action failed;
-            2 usage error; 3 internal error; 4 cleanup --apply refused
+            2 usage error (also an address or port that cannot be listened on); 3 internal error;
+            4 cleanup --apply refused
 
 Every flag can also be set from the environment variable in [brackets] (the flag wins); see docs/cli.md.
 Run "proxyscope-agent <command> --help" for a command's flags.
