@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
+import { addFlags, Command, errorLine, quiet, runProgram } from "../common/cli.js";
+import { redactUrls } from "../common/redact.js";
 import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import type { NodeReport } from "./report/schema.js";
@@ -13,7 +14,8 @@ import { VERSION as AGENT_VERSION } from "../common/version.js";
 
 const EXIT_CODES = `
 Exit codes: 0 ok; 1 a finding reached --fail-on, a verify check failed or a cleanup action failed;
-            2 usage error; 3 internal error; 4 cleanup --apply refused
+            2 usage error (also an address or port that cannot be listened on); 3 internal error;
+            4 cleanup --apply refused
 
 Every flag can also be set from the environment variable in [brackets] (the flag wins); see docs/cli.md.
 Run "proxyscope-agent <command> --help" for a command's flags.
@@ -117,7 +119,7 @@ async function runCommand(command: AgentCommand, cfg: AgentConfig): Promise<numb
     // Loaded here, not before: serve loads web-config.ts only when a web config is given.
     const { WebConfigError } = await import("./server/web-config.js");
     if (!(e instanceof WebConfigError)) throw e;
-    process.stderr.write(`proxyscope-agent: ${e.message}\n`);
+    process.stderr.write(errorLine("proxyscope-agent", e.message));
     return EXIT.usage;
   }
 }
@@ -166,7 +168,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`proxyscope-agent: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(
+      `proxyscope-agent: internal error: ${redactUrls((e as Error)?.stack ?? String(e))}\n`,
+    );
     process.exitCode = EXIT.internalError;
   },
 );

@@ -8,29 +8,36 @@ import {
   type Command,
   type FlagSpec,
 } from "../common/cli.js";
-import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
+import { statSync } from "node:fs";
+import {
+  baseUrl,
+  count,
+  durationMs,
+  durationS,
+  listenHost,
+  MAX_TIMER_MS,
+  MAX_TIMER_S,
+  nodeName,
+  port,
+} from "../common/flag-bounds.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/severities.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./view/options.js";
 
-const url = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL");
 // Bounded so that no setting overflows a timer (above MAX_TIMER_MS a Node timer fires after 1 ms).
 const positiveMs = durationMs();
 export { MAX_TIMER_MS, MAX_TIMER_S };
 
 // One schema for flags and environment: a bad setting is named in a one-line error before anything runs.
 export const AgentConfig = z.object({
-  node: z.string().min(1).max(253),
+  node: nodeName,
   hostRoot: z.string().startsWith("/"),
   procRoot: z.string().startsWith("/"),
   sysRoot: z.string().startsWith("/"),
   toolDirs: z.array(z.string().startsWith("/")).min(1),
-  kubeProxyMetricsUrl: url,
-  kubeProxyHealthUrl: url,
+  kubeProxyMetricsUrl: baseUrl,
+  kubeProxyHealthUrl: baseUrl,
   nodeIPs: z.array(z.ipv4().or(z.ipv6())),
   // The API server's --service-node-port-range, "LO-HI": kube-proxy does not publish it.
   nodePortRange: z.string().transform((s, ctx) => {
@@ -47,11 +54,7 @@ export const AgentConfig = z.object({
   probeTimeoutMs: positiveMs,
   // The parity snapshot (issue #17): the one file the agent writes, off unless a path is given.
   paritySnapshot: z.string().startsWith("/").max(4096).nullable(),
-  parityMaxAgeS: z.coerce
-    .number()
-    .int()
-    .min(60)
-    .max(90 * 86400),
+  parityMaxAgeS: count(60, 90 * 86400),
   // scan, verify, cleanup
   output: z.enum(["text", "json", "yaml"]),
   failOn: z.enum(SEVERITIES).nullable(),
@@ -60,6 +63,8 @@ export const AgentConfig = z.object({
   listenHost,
   listenPort: port(0),
   scanIntervalS: durationS(),
+  // Sub-second scans, for the benchmarks: seconds are whole numbers like every other number flag.
+  scanIntervalMs: durationMs().nullable(),
   fullReadIntervalS: durationS(undefined, true),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
   webConfigFile: z.string().min(1).max(4096).nullable(),
@@ -181,6 +186,12 @@ const SERVE: FlagSpec[] = [
     help: `seconds between scans (default 60, at most ${MAX_TIMER_S})`,
   },
   {
+    flags: "--scan-interval-ms <n>",
+    field: "scanIntervalMs",
+    help: "the same in milliseconds, for sub-second scans (benchmarks); instead of --scan-interval-s",
+    hidden: true,
+  },
+  {
     flags: "--full-read-interval-s <n>",
     field: "fullReadIntervalS",
     help: "at most this many seconds between two full reads of the nf_tables sources a scan reuses while the kernel's nf_tables generation id is unchanged (nft listings, iptables-nft-save; their packet counters are as old as the read; default 3600; 0: read everything every scan)",
@@ -273,6 +284,7 @@ export function configFrom(
     listenHost: v.listenHost ?? "0.0.0.0",
     listenPort: v.listenPort ?? DEFAULT_PORT,
     scanIntervalS: v.scanIntervalS ?? 60,
+    scanIntervalMs: v.scanIntervalMs ?? null,
     // The generation id sees every change; the interval only refreshes packet counters in reused reads.
     // kube-proxy re-adds its chains in its hourly full sync (FullSyncPeriod), which moves the generation
     // anyway (re-adding an existing chain does: measured on 6.18).
@@ -288,7 +300,25 @@ export function configFrom(
     apply: v.apply ?? false,
     strictArp: v.strictArp ?? false,
   };
-  return checked(AgentConfig, raw, typed, specs, { serviceAddress: "KUBERNETES_SERVICE_HOST/PORT" });
+  if (v.scanIntervalS !== undefined && v.scanIntervalMs !== undefined)
+    throw new ConfigError(
+      `${typed.get("scanIntervalS")} and ${typed.get("scanIntervalMs")}: give one of them`,
+    );
+  const cfg = checked(AgentConfig, raw, typed, specs, { serviceAddress: "KUBERNETES_SERVICE_HOST/PORT" });
+  if (cfg.scanIntervalMs !== null) cfg.scanIntervalS = cfg.scanIntervalMs / 1000;
+  // A host root that is not there would read as a host with nothing on it.
+  const notDir = notADirectory(cfg.hostRoot);
+  if (notDir !== null) throw new ConfigError(`invalid ${typed.get("hostRoot") ?? "--host-root"}: ${notDir}`);
+  return cfg;
+}
+
+/** Why `path` is not a directory we can read, or null when it is one. */
+function notADirectory(path: string): string | null {
+  try {
+    return statSync(path).isDirectory() ? null : "not a directory";
+  } catch (e) {
+    return `not a directory (${(e as NodeJS.ErrnoException).code ?? "unreadable"})`;
+  }
 }
 
 /**

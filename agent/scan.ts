@@ -1,4 +1,5 @@
 import { buildReport } from "./assemble/report.js";
+import { redactUrls } from "../common/redact.js";
 import type { ProbeError } from "./facts/probe-error.js";
 import type { ProbeRun } from "./facts/sources.js";
 import { readNftGeneration } from "./io/nft-generation.js";
@@ -107,7 +108,17 @@ async function runOne(probe: Probe<unknown>, ctx: ProbeContext, deadlineMs: numb
       };
     }
   }
+  // A failure names its URL (kube-proxy's, with whatever the flag held): shown with secrets redacted.
+  if (!outcome.ok) outcome = { ok: false, error: redactedError(outcome.error) };
   return { name: probe.name, outcome, durationMs: performance.now() - started };
+}
+
+function redactedError(e: ProbeError): ProbeError {
+  return {
+    ...e,
+    message: redactUrls(e.message),
+    ...(e.command === undefined ? {} : { command: redactUrls(e.command) }),
+  };
 }
 
 function crashed(name: string, e: unknown): ProbeOutcome<unknown> {

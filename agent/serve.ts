@@ -1,4 +1,5 @@
 import { pino } from "pino";
+import { listenError } from "../common/listen-error.js";
 import type { AgentConfig } from "./config.js";
 import { AgentMetrics } from "./metrics/agent-metrics.js";
 import { buildApp } from "./server/app.js";
@@ -52,7 +53,15 @@ export async function runServe(
     log.debug({ freedBytes }, "scan thread gave a large read's garbage back");
   };
   registerVerifyRoute(app, state, () => thread.verify());
-  await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
+  try {
+    await app.listen({ host: cfg.listenHost, port: cfg.listenPort });
+  } catch (e) {
+    // Nothing may stay behind a refused address: the scan thread and the tools it may have started.
+    await thread.close();
+    input.tools.close();
+    await app.close().catch(() => undefined);
+    throw listenError(e, cfg.listenHost, cfg.listenPort) ?? e;
+  }
   const address = app.server.address();
   log.info(
     {

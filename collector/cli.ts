@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { EXIT, type ExitCode } from "../common/exit-codes.js";
 import { VERSION } from "../common/version.js";
+import { redactUrls } from "../common/redact.js";
 import { addFlags, Command, quiet, runProgram } from "../common/cli.js";
 import { COLLECTOR_FLAGS, configFrom, type CollectorCommand, type CollectorConfig } from "./config.js";
 import { STALE_AFTER_S } from "./sources/agents.js";
@@ -25,13 +26,14 @@ const SUMMARY: Record<CollectorCommand, string> = {
 };
 
 const AFTER = `
-Exit codes: 0 ok; 1 something reached --fail-on, or verify failed; 2 usage error; 3 internal error;
+Exit codes: 0 ok; 1 something reached --fail-on, or verify failed; 2 usage error (also an address
+            or port that cannot be listened on, an --agents-file that is not a list); 3 internal error;
             5 no report (the API, Prometheus or every agent could not be read; no such Service or node)
 
 Every flag can also be set from the environment variable in [brackets] (the flag wins); see docs/cli.md.
 Run "proxyscope <command> --help" for a command's flags. Installed on PATH as kubectl-proxyscope, it
 runs as "kubectl proxyscope <command> [flags]" (a kubectl plugin).
-Numbers are decimal digits; a report scanned more than ${STALE_AFTER_S} s ago is "stale";
+Numbers are whole, in decimal digits; a report scanned more than ${STALE_AFTER_S} s ago is "stale";
 --agents-file is a regular file of at most ${MAX_AGENTS_FILE_BYTES} bytes.
 `;
 
@@ -83,7 +85,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e: unknown) => {
-    process.stderr.write(`proxyscope: internal error: ${(e as Error)?.stack ?? String(e)}\n`);
+    process.stderr.write(`proxyscope: internal error: ${redactUrls((e as Error)?.stack ?? String(e))}\n`);
     process.exitCode = EXIT.internalError;
   },
 );

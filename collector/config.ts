@@ -7,18 +7,22 @@ import {
   type Command,
   type FlagSpec,
 } from "../common/cli.js";
-import { durationMs, durationS, listenHost, MAX_TIMER_MS, MAX_TIMER_S, port } from "../common/flag-bounds.js";
+import {
+  baseUrl,
+  count,
+  durationMs,
+  durationS,
+  listenHost,
+  MAX_TIMER_MS,
+  MAX_TIMER_S,
+  nodeName,
+  port,
+} from "../common/flag-bounds.js";
+import { targetsFromFlags } from "./sources/static.js";
 import { parseTargetVersion } from "./checks/target-version.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
 
 export { MAX_TIMER_MS, MAX_TIMER_S };
-
-const positiveInt = (max: number) =>
-  z
-    .string()
-    .regex(/^[0-9]+$/, "must be decimal digits")
-    .transform(Number)
-    .pipe(z.number().int().min(1, `must be from 1 to ${max}`).max(max, `must be from 1 to ${max}`));
 
 // One schema for every flag: a bad setting is named in one line before anything runs.
 /** How the collector reaches an agent: its pod IP, or the API server's pod proxy (from a laptop). */
@@ -33,17 +37,17 @@ export const CollectorConfig = z.object({
   agentSelector: z.string().min(1),
   agentPort: port(1),
   agentAccess: z.enum(AGENT_ACCESS),
-  agents: z.array(z.string()),
+  // Checked here, not when the gather starts: a bad value is a usage error (exit 2), not "no report".
+  agents: z.array(z.string()).superRefine((urls, ctx) => {
+    const bad = targetsFromFlags(urls).errors[0];
+    if (bad !== undefined) ctx.addIssue({ code: "custom", message: bad });
+  }),
   agentsFile: z.string().min(1).nullable(),
-  prometheusUrl: z
-    .string()
-    .url()
-    .refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL")
-    .nullable(),
+  prometheusUrl: baseUrl.nullable(),
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
   output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
-  concurrency: positiveInt(1024).nullable(),
+  concurrency: count(1, 1024).nullable(),
   // Bounded: above MAX_TIMER_MS a Node timer fires after 1 ms.
   timeoutMs: durationMs(),
   color: z.enum(["auto", "always", "never"]),
@@ -57,7 +61,7 @@ export const CollectorConfig = z.object({
     .regex(/^[a-z0-9-]+\/[a-z0-9.-]+$/, "must be NAMESPACE/NAME")
     .nullable(),
   servicePort: z.string().nullable(),
-  node: z.string().min(1).max(253).nullable(),
+  node: nodeName.nullable(),
   targetVersion: z
     .string()
     .nullable()

@@ -3,7 +3,7 @@ import { flaggedServices } from "./parity.js";
 import { rollup } from "./rollup.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
-import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S } from "./sources/agents.js";
+import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "./sources/agents.js";
 import {
   agentTargets,
   defaultAgentCalls,
@@ -48,7 +48,8 @@ export interface GatherConfig {
  */
 export const DEFAULT_GATHER_DEADLINE_MS = 120_000;
 
-export type GatherResult = { ok: true; report: FleetReport } | { ok: false; error: string };
+/** `usage`: the flags cannot work (an --agents-file that is not a list of agents): exit 2, not "no report". */
+export type GatherResult = { ok: true; report: FleetReport } | { ok: false; error: string; usage?: true };
 
 /** Sources in, one FleetReport out. Fails (no report) only when no honest report can be made. */
 export async function gather(
@@ -91,15 +92,9 @@ export async function gather(
       break;
     }
     case "static": {
-      const lists = [
-        targetsFromFlags(cfg.agents),
-        ...(cfg.agentsFile ? [await readTargetsFile(cfg.agentsFile)] : []),
-      ];
-      const errors = lists.flatMap((l) => l.errors);
-      if (errors.length > 0) return { ok: false, error: errors.join("; ") };
-      const targets = lists.flatMap((l) => l.targets);
-      if (targets.length === 0)
-        return { ok: false, error: "--source static needs --agents URL... or --agents-file" };
+      const listed = await staticTargets(cfg);
+      if (!listed.ok) return listed;
+      const targets = listed.targets;
       observations = await fetchAgents(targets, {
         ...fetchOpts,
         concurrency: cfg.concurrency ?? defaultAgentCalls(true),
@@ -107,7 +102,8 @@ export async function gather(
       break;
     }
     case "prometheus": {
-      if (!cfg.prometheusUrl) return { ok: false, error: "--source prometheus needs --prometheus-url" };
+      if (!cfg.prometheusUrl)
+        return { ok: false, error: "--source prometheus needs --prometheus-url", usage: true };
       // The queries and the burn-down share the gather's one deadline (--timeout-ms is per API call).
       const p = await gatherFromPrometheus(promOpts(cfg, leftMs()));
       if (!p.ok) return p;
@@ -149,6 +145,28 @@ export async function gather(
       ...history,
     },
   };
+}
+
+/** --source static's agents, from --agents and --agents-file; a list that cannot work is a usage error. */
+export async function staticTargets(
+  cfg: Pick<GatherConfig, "agents" | "agentsFile">,
+): Promise<{ ok: true; targets: AgentTarget[] } | { ok: false; error: string; usage: true }> {
+  const lists = [
+    targetsFromFlags(cfg.agents),
+    ...(cfg.agentsFile ? [await readTargetsFile(cfg.agentsFile)] : []),
+  ];
+  const errors = lists.flatMap((l) => l.errors);
+  if (errors.length > 0) return { ok: false, error: errors.join("; "), usage: true };
+  const targets = lists.flatMap((l) => l.targets);
+  if (targets.length === 0)
+    return {
+      ok: false,
+      error: cfg.agentsFile
+        ? "--agents-file lists no agent"
+        : "--source static needs --agents URL... or --agents-file",
+      usage: true,
+    };
+  return { ok: true, targets };
 }
 
 /** Four weeks every six hours: a review's horizon, within Prometheus's default 15 days it shows what it holds. */

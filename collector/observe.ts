@@ -7,6 +7,7 @@ import {
   SCHEMA_VERSION,
 } from "../agent/contract.js";
 import type { NodeObservation } from "./report/schema.js";
+import { redactUrls } from "../common/redact.js";
 
 /** A node with no usable report: every fact unknown, never zero. */
 const EMPTY_OBSERVATION = {
@@ -30,7 +31,15 @@ export function failedObservation(
   outcome: Exclude<NodeObservation["outcome"], "ok">,
   reason: string,
 ): NodeObservation {
-  return { node, outcome, reason, endpoint, ...EMPTY_OBSERVATION };
+  // A URL-only target is labelled by its URL; a URL (the kubeconfig server's, for the pod proxy) shows
+  // no password in the report.
+  return {
+    node: redactUrls(node),
+    outcome,
+    reason: redactUrls(reason),
+    endpoint: endpoint === null ? null : redactUrls(endpoint),
+    ...EMPTY_OBSERVATION,
+  };
 }
 
 const KNOWN_FINDINGS: ReadonlySet<string> = new Set(FINDING_IDS);
@@ -62,7 +71,7 @@ export function observationFromDigest(
     node,
     outcome: "ok",
     reason: node !== d.node ? `agent calls itself ${JSON.stringify(d.node)}` : null,
-    endpoint,
+    endpoint: endpoint === null ? null : redactUrls(endpoint),
     phase: d.phase,
     phaseInferred: d.phaseInferred,
     verdict: d.verdict,

@@ -1,4 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
+import { terminalSafe } from "./escape.js";
+import { redactUrls } from "./redact.js";
 
 // Both programs' command lines are built here on commander (help per command, suggestions for typos,
 // --version); values are read from the command line, then the environment, then defaults, and checked
@@ -77,6 +79,19 @@ export function readFlags(cmd: Command, specs: readonly FlagSpec[], env: NodeJS.
     }
   }
   return { values, typed };
+}
+
+/**
+ * A message for stderr as one line: a node's or the API's words (and the user's own flags) cannot steer
+ * the terminal, and no URL shows its password. Every error either program prints goes through here.
+ */
+export function errorLine(program: string, message: string): string {
+  return `${program}: ${safeText(message)}\n`;
+}
+
+/** The text of errorLine, for a line with its own prefix (a log line). */
+export function safeText(message: string): string {
+  return terminalSafe(redactUrls(message));
 }
 
 /** Quoted text cut to 80 characters, the line to 500: a pasted blob must not become a blob-sized error. */
@@ -173,11 +188,11 @@ export async function runProgram(
       if (e.exitCode === 0) return 0;
       // No command at all: the help already went to stderr.
       if (e.code !== "commander.help")
-        process.stderr.write(`${name}: ${usageMessage(e, flagsOf)} (see --help)\n`);
+        process.stderr.write(errorLine(name, `${usageMessage(e, flagsOf)} (see --help)`));
       return 2;
     }
     if (e instanceof ConfigError) {
-      process.stderr.write(`${name}: ${e.message} (see --help)\n`);
+      process.stderr.write(errorLine(name, `${e.message} (see --help)`));
       return 2;
     }
     throw e;

@@ -6,6 +6,11 @@ export function terminalSafe(s: string): string {
   return s.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** True when the text holds a character terminalSafe would escape (C0, DEL, C1, line and bidi controls). */
+export function hasControl(s: string): boolean {
+  return new RegExp(CONTROL.source).test(s);
+}
+
 const HTML: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 /** For text and attribute values alike: everything a node or the API supplies goes through here. */
@@ -28,12 +33,43 @@ export function jsonForScript(v: unknown): string {
 
 /**
  * A Markdown table cell: pipes, backticks and HTML would change the table or inject markup; line
- * breaks would end the row.
+ * breaks would end the row; a URL, a `www.` name or an address with "@" would become a link.
  */
 export function md(s: string | number | boolean | null | undefined): string {
+  return terminalSafe(String(s ?? "").replace(/[\r\n]+/g, " "))
+    .split(/(\s+)/)
+    .map((word, i) => (i % 2 === 1 ? word : mdWord(word)))
+    .join("");
+}
+
+function mdWord(word: string): string {
+  if (!AUTOLINKABLE.test(word)) return mdText(word);
+  // A GFM table splits a row at "|" even inside code: pipes stay escaped text between the code spans.
+  return word
+    .split("|")
+    .map((part) => (part === "" ? "" : AUTOLINKABLE.test(part) ? mdCode(part) : mdText(part)))
+    .join("\\|");
+}
+
+function mdText(s: string): string {
   // Markdown's own characters first, then only the three that start HTML: escaping ' as &#39; and then
   // its # for Markdown printed "kube-proxy&\#39;s".
-  return terminalSafe(String(s ?? "").replace(/[\r\n]+/g, " "))
-    .replace(/([\\`|*_[\]#])/g, "\\$1")
-    .replace(/[&<>]/g, (c) => HTML[c]!);
+  return s.replace(/([\\`|*_[\]#])/g, "\\$1").replace(/[&<>]/g, (c) => HTML[c]!);
+}
+
+// GFM's autolink literals (github.github.com/gfm, "Autolinks (extension)"): http:// and https:// (ftp://
+// in cmark-gfm too), www., and e-mail addresses (also after mailto: and xmpp:). GitHub finds them twice,
+// once while parsing and once more in the text after escapes are decoded
+// (micromark-extension-gfm-autolink-literal's README), so a backslash cannot stop them; a code span
+// can, everywhere. A word that holds any of their triggers is shown as code.
+const AUTOLINKABLE = /:\/\/|www\.|@/i;
+
+/** A word (no "|") as a code span: as typed, nothing inside is markup or a link. */
+function mdCode(body: string): string {
+  // The fence is longer than any run of backticks inside; a space pads a backtick at either end
+  // (CommonMark strips one from each side).
+  const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((r) => r.length));
+  const fence = "`".repeat(longest + 1);
+  const pad = body.startsWith("`") || body.endsWith("`") ? " " : "";
+  return `${fence}${pad}${body}${pad}${fence}`;
 }

@@ -7,7 +7,10 @@ export const EXIT = {
   ok: 0,
   /** A finding or node reached --fail-on (a partial report under --fail-on unanswered), or verify failed. */
   findings: 1,
-  /** Bad flags or an unknown command: nothing was read. */
+  /**
+   * Bad flags or an unknown command, or flags that cannot work: a --listen/--port that cannot be listened
+   * on, an --agents-file that is not a list of agents. Nothing was read from a node or the cluster.
+   */
   usage: 2,
   /** A bug: an exception escaped. */
   internalError: 3,

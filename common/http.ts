@@ -1,4 +1,5 @@
 import type http from "node:http";
+import { redactUrls } from "./redact.js";
 /** The named failures a GET can end in: a subset of the agent's ProbeError kinds, so it passes as one. */
 export interface HttpError {
   kind: "timeout" | "output-cap" | "unreachable";
@@ -111,6 +112,18 @@ function declared(v: string | null): number | null {
 
 /** Deadline over connect, headers and body; the byte cap and the budget while reading. Never throws. */
 async function guarded(
+  url: string,
+  opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
+  open: (signal: AbortSignal) => Promise<Opened>,
+): Promise<HttpResult> {
+  const r = await guardedRaw(url, opts, open);
+  // Every message names the URL (and fetch's own errors quote it): shown only with its secrets redacted.
+  return r.ok
+    ? r
+    : { ok: false, error: { ...r.error, message: redactUrls(r.error.message), command: redactUrls(url) } };
+}
+
+async function guardedRaw(
   url: string,
   opts: { timeoutMs: number; maxBytes: number; hold?: BytesHeld },
   open: (signal: AbortSignal) => Promise<Opened>,

@@ -129,7 +129,7 @@ export function renderText(r: NodeReport, colour: boolean): string {
     out.push(
       c(
         "dim",
-        `kube-proxy's endpoints refused the connection (${quiet.map((p) => p.error?.command ?? p.name).join(", ")})`,
+        `kube-proxy's endpoints refused the connection (${quiet.map((p) => safe(p.error?.command ?? p.name)).join(", ")})`,
       ),
       "",
     );

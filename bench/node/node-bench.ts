@@ -371,8 +371,8 @@ async function serveUnderLoad(seconds: number, concurrency: number, metricsOut: 
   const child = startAgent(
     port,
     [
-      "--scan-interval-s",
-      "0.5",
+      "--scan-interval-ms",
+      "500",
       "--kube-proxy-metrics-url",
       "http://127.0.0.1:1",
       "--kube-proxy-health-url",

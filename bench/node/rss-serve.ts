@@ -125,7 +125,7 @@ async function main(): Promise<void> {
       values["agent-cli"]!,
       "serve",
       ...["--listen", "127.0.0.1", "--port", String(port), "--log-level", "error", "--node", "bench-node"],
-      ...["--scan-interval-s", values["interval-s"]!],
+      ...["--scan-interval-ms", String(Math.round(intervalS * 1000))],
       ...["--kube-proxy-metrics-url", kpUrl, "--kube-proxy-health-url", kpUrl],
       ...(values["agent-arg"] ?? []),
     ],

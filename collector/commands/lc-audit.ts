@@ -1,3 +1,4 @@
+import { errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
 import { mapPool } from "../pool.js";
@@ -15,18 +16,18 @@ import {
 /** `proxyscope lc-audit --service NS/NAME`: each node's own IPVS counts for that Service, side by side. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {
   if (!c.service) {
-    process.stderr.write("proxyscope: lc-audit needs --service NS/NAME\n");
+    process.stderr.write(errorLine("proxyscope", "lc-audit needs --service NS/NAME (see --help)"));
     return EXIT.usage;
   }
   const kc = loadKubeConfig(c);
   if (!kc.ok) {
-    process.stderr.write(`proxyscope: ${kc.error}\n`);
+    process.stderr.write(errorLine("proxyscope", `${kc.error}`));
     return EXIT.noReport;
   }
   const [ns, name] = c.service.split("/") as [string, string];
   const svc = await readService(kc.value.kc, ns, name, c.timeoutMs);
   if (!svc.ok) {
-    process.stderr.write(`proxyscope: ${svc.error}\n`);
+    process.stderr.write(errorLine("proxyscope", `${svc.error}`));
     return EXIT.noReport;
   }
   const port =
@@ -35,12 +36,12 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     ) ?? null;
   const address = svc.value.clusterIPs.find((ip) => ip !== "None") ?? null;
   if (!port || !address) {
-    process.stderr.write(`proxyscope: ${c.service} has no cluster IP or no such port\n`);
+    process.stderr.write(errorLine("proxyscope", `${c.service} has no cluster IP or no such port`));
     return EXIT.noReport;
   }
   const pods = await listAgentPods(kc.value.kc, c);
   if (!pods.ok) {
-    process.stderr.write(`proxyscope: ${pods.error}\n`);
+    process.stderr.write(errorLine("proxyscope", `${pods.error}`));
     return EXIT.noReport;
   }
   const q = { protocol: port.protocol, address, port: port.port };

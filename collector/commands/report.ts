@@ -1,3 +1,4 @@
+import { ConfigError, errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
 import { reasonsToFail } from "../fail-on.js";
@@ -47,24 +48,32 @@ function render(r: FleetReport, c: CollectorConfig): string {
 export async function run(c: CollectorConfig): Promise<ExitCode> {
   const res = await gather(c, progressBar());
   if (!res.ok) {
-    process.stderr.write(`proxyscope: no report: ${res.error}\n`);
+    if (res.usage) throw new ConfigError(res.error);
+    process.stderr.write(errorLine("proxyscope", `no report: ${res.error}`));
     return EXIT.noReport;
   }
   process.stdout.write(render(res.report, c));
   const { nodes, unanswered } = res.report.summary;
   if (nodes > 0 && unanswered === nodes) {
     // Printed for the record of who did not answer, but a report of no node is no report.
-    process.stderr.write(`proxyscope: no report: none of the ${nodes} node(s) answered\n`);
+    process.stderr.write(errorLine("proxyscope", `no report: none of the ${nodes} node(s) answered`));
     return EXIT.noReport;
   }
   if (res.report.partial)
     process.stderr.write(
-      `proxyscope: partial report: ${res.report.summary.unanswered} of ${res.report.summary.nodes} node(s) without a usable report\n`,
+      errorLine(
+        "proxyscope",
+        `partial report: ${res.report.summary.unanswered} of ${res.report.summary.nodes} node(s) without a usable report`,
+      ),
     );
   const reasons = reasonsToFail(res.report, c.failOn);
   if (reasons.length > 0) {
+    // The reasons name nodes and findings as the API and the agents gave them.
     process.stderr.write(
-      `proxyscope: --fail-on ${c.failOn}: ${reasons.length} reached it (${reasons.slice(0, 5).join("; ")}${reasons.length > 5 ? "; ..." : ""})\n`,
+      errorLine(
+        "proxyscope",
+        `--fail-on ${c.failOn}: ${reasons.length} reached it (${reasons.slice(0, 5).join("; ")}${reasons.length > 5 ? "; ..." : ""})`,
+      ),
     );
     return EXIT.findings;
   }

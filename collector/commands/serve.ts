@@ -1,7 +1,9 @@
 import { webAccess } from "../../agent/contract.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
-import { gather } from "../gather.js";
+import { ConfigError, safeText } from "../../common/cli.js";
+import { listenError } from "../../common/listen-error.js";
+import { gather, staticTargets } from "../gather.js";
 import {
   buildServer,
   COLLECTOR_PROBE_ROUTES,
@@ -35,19 +37,30 @@ async function webServer(
 
 /** `proxyscope serve`: gather on an interval and serve the last good report until SIGTERM or SIGINT. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {
+  // A list that cannot work stops serve before it listens; one that goes bad later fails that gather.
+  if (c.source === "static") {
+    const listed = await staticTargets(c);
+    if (!listed.ok) throw new ConfigError(listed.error);
+  }
   const web = c.webConfigFile === null ? {} : await webServer(c.webConfigFile, c.detailFrom);
   if ("error" in web) {
-    process.stderr.write(`proxyscope: ${web.error}\n`);
+    process.stderr.write(`proxyscope: ${safeText(web.error)}\n`);
     return EXIT.usage;
   }
   const s = buildServer({
     intervalMs: c.intervalS * 1000,
     gather: () => gather(c),
-    log: (l) => process.stderr.write(`${new Date().toISOString()} ${l}\n`),
+    // A failed gather's line carries the API's and the agents' words.
+    log: (l) => process.stderr.write(`${new Date().toISOString()} ${safeText(l)}\n`),
     detailFrom: c.detailFrom,
     ...web,
   });
-  await s.app.listen({ host: c.listen, port: c.port });
+  try {
+    await s.app.listen({ host: c.listen, port: c.port });
+  } catch (e) {
+    await s.app.close().catch(() => undefined);
+    throw listenError(e, c.listen, c.port) ?? e;
+  }
   const addr = s.app.server.address();
   process.stderr.write(
     `proxyscope: serving on ${typeof addr === "object" && addr ? `${addr.address}:${addr.port}` : c.port}\n`,

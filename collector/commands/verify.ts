@@ -1,7 +1,7 @@
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import { httpGet } from "../../common/http.js";
 import { renderVerify } from "../../common/verify-render.js";
-import { terminalSafe as safe } from "../../common/escape.js";
+import { errorLine } from "../../common/cli.js";
 import { readVerifyAnswer } from "../../common/verify-result.js";
 import type { CollectorConfig } from "../config.js";
 import { proxyRefusal, type AgentTarget } from "../sources/agents.js";
@@ -29,12 +29,12 @@ async function agentUrl(c: CollectorConfig, node: string): Promise<AgentTarget |
 /** `proxyscope verify --node NAME`: that node's GET /verify. 0 passed, 1 failed, 5 no answer. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {
   if (c.node === null) {
-    process.stderr.write("proxyscope: verify needs --node NAME\n");
+    process.stderr.write(errorLine("proxyscope", "verify needs --node NAME (see --help)"));
     return EXIT.usage;
   }
   const target = await agentUrl(c, c.node);
   if ("error" in target) {
-    process.stderr.write(`proxyscope: ${target.error}\n`);
+    process.stderr.write(errorLine("proxyscope", target.error));
     return EXIT.noReport;
   }
   const url = `${target.url.replace(/\/+$/, "")}/verify`;
@@ -44,12 +44,13 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
   });
   if (!res.ok || res.status !== 200) {
     const why = !res.ok ? res.error.message : (proxyRefusal(target, res)?.reason ?? `HTTP ${res.status}`);
-    process.stderr.write(`proxyscope: ${url}: ${why}\n`);
+    // The API server's and the agent's words, and a URL that may carry the kubeconfig's password.
+    process.stderr.write(errorLine("proxyscope", `${url}: ${why}`));
     return EXIT.noReport;
   }
   const read = readVerifyAnswer(res.body);
   if (!read.ok) {
-    process.stderr.write(`proxyscope: ${url} did not answer a verify result (${safe(read.error)})\n`);
+    process.stderr.write(errorLine("proxyscope", `${url} did not answer a verify result (${read.error})`));
     return EXIT.noReport;
   }
   const v = read.result;

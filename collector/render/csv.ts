@@ -1,3 +1,4 @@
+import { terminalSafe } from "../../common/escape.js";
 import type { FleetNode, FleetReport } from "../report/schema.js";
 import { nodeNote, phaseOf, verdictOf } from "./labels.js";
 
@@ -28,10 +29,15 @@ export function worstSeverity(n: FleetNode): string {
 
 /**
  * RFC 4180 quoting, and a cell a node or the API supplies never starts a spreadsheet formula: one that
- * begins with = + - @ or a control character gets a leading apostrophe (OWASP's CSV-injection advice).
+ * begins with = + - @ or a tab or CR gets a leading apostrophe (OWASP's CSV-injection advice).
  */
 export function csvCell(v: string | number | boolean | null | undefined): string {
-  let s = String(v ?? "");
+  // -o csv goes to a terminal as often as to a file: no other control character reaches it raw. Line
+  // breaks and tabs stay (quoted below): a spreadsheet reads them as the node wrote them.
+  let s = String(v ?? "")
+    .split(/(\r\n|\r|\n|\t)/)
+    .map((part, i) => (i % 2 === 1 ? part : terminalSafe(part)))
+    .join("");
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

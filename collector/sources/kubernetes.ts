@@ -21,6 +21,7 @@ import { existsSync } from "node:fs";
 import type http from "node:http";
 import type https from "node:https";
 import { httpGetVia, type Getter, type Via } from "../../common/http.js";
+import { redactUrls } from "../../common/redact.js";
 import type { AgentTarget } from "./agents.js";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
@@ -114,11 +115,14 @@ export function loadKubeConfig(
     if (cluster.server.startsWith("http:") && !cluster.skipTLSVerify)
       return {
         ok: false,
-        error: `cluster ${JSON.stringify(cluster.name)} is plain http (${cluster.server}): the client speaks http only with insecure-skip-tls-verify: true`,
+        error: `cluster ${JSON.stringify(cluster.name)} is plain http (${redactUrls(cluster.server)}): the client speaks http only with insecure-skip-tls-verify: true`,
       };
     return { ok: true, value: { kc, inCluster } };
   } catch (e) {
-    return { ok: false, error: `cannot load kubeconfig: ${(e as Error).message.split("\n")[0]}` };
+    return {
+      ok: false,
+      error: `cannot load kubeconfig: ${redactUrls((e as Error).message.split("\n")[0] ?? "")}`,
+    };
   }
 }
 
@@ -136,7 +140,12 @@ function deadline(timeoutMs: number): ConfigurationOptions {
 
 const notFound = (e: unknown) => e instanceof ApiException && e.code === 404;
 
+// The client's errors quote the request's URL, and so the kubeconfig server's password if it has one.
 function describe(e: unknown): string {
+  return redactUrls(describeRaw(e));
+}
+
+function describeRaw(e: unknown): string {
   if (e instanceof ApiException) {
     const body = typeof e.body === "string" ? e.body : JSON.stringify(e.body);
     const msg = /"message":"([^"]*)"/.exec(body ?? "")?.[1];
@@ -330,7 +339,10 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
   try {
     nodes = await listAll((cont) => core.listNode({ limit: PAGE, _continue: cont }, o));
   } catch (e) {
-    return { ok: false, error: `cannot list nodes from ${kc.getCurrentCluster()?.server}: ${describe(e)}` };
+    return {
+      ok: false,
+      error: `cannot list nodes from ${redactUrls(kc.getCurrentCluster()?.server ?? "")}: ${describe(e)}`,
+    };
   }
   const gaps: ClusterFacts["gaps"] = [];
   const [v, ds, kubeadm, services] = await Promise.all([
@@ -507,7 +519,7 @@ export function apiGetter(kc: KubeConfig): Getter {
         ok: false,
         error: {
           kind: "unreachable",
-          message: `cannot authenticate to the API server: ${(e as Error).message}`,
+          message: `cannot authenticate to the API server: ${redactUrls((e as Error).message)}`,
           command: url,
         },
       };

@@ -11,6 +11,9 @@ t.test("a cell: RFC 4180 quoting, and nothing a node supplies starts a formula",
   for (const f of ['=HYPERLINK("http://x")', "+1", "-1+2", "@SUM(A1)", "\tx"])
     t.equal(csvCell(f).replace(/^"/, "")[0], "'", `${JSON.stringify(f)} is text, not a formula`);
   t.equal(csvCell(null), "");
+  // -o csv on a terminal: a node's ESC or CSI is shown, not obeyed; line breaks and tabs are kept.
+  t.equal(csvCell("a\u001b[2Jb\u009bc"), "a\\u001b[2Jb\\u009bc");
+  t.equal(csvCell("x\ty\r\nz"), '"x\ty\r\nz"');
 });
 
 t.test("one row per node, the page's download is the same text", async (t) => {

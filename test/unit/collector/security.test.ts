@@ -18,6 +18,7 @@ import type { FleetReport, NodeObservation } from "../../../collector/report/sch
 import { buildServer } from "../../../collector/server.js";
 import { failedObservation } from "../../../collector/observe.js";
 import { FUZZ_RUNS, HOSTILE_STRINGS } from "../../helpers/fuzz.js";
+import { autolinkIn, splitCodeSpans } from "../../helpers/gfm.js";
 import { facts } from "../../helpers/fleet.js";
 
 const MARKUP = [
@@ -141,8 +142,26 @@ t.test(
         const out = renderMarkdown(r);
         const bad = CONTROL.exec(out);
         if (bad) throw new Error(`control U+${bad[0].charCodeAt(0).toString(16)}`);
-        // Escapes (\x) removed, nothing that changes Markdown or HTML may be left.
-        const unescaped = out.replace(/\\./g, "");
+        // Code spans (what could be an autolink is shown as code) and escapes (\x) removed, nothing that
+        // changes Markdown or HTML may be left, and nothing a GFM renderer would make a link.
+        const outside = out
+          .split("\n")
+          .map((l) => splitCodeSpans(l).text)
+          .join("\n");
+        const PAGE_LINK =
+          /\[[a-z0-9-]+\]\(https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/main\/docs\/findings\/[a-z0-9-]+\.md\)/g;
+        const link = autolinkIn(outside.replace(PAGE_LINK, ""));
+        if (link !== null) throw new Error(`an autolink: ${link}`);
+        const unescaped = out
+          .split("\n")
+          .map((l) => {
+            const { code } = splitCodeSpans(l);
+            for (const c of code) if (/[\r\n]/.test(c)) throw new Error(`a line break in code: ${c}`);
+            return code.reduce((rest, c) => rest.replace(c, ""), l);
+          })
+          .join("\n")
+          .replace(/`+ ?/g, "")
+          .replace(/\\./g, "");
         if (/[<`]/.test(unescaped)) throw new Error(`raw < or backtick: ${unescaped.slice(0, 300)}`);
         // The only links are the findings' pages, built from well-formed ids.
         const PAGE =

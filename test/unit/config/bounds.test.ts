@@ -37,7 +37,12 @@ t.test("agent: durations above a timer's range are refused, naming the flag and 
   t.equal(ok.callTimeoutMs, MAX_TIMER_MS);
   t.equal(ok.scanIntervalS, MAX_TIMER_S);
   t.equal(ok.syncWindowS, 0);
-  t.equal(agentConfig(["--scan-interval-s", "0.5"], {}).scanIntervalS, 0.5);
+  // Seconds are whole, like every number flag; sub-second scans (the benchmarks') are given in ms.
+  for (const f of ["--scan-interval-s", "--full-read-interval-s", "--sync-window-s", "--parity-max-age-s"])
+    for (const v of ["0.5", "1e3", "90.0"])
+      agentRefuses([f, v], new RegExp(`^invalid ${f}: must be decimal digits$`));
+  t.equal(agentConfig(["--scan-interval-ms", "500"], {}).scanIntervalS, 0.5);
+  agentRefuses(["--scan-interval-ms", "500", "--scan-interval-s", "1"], /give one of them/);
 });
 
 t.test("agent: --port is decimal digits, --listen an address or host name", async () => {
@@ -58,6 +63,12 @@ t.test("collector: the same bounds, and positionals only as --agents URLs of --s
     /^invalid --timeout-ms: must be from 1 to 2147483647 \(ms\)$/,
   );
   collectorRefuses(["--interval-s", "3000000"], /^invalid --interval-s: .*2147483 \(s\)$/);
+  for (const [f, v] of [
+    ["--interval-s", "1.5"],
+    ["--concurrency", "2.0"],
+    ["--timeout-ms", "1e3"],
+  ])
+    collectorRefuses([f!, v!], new RegExp(`^invalid ${f}: must be decimal digits$`));
   collectorRefuses(["--agent-port", "0x50"], /^invalid --agent-port: must be decimal digits$/);
   collectorRefuses(["--agent-port", "0"], /^invalid --agent-port: must be from 1 to 65535$/);
   collectorRefuses(["--port", "0x50"], /^invalid --port: /);
