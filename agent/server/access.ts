@@ -45,7 +45,6 @@ export interface AccessOptions {
   basicAuth?: BasicAuthChecker;
 }
 
-
 export function authRequired(s: WebSecurity | null): boolean {
   if (s === null) return false;
   return s.users.size > 0 || s.tls?.clientAuth === "RequireAndVerifyClientCert";
