@@ -1,5 +1,5 @@
 import { loadYaml } from "@kubernetes/client-node";
-import type { ConfigMount, KubeProxyConfigFile } from "../report/cluster-facts.js";
+import type { ConfigMount, KubeProxyConfigFile, ModeKeys } from "../report/cluster-facts.js";
 
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -57,7 +57,25 @@ export function parseKubeProxyConfig(text: string): ParseResult<KubeProxyConfigF
       nodePortAddresses: Array.isArray(npa) ? npa.map(String) : null,
       conntrackTcpBeLiberal:
         conntrack && typeof conntrack.tcpBeLiberal === "boolean" ? conntrack.tcpBeLiberal : null,
+      modeKeys: {
+        iptables: modeKeys(doc.iptables),
+        ipvs: modeKeys(doc.ipvs),
+        nftables: modeKeys(doc.nftables),
+      },
     },
+  };
+}
+
+/** A mode block's shared keys as written; a zero value (kubeadm renders every key) is not written. */
+function modeKeys(block: unknown): ModeKeys {
+  const b = isRecord(block) ? block : {};
+  const duration = (v: unknown) => (typeof v === "string" && !isEmpty(v) ? v : null);
+  return {
+    masqueradeAll: typeof b.masqueradeAll === "boolean" ? b.masqueradeAll : null,
+    masqueradeBit:
+      typeof b.masqueradeBit === "number" && Number.isInteger(b.masqueradeBit) ? b.masqueradeBit : null,
+    syncPeriod: duration(b.syncPeriod),
+    minSyncPeriod: duration(b.minSyncPeriod),
   };
 }
 

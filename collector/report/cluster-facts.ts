@@ -21,6 +21,21 @@ export const ApiNode = z.object({
 export type ApiNode = z.infer<typeof ApiNode>;
 
 /** The KubeProxyConfiguration fields the checks read, as written in the ConfigMap (nothing defaulted). */
+const ModeKeys = z.object({
+  masqueradeAll: z.boolean().nullable(),
+  masqueradeBit: z.number().int().nullable(),
+  /** Go durations as written ("1m0s", "5s"). */
+  syncPeriod: z.string().nullable(),
+  minSyncPeriod: z.string().nullable(),
+});
+export type ModeKeys = z.infer<typeof ModeKeys>;
+const NO_MODE_KEYS: ModeKeys = {
+  masqueradeAll: null,
+  masqueradeBit: null,
+  syncPeriod: null,
+  minSyncPeriod: null,
+};
+
 export const KubeProxyConfigFile = z.object({
   /** Verbatim; "" when the key is present but empty, null when absent. Both mean "not pinned". */
   mode: z.string().nullable(),
@@ -35,6 +50,14 @@ export const KubeProxyConfigFile = z.object({
   featureGates: z.record(z.string(), z.boolean()),
   nodePortAddresses: z.array(z.string()).nullable(),
   conntrackTcpBeLiberal: z.boolean().nullable(),
+  /**
+   * The keys each mode reads from its own block (kubernetes pkg/proxy/apis/config/v1alpha1/conversion.go):
+   * as written, null where not written or written as its zero value (kubeadm renders every key).
+   */
+  // Defaulted: cluster facts written before these keys were read parse as "none written".
+  modeKeys: z
+    .object({ iptables: ModeKeys, ipvs: ModeKeys, nftables: ModeKeys })
+    .default({ iptables: NO_MODE_KEYS, ipvs: NO_MODE_KEYS, nftables: NO_MODE_KEYS }),
 });
 export type KubeProxyConfigFile = z.infer<typeof KubeProxyConfigFile>;
 

@@ -1,5 +1,6 @@
 import { ipvsBlockLeft } from "./after/cluster-ipvs-config-left.js";
 import { localhostNodePortsHalfConfigured } from "./after/cluster-localhost-nodeports-half-configured.js";
+import { configKeysNotCarried } from "./any/cluster-config-keys-not-carried.js";
 import { configSourceRule } from "./any/cluster-config-source.js";
 import { configSourcesDisagree } from "./any/cluster-config-sources-disagree.js";
 import { configMapNotMounted } from "./any/cluster-configmap-not-mounted.js";
@@ -30,6 +31,7 @@ export const CLUSTER_RULES = [
   modeNotPinned,
   ipvsConfigured,
   ipvsBlockLeft,
+  configKeysNotCarried,
   gateKubeProxyIpvs,
   localhostNodePortsHalfConfigured,
   configSourcesDisagree,

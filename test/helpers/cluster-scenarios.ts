@@ -73,6 +73,12 @@ function ipvsBlockLeft(): FleetReport {
       mode: "nftables",
       ipvs: { scheduler: "lc", strictARP: true, keys: ["scheduler", "strictARP"] },
       featureGates: { KubeProxyIPVS: true },
+      // Switched without carrying the mark bit: nftables mode is back on bit 14.
+      modeKeys: {
+        iptables: { masqueradeAll: null, masqueradeBit: 13, syncPeriod: null, minSyncPeriod: null },
+        ipvs: { masqueradeAll: null, masqueradeBit: null, syncPeriod: null, minSyncPeriod: null },
+        nftables: { masqueradeAll: null, masqueradeBit: null, syncPeriod: null, minSyncPeriod: null },
+      },
     }),
   );
   f.kubeProxyDaemonSet!.featureGatesFlag = { KubeProxyNFTablesLocalhostNodePorts: true };
@@ -95,6 +101,12 @@ function ipvsConfigured(): FleetReport {
       ipvs: { scheduler: "rr", strictARP: true, keys: ["scheduler", "strictARP"] },
       featureGates: { KubeProxyIPVS: false },
       nodePortAddresses: ["primary"],
+      // masqueradeAll for the network plugin and tuned ipvs sync: nftables mode reads its own keys.
+      modeKeys: {
+        iptables: { masqueradeAll: true, masqueradeBit: null, syncPeriod: null, minSyncPeriod: null },
+        ipvs: { masqueradeAll: null, masqueradeBit: null, syncPeriod: "1m0s", minSyncPeriod: "5s" },
+        nftables: { masqueradeAll: null, masqueradeBit: null, syncPeriod: null, minSyncPeriod: null },
+      },
     }),
   );
   return fleet(f, [ok("a", "ipvs", "attention")], "v1.39.2");

@@ -4,12 +4,15 @@ import type { NodeObservation } from "../../collector/report/schema.js";
 
 // Cluster facts as the API would give them (a kubeadm-style kube-proxy), and small fleets for the rollup and the collector's server: API nodes, answered observations, rollup input.
 
+const noModeKeys = { masqueradeAll: null, masqueradeBit: null, syncPeriod: null, minSyncPeriod: null };
+
 export const cfg = (over: Partial<KubeProxyConfigFile> = {}): KubeProxyConfigFile => ({
   mode: "",
   ipvs: null,
   featureGates: {},
   nodePortAddresses: null,
   conntrackTcpBeLiberal: null,
+  modeKeys: { iptables: noModeKeys, ipvs: noModeKeys, nftables: noModeKeys },
   ...over,
 });
 
@@ -89,7 +92,7 @@ export const input = (observations: NodeObservation[], nodes: ApiNode[]) => ({
   generatedAt: new Date("2026-11-29T12:00:00Z"),
   cluster: facts(
     { nodes },
-    { mode: "ipvs", ipvs: null, featureGates: {}, nodePortAddresses: null, conntrackTcpBeLiberal: null },
+    cfg({ mode: "ipvs" }),
   ),
   observations,
   missingOutcome: "no-agent" as const,

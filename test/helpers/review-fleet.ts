@@ -8,7 +8,7 @@ import type { ApiNode } from "../../collector/report/cluster-facts.js";
 import type { FleetReport } from "../../collector/report/schema.js";
 import { rollup } from "../../collector/rollup.js";
 import { configz, metrics, noKernelState } from "./facts.js";
-import { facts as clusterFacts } from "./fleet.js";
+import { cfg, facts as clusterFacts } from "./fleet.js";
 import { addresses, ipvsNode, kernel, nftNode } from "./rules.js";
 
 // A fleet as a migration review sees one, part-way through: an EKS cluster at 1.37 with four managed
@@ -201,13 +201,10 @@ export function reviewFleet(opts: { history?: boolean } = {}): FleetReport {
   );
   const cluster = clusterFacts(
     { version: { gitVersion: "v1.37.2-eks-3fa1c2d", major: 1, minor: 37 }, nodes: all.map(apiNode) },
-    {
+    cfg({
       mode: "ipvs",
       ipvs: { scheduler: "rr", strictARP: true, keys: ["scheduler", "strictARP"] },
-      featureGates: {},
-      nodePortAddresses: null,
-      conntrackTcpBeLiberal: null,
-    },
+    }),
   );
   const r = rollup({
     source: opts.history ? "prometheus" : "agents",

@@ -1,0 +1,117 @@
+// Flipping only `mode:` to nftables drops the mode-specific keys kube-proxy read until then: nftables mode
+// reads masqueradeAll, masqueradeBit and the sync periods from its own `nftables:` block (kubernetes
+// v1.34.4 pkg/proxy/apis/config/v1alpha1/conversion.go, cmd/kube-proxy/app/server_linux.go). What a
+// careful SRE expects, per configuration as kubeadm, EKS and hand-written configs carry them:
+// - kubeadm's rendered defaults (masqueradeAll false, masqueradeBit 14, sync periods 30s / 0s): nothing
+//   to carry, no finding;
+// - `iptables.masqueradeAll: true` (some CNIs need it) with no `nftables.masqueradeAll`: a warning naming
+//   the key to add, before the switch and after it (then the masquerading is already lost);
+// - a custom masquerade bit or tuned ipvs sync periods: the same, with the exact values;
+// - the `nftables:` block already carries them: no finding; the config not read: no finding (another
+//   finding says it was not read).
+import t from "tap";
+import { parseKubeProxyConfig } from "../../../../collector/parse/kube-proxy-config.js";
+import { clusterChecks } from "../../../../collector/rules/index.js";
+import { facts } from "../../../helpers/fleet.js";
+
+function findingFor(yaml: string) {
+  const p = parseKubeProxyConfig(yaml);
+  if (!p.ok) throw new Error(p.error);
+  return clusterChecks(facts({}, p.value), []).find((f) => f.id === "cluster-config-keys-not-carried");
+}
+
+const KUBEADM_DEFAULTS = `kind: KubeProxyConfiguration
+mode: ipvs
+iptables:
+  masqueradeAll: false
+  masqueradeBit: null
+  minSyncPeriod: 0s
+  syncPeriod: 0s
+ipvs:
+  scheduler: ""
+  minSyncPeriod: 0s
+  syncPeriod: 0s
+nftables:
+  masqueradeAll: false
+  masqueradeBit: null
+  minSyncPeriod: 0s
+  syncPeriod: 0s
+`;
+
+t.test("kubeadm's rendered defaults carry nothing", async (t) => {
+  t.equal(findingFor(KUBEADM_DEFAULTS), undefined);
+});
+
+t.test("ipvs mode with masqueradeAll, a custom bit and tuned sync periods", async (t) => {
+  const f = findingFor(`kind: KubeProxyConfiguration
+mode: ipvs
+iptables:
+  masqueradeAll: true
+  masqueradeBit: 13
+ipvs:
+  syncPeriod: 1m0s
+  minSyncPeriod: 5s
+`);
+  t.ok(f, "raised");
+  t.equal(f?.severity, "warning");
+  t.equal(f?.stage, "before");
+  t.same(f?.evidence.notCarried, [
+    "iptables.masqueradeAll: true",
+    "iptables.masqueradeBit: 13",
+    "ipvs.syncPeriod: 1m0s",
+    "ipvs.minSyncPeriod: 5s",
+  ]);
+  t.same(f?.evidence.add, [
+    "nftables.masqueradeAll: true",
+    "nftables.masqueradeBit: 13",
+    "nftables.syncPeriod: 1m0s",
+    "nftables.minSyncPeriod: 5s",
+  ]);
+  t.match(
+    f?.remedy,
+    /nftables: \{masqueradeAll: true, masqueradeBit: 13, syncPeriod: 1m0s, minSyncPeriod: 5s\}/,
+  );
+  t.match(f?.remedy, /masqueradeBit: 13/);
+});
+
+t.test("iptables mode: its own sync periods are what nftables mode drops", async (t) => {
+  const f = findingFor(`mode: iptables
+iptables:
+  syncPeriod: 10s
+`);
+  t.same(f?.evidence.add, ["nftables.syncPeriod: 10s"]);
+});
+
+t.test("a value equal to nftables mode's default is no loss", async (t) => {
+  t.equal(findingFor("mode: ipvs\nipvs:\n  syncPeriod: 30s\niptables:\n  masqueradeBit: 14\n"), undefined);
+  t.equal(findingFor("mode: ipvs\nipvs:\n  minSyncPeriod: 1s\n"), undefined, "nftables' minSyncPeriod is 1s");
+});
+
+t.test("carried already: nothing", async (t) => {
+  t.equal(
+    findingFor(`mode: ipvs
+iptables:
+  masqueradeAll: true
+ipvs:
+  syncPeriod: 1m
+nftables:
+  masqueradeAll: true
+  syncPeriod: 60s
+`),
+    undefined,
+    "the same duration written another way is the same",
+  );
+});
+
+t.test("after the switch, the loss is already live", async (t) => {
+  const f = findingFor("mode: nftables\niptables:\n  masqueradeAll: true\n");
+  t.equal(f?.stage, "after");
+  t.match(f?.title, /masqueradeAll/);
+});
+
+t.test("config not read: no finding", async (t) => {
+  t.notOk(
+    clusterChecks(facts({}, null), []).some((f) => f.id === "cluster-config-keys-not-carried"),
+    "an unreadable or absent config is not a config without these keys",
+  );
+});
