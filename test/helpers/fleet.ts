@@ -90,10 +90,7 @@ export const input = (observations: NodeObservation[], nodes: ApiNode[]) => ({
   source: "agents" as const,
   collectorVersion: "0.1.0",
   generatedAt: new Date("2026-11-29T12:00:00Z"),
-  cluster: facts(
-    { nodes },
-    cfg({ mode: "ipvs" }),
-  ),
+  cluster: facts({ nodes }, cfg({ mode: "ipvs" })),
   observations,
   missingOutcome: "no-agent" as const,
 });
