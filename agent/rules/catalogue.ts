@@ -31,6 +31,7 @@ import { nftTooNewForKubeProxy } from "./before/nft-host-newer-than-kube-proxy-s
 import { nftTooOld } from "./before/nft-too-old.js";
 import { nftModulesMissing } from "./before/nftables-modules-missing.js";
 import { nodePortsOnSecondaryAddresses } from "./before/nodeport-addresses-shrink.js";
+import { serviceIpsAnsweredByArp } from "./before/service-ips-answered-by-arp.js";
 import type { FindingSpec, Rule, Tag } from "./rule.js";
 import type { NodeFacts } from "../report/schema.js";
 
@@ -53,6 +54,7 @@ export const RULES = [
   ipvsScheduler,
   ipvsTimeouts,
   etpLocalWithoutEndpoints,
+  serviceIpsAnsweredByArp,
   kubeIpvs0Left,
   ipvsLeft,
   ipsetsLeft,
