@@ -10,6 +10,7 @@ import {
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "./ipvs.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
+import { ListenersFacts } from "./listeners.js";
 import { ParityFacts } from "./parity.js";
 import type { ProbeError } from "./probe-error.js";
 
@@ -36,6 +37,7 @@ export const FACT_SOURCES = [
   { probe: "kube-proxy-metrics", key: "kubeProxyMetrics", schema: KubeProxyMetricsFacts },
   { probe: "kube-proxy-health", key: "kubeProxyHealth", schema: KubeProxyHealthFacts },
   { probe: "parity", key: "parity", schema: ParityFacts },
+  { probe: "listeners", key: "listeners", schema: ListenersFacts },
 ] as const;
 
 type Source = (typeof FACT_SOURCES)[number];

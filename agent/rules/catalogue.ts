@@ -21,6 +21,7 @@ import { conntrackWorkaround } from "./before/conntrack-workaround-relied-on.js"
 import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpoints.js";
 import { foreignIpvsUsers } from "./before/foreign-ipvs-virtual-servers.js";
 import { foreignChainReferences } from "./before/foreign-rules-reference-kube-chains.js";
+import { healthCheckNodePortsShrink } from "./before/health-check-nodeports-shrink.js";
 import { hostFirewall } from "./before/host-firewall-needs-nodeport-range.js";
 import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
@@ -55,6 +56,7 @@ export const RULES = [
   ipvsTimeouts,
   etpLocalWithoutEndpoints,
   serviceIpsAnsweredByArp,
+  healthCheckNodePortsShrink,
   kubeIpvs0Left,
   ipvsLeft,
   ipsetsLeft,
