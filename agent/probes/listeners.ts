@@ -56,13 +56,15 @@ export const listenersProbe = defineProbe("listeners", {
     if (fromSet !== null && fromSet !== undefined) {
       healthCheckPorts = { known: true, ports: fromSet, source: "ipset" };
     } else if (held !== null) {
+      // Outside ipvs mode (no set): what kube-proxy listens on besides its own endpoints. Releases that
+      // still held NodePort sockets open would show those too; the rule reads this only without the set.
       const own = new Set([metricsPort, healthPort]);
       const ports = [...new Set(tcp.filter((s) => s.kubeProxy && !own.has(s.port)).map((s) => s.port))];
       healthCheckPorts = { known: true, ports: ports.sort((a, b) => a - b), source: "kube-proxy-sockets" };
     } else {
       healthCheckPorts = {
         known: false,
-        why: `neither ipvs mode's KUBE-HEALTH-CHECK-NODE-PORT set nor kube-proxy's process could be read (${kubeProxyProcess.traced ? "traced, but no ports" : kubeProxyProcess.why})`,
+        why: `neither ipvs mode's KUBE-HEALTH-CHECK-NODE-PORT set nor kube-proxy's process could be read (${kubeProxyProcess.traced ? "" : kubeProxyProcess.why})`,
       };
     }
 

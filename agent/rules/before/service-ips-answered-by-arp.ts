@@ -52,14 +52,16 @@ export const serviceIpsAnsweredByArp = rule({
             onLink.map((o) => `${o.ip} (in ${o.iface}'s ${o.prefix})`),
             opts.maxListed,
           ),
-          withConnections: listed(
-            busy.map(
-              (v) =>
-                `${v.protocol} ${v.address}:${v.port} (${v.activeConns} active, ${v.inactiveConns} inactive)`,
-            ),
-            opts.maxListed,
-          ),
-          ipvsRead: facts.ipvs !== null,
+          withConnections:
+            facts.ipvs === null
+              ? "not read: the IPVS table could not be read"
+              : listed(
+                  busy.map(
+                    (v) =>
+                      `${v.protocol} ${v.address}:${v.port} (${v.activeConns} active, ${v.inactiveConns} inactive)`,
+                  ),
+                  opts.maxListed,
+                ),
           "net.ipv4.conf.all.arp_ignore": ignore ?? "not read",
           "net.ipv4.conf.all.arp_announce": announce ?? "not read",
         },

@@ -85,6 +85,14 @@ t.test("unread addresses or sysctls: not raised and the check reads as not read,
   const x = judge(arpUnread, new Map(), NOW).findings.find((y) => y.id === ID);
   t.equal(x?.severity, "warning", "arp_ignore missing is not strictARP on: still raised");
   t.equal(x?.evidence["net.ipv4.conf.all.arp_ignore"], "not read");
+  const ipvsUnread = node(["172.18.0.200"], { ipvs: null });
+  t.equal(
+    judge(ipvsUnread, new Map([["ipvs", { kind: "exec-failed", message: "x" }]]), NOW).findings.find(
+      (y) => y.id === ID,
+    )?.evidence.withConnections,
+    "not read: the IPVS table could not be read",
+    "connections unread are not 'none'",
+  );
 });
 
 t.test("not before the switch in iptables phase, nor after it", async (t) => {
