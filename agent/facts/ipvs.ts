@@ -108,5 +108,12 @@ export const IpsetFacts = z.object({
    * there); null when those sets could not be listed, absent from older agents.
    */
   nodePorts: z.array(z.string()).nullable().optional(),
+  /**
+   * The ports in KUBE-HEALTH-CHECK-NODE-PORT / KUBE-6-HEALTH-CHECK-NODE-PORT: ipvs mode's list of the
+   * healthCheckNodePorts its service health server listens on (pkg/proxy/ipvs/proxier.go, the
+   * "Kubernetes health check node port" set); null when a set holding entries could not be listed,
+   * absent from older agents.
+   */
+  healthCheckNodePorts: z.array(z.number().int()).nullable().optional(),
 });
 export type IpsetFacts = z.infer<typeof IpsetFacts>;

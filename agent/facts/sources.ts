@@ -11,6 +11,7 @@ import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "./ipvs.js";
 import { IpvsConnectionsFacts } from "./ipvs-connections.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
+import { ListenersFacts } from "./listeners.js";
 import { ParityFacts } from "./parity.js";
 import { SysctlConfigFacts } from "./sysctl-config.js";
 import type { ProbeError } from "./probe-error.js";
@@ -40,6 +41,7 @@ export const FACT_SOURCES = [
   { probe: "kube-proxy-metrics", key: "kubeProxyMetrics", schema: KubeProxyMetricsFacts },
   { probe: "kube-proxy-health", key: "kubeProxyHealth", schema: KubeProxyHealthFacts },
   { probe: "parity", key: "parity", schema: ParityFacts },
+  { probe: "listeners", key: "listeners", schema: ListenersFacts },
 ] as const;
 
 type Source = (typeof FACT_SOURCES)[number];

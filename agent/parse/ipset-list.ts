@@ -149,3 +149,18 @@ export function parseNodePortMembers(text: string, setName: string): Parsed<stri
   }
   return parsed(out);
 }
+
+/** The ports of a bitmap:port set (KUBE-HEALTH-CHECK-NODE-PORT), from `ipset list <set>`. */
+export function parsePortMembers(text: string, setName: string): Parsed<number[]> {
+  const at = text.split("\n").indexOf("Members:");
+  if (at < 0) return unparsable(`ipset list ${excerpt(setName)}: no "Members:" line`);
+  const out: number[] = [];
+  for (const line of text.split("\n").slice(at + 1)) {
+    if (line === "") break;
+    const m = /^(\d{1,5})(?: |$)/.exec(line);
+    if (!m || Number(m[1]) > 65535)
+      return unparsable(`ipset list ${excerpt(setName)}: not a port member: ${excerpt(line)}`);
+    out.push(Number(m[1]));
+  }
+  return parsed(out);
+}

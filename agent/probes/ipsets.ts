@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { isKubeProxyIpset } from "../facts/owners.js";
-import { parseIpsetTerse, parseNodePortMembers } from "../parse/ipset-list.js";
+import { parseIpsetTerse, parseNodePortMembers, parsePortMembers } from "../parse/ipset-list.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 const ARGS = ["list", "-terse"] as const;
@@ -50,6 +50,29 @@ async function nodePorts(
   return [...out].sort();
 }
 
+// ipvs mode's healthCheckNodePorts (pkg/proxy/ipvs/proxier.go kubeHealthCheckNodePortSet): the node's own
+// answer to "which ports does kube-proxy's service health server listen on", without its process.
+const HEALTH_CHECK_SET = /^KUBE-(6-)?HEALTH-CHECK-NODE-PORT$/;
+
+/** The ports in KUBE-HEALTH-CHECK-NODE-PORT (and its KUBE-6- twin); null when one could not be listed. */
+async function healthCheckNodePorts(
+  ctx: ProbeContext,
+  sets: { name: string; entries: number }[],
+): Promise<number[] | null> {
+  const out = new Set<number>();
+  for (const s of sets.filter((x) => x.entries > 0 && HEALTH_CHECK_SET.test(x.name))) {
+    const r = await ctx.tools.run("ipset", ["list", s.name], {
+      timeoutMs: ctx.callTimeoutMs,
+      maxBytes: MAX_BYTES,
+    });
+    if (!r.ok) return null;
+    const p = parsePortMembers(r.stdout, s.name);
+    if (!p.ok) return null;
+    for (const n of p.value) out.add(n);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
 // Every ipset with its header only (`-terse`: no members, which can be 100,000 lines), each marked
 // when its name is one of kube-proxy's ipvs-mode sets. Not run when ip_set is absent: listing would
 // make the kernel load the module.
@@ -72,6 +95,14 @@ export const ipsetsProbe = defineProbe("ipsets", {
       references: s.references,
       kubeProxy: isKubeProxyIpset(s.name),
     }));
-    return { ok: true, facts: { available: true, sets, nodePorts: await nodePorts(ctx, sets) } };
+    return {
+      ok: true,
+      facts: {
+        available: true,
+        sets,
+        nodePorts: await nodePorts(ctx, sets),
+        healthCheckNodePorts: await healthCheckNodePorts(ctx, sets),
+      },
+    };
   },
 });

@@ -11,6 +11,7 @@ import { kubeProxyConfigzProbe } from "./kube-proxy-configz.js";
 import { kubeProxyHealthProbe } from "./kube-proxy-health.js";
 import { kubeProxyMetricsProbe } from "./kube-proxy-metrics.js";
 import { kubeProxyModeProbe } from "./kube-proxy-mode.js";
+import { listenersProbe } from "./listeners.js";
 import { nftVersionProbe } from "./nft-version.js";
 import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
@@ -39,6 +40,7 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   "kube-proxy-metrics": kubeProxyMetricsProbe,
   "kube-proxy-health": kubeProxyHealthProbe,
   parity: parityProbe,
+  listeners: listenersProbe,
 };
 
 /** Every probe, in the order of facts/sources.ts (node_exporter's collector registry, in miniature). */

@@ -21,6 +21,7 @@ import { conntrackWorkaround } from "./before/conntrack-workaround-relied-on.js"
 import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpoints.js";
 import { foreignIpvsUsers } from "./before/foreign-ipvs-virtual-servers.js";
 import { foreignChainReferences } from "./before/foreign-rules-reference-kube-chains.js";
+import { healthCheckNodePortsShrink } from "./before/health-check-nodeports-shrink.js";
 import { hostFirewall } from "./before/host-firewall-needs-nodeport-range.js";
 import { ipForwardNotPersistent } from "./before/ip-forward-not-persistent.js";
 import { ipvsConnectionsCut } from "./before/ipvs-connections-cut-at-switch.js";
@@ -33,6 +34,7 @@ import { nftTooNewForKubeProxy } from "./before/nft-host-newer-than-kube-proxy-s
 import { nftTooOld } from "./before/nft-too-old.js";
 import { nftModulesMissing } from "./before/nftables-modules-missing.js";
 import { nodePortsOnSecondaryAddresses } from "./before/nodeport-addresses-shrink.js";
+import { serviceIpsAnsweredByArp } from "./before/service-ips-answered-by-arp.js";
 import type { FindingSpec, Rule, Tag } from "./rule.js";
 import type { NodeFacts } from "../report/schema.js";
 
@@ -57,6 +59,8 @@ export const RULES = [
   ipvsConnectionsCut,
   ipForwardNotPersistent,
   etpLocalWithoutEndpoints,
+  serviceIpsAnsweredByArp,
+  healthCheckNodePortsShrink,
   kubeIpvs0Left,
   ipvsLeft,
   ipsetsLeft,

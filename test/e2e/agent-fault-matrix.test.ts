@@ -72,6 +72,8 @@ function hostTree(): string {
   put("proc/modules", `${FIX}uml-6.1/proc/modules`);
   put("proc/net/ip_vs", `${FIX}ipvs/kube-small/proc/net/ip_vs`);
   put("proc/net/ip_vs_conn", `${FIX}ipvs/conn/live/proc/net/ip_vs_conn`);
+  put("proc/net/tcp", `${FIX}host-sockets/proc/net/tcp`);
+  put("proc/net/tcp6", `${FIX}host-sockets/proc/net/tcp6`);
   // Legacy tables listed, so the probe runs the legacy tools and their faults are met (it skips them
   // when the kernel lists none).
   put("proc/net/ip_tables_names", `${FIX}proc-net-tables-names/proc/net/ip_tables_names`);
@@ -293,6 +295,7 @@ const FILE_PROBES: { probe: ProbeName; path: string; missing: ProbeErrorKind | n
   { probe: "ipvs", path: "proc/net/ip_vs", missing: null },
   { probe: "ipvs-connections", path: "proc/net/ip_vs_conn", missing: null },
   { probe: "sysctls", path: "proc/sys/net/ipv4/ip_forward", missing: null },
+  { probe: "listeners", path: "proc/net/tcp", missing: "io" },
   { probe: "nft-version", path: "host/var/lib/dpkg/status", missing: null },
 ];
 for (const f of FILE_PROBES) {

@@ -86,6 +86,12 @@ export interface Scenario {
     healthzBindAddress?: string;
   };
   faults?: Partial<Record<Endpoint, Fault>>;
+  /**
+   * healthCheckNodePorts of externalTrafficPolicy: Local LoadBalancer Services, served like kube-proxy's
+   * service health server with nodePortAddresses matching all: on 0.0.0.0, which Go binds dual-stack
+   * ([::] in /proc/net/tcp6), answering its JSON (pkg/proxy/healthcheck/service_health.go hcHandler).
+   */
+  healthCheckNodePorts?: { port: number; namespace: string; name: string; localEndpoints: number }[];
 }
 
 const started = Date.now();
@@ -822,6 +828,22 @@ async function main(): Promise<void> {
   const refuseHealth = [f.healthz, f.livez].some((x) => x?.refuse);
   const mPort = await start(metricsAddr, refuseMetrics, metricsHandler(live));
   const hPort = await start(healthAddr, refuseHealth, healthHandler(live));
+  for (const hc of sc.healthCheckNodePorts ?? []) {
+    await start(`[::]:${hc.port}`, false, (_req, res) => {
+      res.writeHead(hc.localEndpoints > 0 ? 200 : 503, {
+        "Content-Type": "application/json",
+        "X-Content-Type-Options": "nosniff",
+        "X-Load-Balancing-Endpoint-Weight": String(hc.localEndpoints),
+      });
+      res.end(
+        JSON.stringify({
+          service: { namespace: hc.namespace, name: hc.name },
+          localEndpoints: hc.localEndpoints,
+          serviceProxyHealthy: true,
+        }),
+      );
+    });
+  }
   const stop = () => {
     for (const s of servers) {
       s.closeAllConnections();

@@ -60,7 +60,10 @@ t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => 
       tools: stubTools(t, { ipset: recorded(fx("ipsets/none/ipset-list-terse.txt")) }),
     }),
   );
-  t.same(none, { ok: true, facts: { available: true, sets: [], nodePorts: [] } });
+  t.same(none, {
+    ok: true,
+    facts: { available: true, sets: [], nodePorts: [], healthCheckNodePorts: [] },
+  });
 });
 
 t.test("ipsets: without ip_set in sysfs, ipset is not run (it would load the module)", async (t) => {
@@ -116,12 +119,15 @@ t.test("ipsets: NodePorts of a custom --service-node-port-range, from kube-proxy
       recorded(fx(`${dir}/ipset-list-terse.txt`), IPSET_ARGS),
       recorded(fx(`${dir}/ipset-list-KUBE-NODE-PORT-TCP.txt`), "list KUBE-NODE-PORT-TCP"),
       recorded(fx(`${dir}/ipset-list-KUBE-NODE-PORT-UDP.txt`), "list KUBE-NODE-PORT-UDP"),
+      recorded(fx(`${dir}/ipset-list-KUBE-HEALTH-CHECK-NODE-PORT.txt`), "list KUBE-HEALTH-CHECK-NODE-PORT"),
     ],
   });
   const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   IpsetFacts.parse(r.facts);
   t.same(r.facts.nodePorts, ["TCP:30080", "TCP:40080", "UDP:40053"]);
+  // The healthCheckNodePort ipvs-mode.ipset holds (recorded on the host the same way).
+  t.same(r.facts.healthCheckNodePorts, [30000]);
 });
 
 t.test("ipsets: a NodePort set that cannot be listed leaves the NodePorts unread, not empty", async (t) => {
@@ -140,5 +146,6 @@ t.test("ipsets: a NodePort set that cannot be listed leaves the NodePorts unread
   const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.equal(r.facts.nodePorts, null);
+  t.equal(r.facts.healthCheckNodePorts, null, "KUBE-HEALTH-CHECK-NODE-PORT not listed either: unread");
   t.ok(r.facts.sets.length > 0, "the sets themselves are still read");
 });

@@ -1,0 +1,87 @@
+import type { IpsetFacts } from "../facts/ipvs.js";
+import type { ListenersFacts } from "../facts/listeners.js";
+import { conntrackTo, listeningSockets, socketHolder } from "../io/proc-sockets.js";
+import { defineProbe } from "./types.js";
+
+/** Over this, /proc/net/nf_conntrack is not read (about 500,000 entries): unknown, never a partial count. */
+export const CONNTRACK_MAX_BYTES = 128 * 1024 * 1024;
+
+function portOf(url: string): number | null {
+  try {
+    const u = new URL(url);
+    return Number(u.port || (u.protocol === "https:" ? 443 : 80));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * kube-proxy's service health server listens on every address unless nodePortAddresses restricts it
+ * (kubernetes/kubernetes pkg/proxy/healthcheck/service_health.go newServiceHealthServer), so what
+ * nftables mode's default `primary` takes away shows in the node's sockets and its conntrack table.
+ */
+export const listenersProbe = defineProbe("listeners", {
+  needs: ["ipsets"],
+  async run(ctx) {
+    const sockets = await listeningSockets(ctx.procRoot);
+    if (!sockets.ok) return { ok: false, error: sockets.error };
+    const metricsPort = portOf(ctx.kubeProxyMetricsUrl);
+    const healthPort = portOf(ctx.kubeProxyHealthUrl);
+    const anchor = sockets.value.find((s) => s.port === metricsPort);
+    let held: Set<string> | null = null;
+    let kubeProxyProcess: ListenersFacts["kubeProxyProcess"];
+    if (anchor === undefined) {
+      kubeProxyProcess = {
+        traced: false,
+        why: `nothing listens on kube-proxy's metrics port ${metricsPort}`,
+      };
+    } else {
+      const h = await socketHolder(ctx.procRoot, anchor.inode);
+      if (h.ok) {
+        held = h.sockets;
+        kubeProxyProcess = { traced: true, pid: h.pid };
+      } else kubeProxyProcess = { traced: false, why: h.why };
+    }
+    const tcp = sockets.value.map((s) => ({
+      family: s.family,
+      address: s.address,
+      port: s.port,
+      kubeProxy: held === null ? null : held.has(s.inode),
+    }));
+
+    const prior = ctx.prior.ipsets;
+    const ipsets = prior?.ok ? (prior.facts as IpsetFacts) : null;
+    const fromSet = ipsets !== null && hasHealthCheckSet(ipsets) ? ipsets.healthCheckNodePorts : null;
+    let healthCheckPorts: ListenersFacts["healthCheckPorts"];
+    if (fromSet !== null && fromSet !== undefined) {
+      healthCheckPorts = { known: true, ports: fromSet, source: "ipset" };
+    } else if (held !== null) {
+      // Outside ipvs mode (no set): what kube-proxy listens on besides its own endpoints. Releases that
+      // still held NodePort sockets open would show those too; the rule reads this only without the set.
+      const own = new Set([metricsPort, healthPort]);
+      const ports = [...new Set(tcp.filter((s) => s.kubeProxy && !own.has(s.port)).map((s) => s.port))];
+      healthCheckPorts = { known: true, ports: ports.sort((a, b) => a - b), source: "kube-proxy-sockets" };
+    } else {
+      healthCheckPorts = {
+        known: false,
+        why: `neither ipvs mode's KUBE-HEALTH-CHECK-NODE-PORT set nor kube-proxy's process could be read (${kubeProxyProcess.traced ? "" : kubeProxyProcess.why})`,
+      };
+    }
+
+    let conntrack: ListenersFacts["conntrack"];
+    if (!healthCheckPorts.known || healthCheckPorts.ports.length === 0) {
+      conntrack = { read: false, why: "no health-check NodePort to count connections to" };
+    } else {
+      const c = await conntrackTo(ctx.procRoot, new Set(healthCheckPorts.ports), CONNTRACK_MAX_BYTES);
+      conntrack = c.ok
+        ? { read: true, to: [...c.value.values()] }
+        : { read: false, why: `${c.error.kind}: ${c.error.message}` };
+    }
+    return { ok: true, facts: { tcp, kubeProxyProcess, healthCheckPorts, conntrack } };
+  },
+});
+
+/** The set exists only where ipvs mode made it: elsewhere an empty list from it would say nothing. */
+function hasHealthCheckSet(f: IpsetFacts): boolean {
+  return f.sets.some((s) => /^KUBE-(6-)?HEALTH-CHECK-NODE-PORT$/.test(s.name));
+}
