@@ -102,7 +102,36 @@ const unhealthy = {
 };
 
 /** Nodes on which kube-proxy did not answer /proxyMode, so the phase is inferred from kernel state. */
+/**
+ * An ipvs node whose kube-proxy went silent, with what the two switch checks of kube-proxy's listeners
+ * and addresses read: an ETP-Local health-check port health-checked on a secondary address, and an
+ * externalIP inside eth0's prefix that the node answers ARP for (strictARP off).
+ */
+function listenersAndArpNode(): NodeFacts {
+  const f = ipvsNode({
+    proxyMode: null,
+    addresses: addresses("172.18.0.10", ["10.0.0.5"]),
+    sysctls: {
+      values: [
+        { name: "net.ipv4.conf.all.arp_ignore", value: "0" },
+        { name: "net.ipv4.conf.all.arp_announce", value: "0" },
+      ],
+    },
+    listeners: {
+      tcp: [{ family: "inet6", address: "::", port: 31234, kubeProxy: null }],
+      kubeProxyProcess: { traced: false, why: "no process this agent can see holds the socket" },
+      healthCheckPorts: { known: true, ports: [31234], source: "ipset" },
+      conntrack: { read: true, to: [{ address: "10.0.0.5", port: 31234, connections: 3 }] },
+    },
+  });
+  f.addresses!.interfaces[1]!.addresses[0]!.prefixLen = 16;
+  f.kubeIpvs0!.addresses.push({ family: "inet", address: "172.18.200.1", prefixLen: 32 });
+  return f;
+}
+
 const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
+  "ipvs node gone silent, with a health-check port used on a secondary address and an ARP-answered externalIP":
+    [listenersAndArpNode(), silent, "ipvs"],
   // The issue's case: a live ipvs node holding a table left by an nftables canary.
   "live ipvs node with a leftover nftables table": [
     ipvsNode({
