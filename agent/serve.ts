@@ -5,7 +5,8 @@ import { AgentMetrics } from "./metrics/agent-metrics.js";
 import { buildApp } from "./server/app.js";
 import { procIpvsLookup } from "./server/ipvs-lookup.js";
 import { ScanLoop } from "./server/scan-loop.js";
-import { ScanThread } from "./server/scan-thread.js";
+import { containerMemoryLimit } from "./io/cgroup-memory.js";
+import { ScanThread, scanThreadLimits } from "./server/scan-thread.js";
 import { logScan } from "./server/scan-log.js";
 import { AgentState } from "./server/state.js";
 import { registerVerifyRoute } from "./server/verify-route.js";
@@ -42,12 +43,19 @@ export async function runServe(
   // seconds, which on this thread would hold every /metrics and /report answer behind it. The
   // thread also renders every body and runs /verify over its report: this one only sends bytes.
   const { tools: _tools, ...plain } = input;
-  const thread = new ScanThread({
-    toolDirs: cfg.toolDirs,
-    input: plain,
-    fullReadIntervalS: cfg.fullReadIntervalS,
-    verify: verifyOptions(cfg),
-  });
+  // The scan thread's heap is sized to the container, so a runaway scan ends the thread, not the agent.
+  const memory = await containerMemoryLimit();
+  const limits = scanThreadLimits(memory.bytes);
+  const thread = new ScanThread(
+    {
+      toolDirs: cfg.toolDirs,
+      input: plain,
+      fullReadIntervalS: cfg.fullReadIntervalS,
+      verify: verifyOptions(cfg),
+    },
+    undefined,
+    limits,
+  );
   thread.onHeapRelease = (freedBytes) => {
     state.metrics.recordHeapRelease(freedBytes);
     log.debug({ freedBytes }, "scan thread gave a large read's garbage back");
@@ -73,6 +81,9 @@ export async function runServe(
       maxConnections: app.server.maxConnections,
       scanIntervalS: cfg.scanIntervalS,
       version: input.agentVersion,
+      containerMemoryLimitBytes: memory.bytes,
+      containerMemoryLimitFrom: memory.from,
+      scanThreadHeapMb: limits.maxOldGenerationSizeMb,
     },
     "listening",
   );

@@ -153,10 +153,12 @@ export class Lease {
 }
 
 /**
- * The gather's default: ~370 ordinary 176 KB reports at once, or four answers at the 16 MiB cap; a
- * 5,000-node gather's RSS stays under 300 MB (bench/results/collector-speed.md).
+ * The gather's default: eight answers at the 4 MiB cap (answer-bounds.ts) at once, ~170 whole 195 KB
+ * reports of 10,000-Service nodes from older agents, or thousands of 2 KB /report/fleet digests.
+ * (At 64 MiB and a 16 MiB cap, a 5,000-node gather's RSS stayed under 300 MB:
+ * bench/results/collector-speed.md.)
  */
-export const DEFAULT_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+export const DEFAULT_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 
 /**
  * The budget of a gather: nothing reserved before an answer's headers (Lease.expect), never below one

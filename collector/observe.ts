@@ -6,6 +6,8 @@ import {
   NodeReport,
   SCHEMA_VERSION,
 } from "../agent/contract.js";
+import { parseBoundedJson } from "../common/bounded-json.js";
+import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "./answer-bounds.js";
 import type { NodeObservation } from "./report/schema.js";
 import { redactUrls } from "../common/redact.js";
 
@@ -112,12 +114,15 @@ type Refusal = { ok: false; outcome: "garbage" | "schema-mismatch"; reason: stri
 
 /** A body as JSON, refused when it is not JSON or names another version of the document than `want`. */
 function versioned(body: string, what: string, want: string): { ok: true; doc: unknown } | Refusal {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body);
-  } catch {
-    return { ok: false, outcome: "garbage", reason: `not JSON: ${JSON.stringify(body.slice(0, 60))}` };
-  }
+  // Counted before it is parsed: a few MB of small objects is a heap of hundreds of MB once built.
+  const read = parseBoundedJson(body, ANSWER_JSON_BOUNDS);
+  if (!read.ok)
+    return {
+      ok: false,
+      outcome: "garbage",
+      reason: read.kind === "not-json" ? read.message : `${TOO_LARGE}: ${read.message}`,
+    };
+  const doc = read.doc;
   const version = (doc as { schemaVersion?: unknown } | null)?.schemaVersion;
   if (typeof doc === "object" && doc !== null && version !== undefined && version !== want)
     return {
@@ -197,4 +202,17 @@ export function parseFleetDigest(body: string): ParsedDigest {
   }
   if (!parsed.success) return refused("FleetDigest", parsed.error.issues);
   return { ok: true, digest: parsed.data, unknown };
+}
+
+/** Which route an answer came by: a current agent's /report/fleet, or an older agent's whole /report. */
+export type AnswerRoute = "fleet" | "report";
+
+/**
+ * An answer judged into the digest the rollup reads, whichever route it came by: an older agent's
+ * report is digested here by the agent's own function, so both routes give the same observation.
+ */
+export function judgeAnswer(route: AnswerRoute, body: string): ParsedDigest {
+  if (route === "fleet") return parseFleetDigest(body);
+  const r = parseNodeReport(body);
+  return r.ok ? { ok: true, digest: fleetDigestOf(r.report), unknown: r.unknown } : r;
 }

@@ -1,5 +1,6 @@
 // The answer of the agent's GET /verify and of `proxyscope-agent verify --json`: the collector reads it too.
 import { z } from "zod";
+import { parseBoundedJson } from "./bounded-json.js";
 
 export const CheckStatus = z.enum(["ok", "fail", "not-run", "skipped"]);
 
@@ -61,17 +62,19 @@ export type VerifyAnswer = z.infer<typeof VerifyAnswer>;
 
 const KNOWN_CHECKS: ReadonlySet<string> = new Set(VERIFY_CHECK_IDS);
 
+/** About 20 checks of ~10 fields each today; a wide margin for newer agents' lines and details. */
+const VERIFY_ANSWER_BOUNDS = { maxElements: 10_000, maxDepth: 16 };
+
 /** A /verify body, read: the answer and the line ids this release does not know, or why it is none. */
 export function readVerifyAnswer(
   body: string,
 ): { ok: true; result: VerifyAnswer; unknownChecks: string[] } | { ok: false; error: string } {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(body);
-  } catch {
-    return { ok: false, error: "not JSON" };
-  }
-  const parsed = VerifyAnswer.safeParse(doc);
+  // A verify answer is a few dozen lines: a hostile one of many small objects is refused uncounted by
+  // zod, which would name every missing field of every one (a heap far larger than the answer).
+  const read = parseBoundedJson(body, VERIFY_ANSWER_BOUNDS);
+  if (!read.ok)
+    return { ok: false, error: read.kind === "not-json" ? "not JSON" : `answer too large: ${read.message}` };
+  const parsed = VerifyAnswer.safeParse(read.doc);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
     return {

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import type { AddressesFacts, InterfaceAddress } from "../facts/host.js";
+import { overBounds } from "../../common/bounded-json.js";
+import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
 export type Interface = AddressesFacts["interfaces"][number];
@@ -29,6 +31,9 @@ export type Route = z.infer<typeof Route>;
 function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Parsed<T[]> {
   // `ip -j` prints nothing at all (not "[]") for an empty route table on some iproute2 releases.
   if (text.trim() === "") return parsed([]);
+  // Counted before parsing: a few MB of small objects is a parse of hundreds of MB (listing-bounds.ts).
+  const over = overBounds(text, LISTING_JSON_BOUNDS);
+  if (over) return unparsable(`${what} is too large to parse: ${over.message}`);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

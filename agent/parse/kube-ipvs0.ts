@@ -1,6 +1,8 @@
 import { z } from "zod";
 import type { KubeIpvs0Facts } from "../facts/ipvs.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { overBounds } from "../../common/bounded-json.js";
+import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
 
 // `ip -j -d addr show dev kube-ipvs0` prints an array with the one link. Only the fields we use are
 // checked; iproute2 adds fields between versions and those are ignored.
@@ -47,6 +49,8 @@ export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): P
 }
 
 function jsonOf(text: string): Parsed<unknown> {
+  const over = overBounds(text, LISTING_JSON_BOUNDS);
+  if (over) return unparsable(`ip -j printed a listing too large to parse: ${over.message}`);
   try {
     return parsed(JSON.parse(text) as unknown);
   } catch {

@@ -52,6 +52,24 @@ export const SCAN_THREAD_LIMITS: ResourceLimits = {
 };
 // --- end resourceLimits ---
 
+// In a container, 512 MB of scan heap is more than the whole agent may have (the DaemonSet's limit is
+// 256Mi): a runaway parse got the agent OOM-killed before the thread's own limit acted. So the limit
+// comes from the container's memory limit, less what the rest of the process holds: bare Node 46 MB,
+// the serving thread's modules 47 MB and its heap 27-52 MB (bench/results/rss.md), the scan thread's
+// young generation and the tools' output buffers outside the heap. At 256Mi that leaves the scan
+// thread 96 MB of old generation.
+export const SERVING_RESERVE_MB = 160;
+/** Below this a scan of even a small node fails; a container this small is misconfigured anyway. */
+export const MIN_SCAN_HEAP_MB = 32;
+
+/** The scan thread's limits under a container memory limit (null: none set, the defaults apply). */
+export function scanThreadLimits(containerLimitBytes: number | null): ResourceLimits {
+  if (containerLimitBytes === null) return SCAN_THREAD_LIMITS;
+  const room = Math.floor(containerLimitBytes / (1024 * 1024)) - SERVING_RESERVE_MB;
+  const max = SCAN_THREAD_LIMITS.maxOldGenerationSizeMb!;
+  return { ...SCAN_THREAD_LIMITS, maxOldGenerationSizeMb: Math.min(max, Math.max(MIN_SCAN_HEAP_MB, room)) };
+}
+
 /**
  * Runs scans on a worker thread, one at a time: a probe's parsing never blocks the event loop that
  * serves /metrics and /report. A worker that crashes (an uncaught error, out of memory) fails the scan

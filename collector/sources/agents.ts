@@ -1,14 +1,11 @@
 import { z } from "zod";
-import { fleetDigestOf, RealServer, VirtualServer } from "../../agent/contract.js";
+import { RealServer, VirtualServer } from "../../agent/contract.js";
 import { httpGet, httpGetVia, type Getter, type HttpResult } from "../../common/http.js";
+import { parseBoundedJson } from "../../common/bounded-json.js";
+import { ANSWER_JSON_BOUNDS, MAX_ANSWER_BYTES, TOO_LARGE } from "../answer-bounds.js";
+import { AnswerJudge, inlineJudge, type Judge } from "../answer-judge.js";
 import type { ByteBudget, Lease } from "../byte-budget.js";
-import {
-  failedObservation,
-  observationFromDigest,
-  parseFleetDigest,
-  parseNodeReport,
-  type ParsedDigest,
-} from "../observe.js";
+import { failedObservation, observationFromDigest, type ParsedDigest } from "../observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
 
@@ -24,8 +21,10 @@ export interface AgentTarget {
 export interface FetchOptions {
   timeoutMs: number;
   concurrency: number;
-  /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it. */
+  /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it (answer-bounds.ts). */
   maxBytes: number;
+  /** Where answers are parsed; fetchAgents gives one heap-limited worker per gather, else this thread. */
+  judge?: Judge;
   /** Bytes held across all concurrent reads of one gather; none: only the per-answer cap. */
   budget?: ByteBudget;
   onProgress?: (done: number, total: number) => void;
@@ -59,7 +58,7 @@ class Deadline {
 /** A report older than this is stale, from an agent or from Prometheus alike (a scan runs every 60 s). */
 export const STALE_AFTER_S = 900;
 
-export const DEFAULT_MAX_REPORT_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_REPORT_BYTES = MAX_ANSWER_BYTES;
 
 // A refused connection or a 5xx gets one more try; an answer we did not like will not improve on a
 // retry, and neither will a call that already used its whole deadline: retrying those doubled the wait
@@ -99,14 +98,11 @@ export function proxyRefusal(
   res: { status: number; body: string },
 ): { unreachable: boolean; reason: string } | null {
   if (t.get === undefined) return null;
-  let st: z.infer<typeof ApiStatus>;
-  try {
-    const parsed = ApiStatus.safeParse(JSON.parse(res.body));
-    if (!parsed.success) return null;
-    st = parsed.data;
-  } catch {
-    return null;
-  }
+  const read = parseBoundedJson(res.body, ANSWER_JSON_BOUNDS);
+  if (!read.ok) return null;
+  const parsed = ApiStatus.safeParse(read.doc);
+  if (!parsed.success) return null;
+  const st = parsed.data;
   const msg = (st.message ?? "").slice(0, 300);
   const said = `the API server answered HTTP ${res.status} ${st.reason ?? ""}${msg ? `: ${msg}` : ""}`;
   const ns = decodeURIComponent(/\/namespaces\/([^/]+)\/pods\//.exec(t.url)?.[1] ?? "NAMESPACE");
@@ -147,6 +143,7 @@ export async function fetchAgent(
       maxBytes: opts.maxBytes,
       ...(lease ? { hold: lease } : {}),
       ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.judge ? { judge: opts.judge } : {}),
     });
   } finally {
     // Held until the answer is judged: the body and its parse are the bytes the budget is about.
@@ -169,6 +166,7 @@ interface ReadOptions {
   now?: () => number;
   left?: () => number;
   get?: Getter;
+  judge?: Judge;
 }
 
 /** What one GET came to: a body to judge, or the node's failure already. */
@@ -183,7 +181,8 @@ async function call(
     const kind = res.error.kind;
     const outcome = kind === "timeout" ? "timeout" : kind === "output-cap" ? "garbage" : "unreachable";
     const retried = res.error.kind === "unreachable" ? " (after one retry)" : "";
-    return { failed: failedObservation(label, url, outcome, `${res.error.message}${retried}`) };
+    const why = kind === "output-cap" ? `${TOO_LARGE}: ` : "";
+    return { failed: failedObservation(label, url, outcome, `${why}${res.error.message}${retried}`) };
   }
   if (res.status !== 200) {
     const api = proxyRefusal(t, res);
@@ -211,21 +210,21 @@ async function readAgent(
 ): Promise<NodeObservation> {
   let url = `${base}${FLEET_PATH}`;
   let got = await call(t, url, opts);
+  const judge = opts.judge ?? inlineJudge;
   let parsed: ParsedDigest;
   if ("status" in got) {
-    // An agent older than /report/fleet (a DaemonSet mid-rollout): its whole report, digested here by
-    // the agent's own function, so both routes give the same observation and the same outcomes.
+    // An agent older than /report/fleet (a DaemonSet mid-rollout): its whole report, digested by the
+    // agent's own function (judgeAnswer), so both routes give the same observation and the same outcomes.
     url = `${base}${REPORT_PATH}`;
     const left = deadline ? deadline.left() : Infinity;
     if (left <= 0) return notAsked(t, url, deadline!);
     opts.hold?.reset();
     got = await call(t, url, { ...opts, timeoutMs: Math.min(opts.timeoutMs, left) });
     if (!("body" in got)) return got.failed;
-    const r = parseNodeReport(got.body);
-    parsed = r.ok ? { ok: true, digest: fleetDigestOf(r.report), unknown: r.unknown } : r;
+    parsed = await judge.judge("report", got.body);
   } else {
     if (!("body" in got)) return got.failed;
-    parsed = parseFleetDigest(got.body);
+    parsed = await judge.judge("fleet", got.body);
   }
   const label = t.node ?? t.url;
   if (!parsed.ok) return failedObservation(label, url, parsed.outcome, `${url}: ${parsed.reason}`);
@@ -297,12 +296,15 @@ export async function fetchAgents(
       ? undefined
       : new Deadline(opts.deadlineMs, opts.clockMs ?? (() => performance.now()));
   const pool = opts.get || targets.every((t) => t.get) ? null : await keepAlivePool();
+  // Answers are parsed where a heap limit applies: a hostile one costs its own node, not the collector.
+  const judge = opts.judge ? null : new AnswerJudge();
   try {
-    const o = pool ? { ...opts, get: pool.get } : opts;
+    const o = { ...opts, ...(pool ? { get: pool.get } : {}), ...(judge ? { judge } : {}) };
     const obs = await mapPool(targets, opts.concurrency, (t) => fetchAgent(t, o, deadline), opts.onProgress);
     return settleClaims(targets, obs);
   } finally {
     pool?.close();
+    await judge?.close();
   }
 }
 
@@ -324,8 +326,28 @@ async function keepAlivePool(): Promise<{ get: Getter; close: () => void }> {
   };
 }
 
-const VirtualServerAnswer = z.object({ virtualServer: VirtualServer, realServers: z.array(RealServer) });
-export type VirtualServerAnswer = z.infer<typeof VirtualServerAnswer>;
+export interface VirtualServerAnswer {
+  virtualServer: VirtualServer;
+  realServers: RealServer[];
+}
+// The list is checked one entry at a time, stopping at the first bad one: zod judging a hostile list
+// whole names every missing field of every entry, a heap far larger than the answer.
+const VirtualServerHead = z.object({ virtualServer: VirtualServer, realServers: z.array(z.unknown()) });
+
+function virtualServerAnswer(
+  doc: unknown,
+): { ok: true; answer: VirtualServerAnswer } | { ok: false; why: string } {
+  const head = VirtualServerHead.safeParse(doc);
+  if (!head.success) return { ok: false, why: `unexpected answer: ${head.error.issues[0]?.message}` };
+  const realServers: RealServer[] = [];
+  for (const [i, r] of head.data.realServers.entries()) {
+    const one = RealServer.safeParse(r);
+    if (!one.success)
+      return { ok: false, why: `unexpected answer: realServers.${i}: ${one.error.issues[0]?.message}` };
+    realServers.push(one.data);
+  }
+  return { ok: true, answer: { virtualServer: head.data.virtualServer, realServers } };
+}
 
 export type VirtualServerOutcome =
   { node: string; ok: true; answer: VirtualServerAnswer } | { node: string; ok: false; reason: string };
@@ -347,11 +369,13 @@ export async function fetchVirtualServer(
     const msg = /"error":"([^"]*)"/.exec(res.body)?.[1];
     return { node, ok: false, reason: `HTTP ${res.status}${msg ? `: ${msg}` : ""}` };
   }
-  try {
-    const parsed = VirtualServerAnswer.safeParse(JSON.parse(res.body));
-    if (parsed.success) return { node, ok: true, answer: parsed.data };
-    return { node, ok: false, reason: `unexpected answer: ${parsed.error.issues[0]?.message}` };
-  } catch {
-    return { node, ok: false, reason: "answer is not JSON" };
-  }
+  const read = parseBoundedJson(res.body, ANSWER_JSON_BOUNDS);
+  if (!read.ok)
+    return {
+      node,
+      ok: false,
+      reason: read.kind === "not-json" ? "answer is not JSON" : `${TOO_LARGE}: ${read.message}`,
+    };
+  const answer = virtualServerAnswer(read.doc);
+  return answer.ok ? { node, ok: true, answer: answer.answer } : { node, ok: false, reason: answer.why };
 }

@@ -46,7 +46,7 @@ const AGENT_FAULTS: Record<string, { ip: string; b: AgentBehaviour | null }> = {
     ip: "127.0.0.46",
     b: { report: JSON.stringify({ ...JSON.parse(ipvs), schemaVersion: "2", node: "node-x" }) },
   },
-  "huge body": { ip: "127.0.0.47", b: { hugeBytes: 17 * 1024 * 1024 } },
+  "huge body": { ip: "127.0.0.47", b: { hugeBytes: 5 * 1024 * 1024 } },
   "HTTP 500": { ip: "127.0.0.48", b: { status: 500 } },
   "valid JSON, not a NodeReport": { ip: "127.0.0.49", b: { report: '{"schemaVersion":"1","node":[]}' } },
   // node-a's report from node-x's agent: the target decides the row, so it is node-x's failure.
@@ -145,10 +145,10 @@ const agentRows: Row[] = [
     named: { node: "node-x", outcome: "schema-mismatch", reason: /schemaVersion "2"/ },
   },
   {
-    name: "agent answers 17 MiB",
+    name: "agent answers 5 MiB (over the 4 MiB cap)",
     agent: "huge body",
     exit: EXIT.findings,
-    named: { node: "node-x", outcome: "garbage", reason: /more than 16777216 bytes/ },
+    named: { node: "node-x", outcome: "garbage", reason: /answer too large: .*more than 4194304 bytes/ },
   },
   {
     name: "agent answers HTTP 500",

@@ -1,0 +1,32 @@
+import { memoryLimitFiles, parseMemoryLimit } from "../parse/cgroup-memory.js";
+import { readTextFile } from "./files.js";
+
+export interface MemoryLimit {
+  /** The least limit of this process's cgroup and its ancestors; null: none set, or none readable. */
+  bytes: number | null;
+  /** The file it came from, or why there is none. */
+  from: string;
+}
+
+/**
+ * The container's memory limit as the kernel enforces it on this process (parse/cgroup-memory.ts).
+ * `root` is "/" but for tests, which lay out recorded /proc and /sys files under a directory.
+ */
+export async function containerMemoryLimit(root = "/"): Promise<MemoryLimit> {
+  const at = (p: string) => (root === "/" ? p : `${root.replace(/\/+$/, "")}${p}`);
+  const [cgroup, mountinfo] = await Promise.all([
+    readTextFile(at("/proc/self/cgroup")),
+    readTextFile(at("/proc/self/mountinfo"), 4 * 1024 * 1024),
+  ]);
+  if (!cgroup.ok) return { bytes: null, from: `not read: ${cgroup.error.message}` };
+  if (!mountinfo.ok) return { bytes: null, from: `not read: ${mountinfo.error.message}` };
+  let least: MemoryLimit = { bytes: null, from: "no memory limit set on this process's cgroups" };
+  for (const f of memoryLimitFiles(cgroup.text, mountinfo.text)) {
+    const read = await readTextFile(at(f.path), 4096);
+    if (!read.ok) continue; // an ancestor outside the container's view, or v2 without the memory controller
+    const limit = parseMemoryLimit(read.text, f.version);
+    if (!limit.ok || limit.value === null) continue;
+    if (least.bytes === null || limit.value < least.bytes) least = { bytes: limit.value, from: f.path };
+  }
+  return least;
+}
