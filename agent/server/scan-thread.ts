@@ -56,8 +56,8 @@ export const SCAN_THREAD_LIMITS: ResourceLimits = {
 // 256Mi): a runaway parse got the agent OOM-killed before the thread's own limit acted. So the limit
 // comes from the container's memory limit, less what the rest of the process holds: bare Node 46 MB,
 // the serving thread's modules 47 MB and its heap 27-52 MB (bench/results/rss.md), the scan thread's
-// young generation and the tools' output buffers outside the heap. At 256Mi that leaves the scan
-// thread 96 MB of old generation.
+// young generation and the tools' output buffers outside the heap. At the DaemonSet's 320Mi that
+// leaves the scan thread 160 MB of old generation (a 10,000-Service scan peaks at 86-106 MB).
 export const SERVING_RESERVE_MB = 160;
 /** Below this a scan of even a small node fails; a container this small is misconfigured anyway. */
 export const MIN_SCAN_HEAP_MB = 32;

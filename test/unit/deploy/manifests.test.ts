@@ -214,7 +214,7 @@ t.test("the agent DaemonSet", async (t) => {
   t.equal(c.livenessProbe.httpGet.port, "metrics");
   t.equal(c.readinessProbe.httpGet.path, "/readyz");
   t.equal(c.readinessProbe.httpGet.port, "metrics");
-  t.same(c.resources, { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } });
+  t.same(c.resources, { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "320Mi" } });
 
   const env = Object.fromEntries(
     c.env.map((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => [

@@ -67,8 +67,10 @@ t.test("limit values: max and v1's huge counter are no limit; garbage is refused
 t.test("the scan thread's heap: the container's limit less the serving side, within bounds", async (t) => {
   t.same(scanThreadLimits(null), SCAN_THREAD_LIMITS, "no limit: the defaults");
   const at = (mib: number) => scanThreadLimits(mib * MiB).maxOldGenerationSizeMb;
-  t.equal(at(256), 256 - SERVING_RESERVE_MB, "the DaemonSet's 256Mi");
-  t.ok(at(256)! + SERVING_RESERVE_MB <= 256, "thread and reserve fit in the limit");
+  t.equal(at(320), 320 - SERVING_RESERVE_MB, "the DaemonSet's 320Mi");
+  t.ok(at(320)! + SERVING_RESERVE_MB <= 320, "thread and reserve fit in the limit");
+  // The hourly full read of a 10,000-Service node peaks at 86-106 MB of scan-thread heap (bench/results).
+  t.ok(at(320)! >= 120, "the DaemonSet's limit leaves a 10,000-Service scan room");
   t.equal(at(512), 512 - SERVING_RESERVE_MB);
   t.equal(at(8192), SCAN_THREAD_LIMITS.maxOldGenerationSizeMb, "never above the default");
   t.equal(at(128), MIN_SCAN_HEAP_MB, "never below the floor");
