@@ -252,6 +252,10 @@ t.test("a bad value is a named error, not a render", async (t) => {
   const typo = helmTemplateRun({ "collector.enable": false });
   t.not(typo.status, 0, "a misspelt key is refused rather than ignored");
   t.match(typo.stderr, /enable/, `names the key: ${typo.stderr.trim()}`);
+  // status.hostIPs (NODE_IPS) is served by default from Kubernetes 1.29 on.
+  const old = helm(["template", "proxyscope", CHART, "--kube-version", "1.28.0"]);
+  t.not(old.status, 0, "a 1.28 cluster is refused");
+  t.match(old.stderr, /kubeVersion: >=1\.29/, old.stderr.trim());
 });
 
 t.test("everything the chart renders is valid for the API, with no unknown field", async (t) => {
