@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what proxyscope needs on a Debian machine, as root. Idempotent.
 #   scripts/setup-debian.sh           the tools the agent's probes run, and Node.js (see below)
-#   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium)
+#   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium, and helm
+#                                     built once from the Go module proxy by scripts/build-helm.sh)
 #
 # Node.js: the version in .node-version (the one place it is pinned; CI's setup-node reads the same file).
 # When the `node` first on PATH is another major line, the official Node.js binary is installed from the
@@ -25,6 +26,8 @@ npm_version="11.21.2"
 
 pkgs=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && pkgs+=("${testing[@]}")
+# Go builds helm for the chart tests; a Go already on PATH (e.g. from go.dev) is used as it is.
+[[ "${1:-}" == "--test" ]] && ! command -v go >/dev/null 2>&1 && pkgs+=(golang-go)
 
 have_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)"
 need_node=0
@@ -84,4 +87,9 @@ found="$(node --version 2>/dev/null || echo none)"
 if [[ "$found" != "v${node_major}."* ]]; then
   echo "proxyscope needs Node.js ${node_major} (found: ${found} at $(command -v node || echo nowhere))" >&2
   exit 1
+fi
+
+if [[ "${1:-}" == "--test" ]]; then
+  # The chart tests run the real helm at the version scripts/build-helm.sh pins (cached per version).
+  scripts/build-helm.sh >/dev/null
 fi

@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+// Copies the alert rules and the Grafana dashboard into the Helm chart (charts/proxyscope/files/), whose
+// templates can read only files inside the chart (.Files.Get). manifests/ holds the one source: edit
+// there, then run this. `--check` exits 1 instead of writing when a copy differs
+// (test/unit/deploy/helm-chart.test.ts checks the same).
+import { readFileSync, writeFileSync } from "node:fs";
+import process from "node:process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+export const CHART_COPIES = [
+  ["manifests/alerts/proxyscope-rules.yaml", "charts/proxyscope/files/proxyscope-rules.yaml"],
+  ["manifests/grafana/proxyscope-dashboard.json", "charts/proxyscope/files/proxyscope-dashboard.json"],
+];
+
+let stale = 0;
+for (const [from, to] of CHART_COPIES) {
+  const want = readFileSync(join(root, from));
+  let have = null;
+  try {
+    have = readFileSync(join(root, to));
+  } catch {
+    /* missing counts as different */
+  }
+  if (have !== null && have.equals(want)) continue;
+  if (process.argv.includes("--check")) {
+    process.stderr.write(`${to} differs from ${from}: run node scripts/sync-chart-files.mjs\n`);
+    stale++;
+  } else {
+    writeFileSync(join(root, to), want);
+  }
+}
+process.exit(stale > 0 ? 1 : 0);

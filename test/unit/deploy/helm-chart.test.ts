@@ -1,0 +1,276 @@
+// The Helm chart (charts/proxyscope) against manifests/, with the real helm binary (scripts/build-helm.sh):
+// it lints strictly, renders with default values exactly the objects kustomize renders from manifests/,
+// each value changes exactly what it names, and everything it renders is valid for the API.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import t from "tap";
+import { parse } from "yaml";
+import {
+  K8sObject,
+  MANIFESTS,
+  ROOT,
+  kustomizeBuild,
+  unknownFieldDiagnostics,
+  validateAgainstSchema,
+  which,
+} from "./lib.js";
+import { CHART, helm, helmBinary, helmTemplate, helmTemplateRun } from "./helm.js";
+
+const id = (o: K8sObject) => `${o.kind}/${o.metadata.namespace ?? "-"}/${o.metadata.name}`;
+const sorted = (objs: K8sObject[]) => [...objs].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+const pkgVersion = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string })
+  .version;
+
+/** kustomize's render of manifests/ with the given components; fails naming why, never skips. */
+function kustomize(components: string[] = []): K8sObject[] {
+  if (which("kubectl") === null)
+    throw new Error("kubectl (kustomize built in) is not on PATH: the chart is compared with its render");
+  let dir = MANIFESTS;
+  let cleanup = () => {};
+  if (components.length > 0) {
+    const overlay = mkdtempSync(join(tmpdir(), "proxyscope-helm-overlay-"));
+    cleanup = () => rmSync(overlay, { recursive: true, force: true });
+    writeFileSync(
+      join(overlay, "kustomization.yaml"),
+      `resources: [${JSON.stringify(relative(overlay, MANIFESTS))}]\ncomponents: [${components
+        .map((c) => JSON.stringify(relative(overlay, join(MANIFESTS, "components", c))))
+        .join(", ")}]\n`,
+    );
+    dir = overlay;
+  }
+  try {
+    const r = kustomizeBuild(dir);
+    if (r === null || "error" in r) throw new Error(`kubectl kustomize ${dir}: ${r && r.error}`);
+    return r.objects;
+  } finally {
+    cleanup();
+  }
+}
+
+const agent = (objs: K8sObject[]) => objs.find((o) => o.kind === "DaemonSet")!;
+
+t.test("helm is built from the Go module proxy at the pinned version", async (t) => {
+  const bin = helmBinary();
+  const pinned = /^HELM_VERSION="(v3\.[0-9.]+)"$/m.exec(
+    readFileSync(join(ROOT, "scripts/build-helm.sh"), "utf8"),
+  )?.[1];
+  t.ok(pinned, "scripts/build-helm.sh pins a v3 release");
+  t.match(bin, `/proxyscope/helm/${pinned}/helm`, "cached outside the checkout, keyed by version");
+  t.notOk(bin.startsWith(ROOT), "not inside the checkout");
+  const v = helm(["version", "--template", "{{.Version}}"]);
+  t.equal(v.status, 0, v.stderr);
+  t.equal(v.stdout.trim(), pinned, "the binary is that release");
+});
+
+t.test("without Go or the module proxy the helm build fails naming which", async (t) => {
+  const cache = mkdtempSync(join(tmpdir(), "proxyscope-helm-cache-"));
+  t.teardown(() => rmSync(cache, { recursive: true, force: true }));
+  const run = (env: Record<string, string>) =>
+    spawnSync("bash", [join(ROOT, "scripts/build-helm.sh")], {
+      encoding: "utf8",
+      timeout: 300_000,
+      env: { HOME: cache, XDG_CACHE_HOME: cache, ...env },
+    });
+  const noGo = run({ PATH: "/usr/bin:/bin" });
+  t.equal(noGo.status, 2, "exit 2");
+  t.match(noGo.stderr, /Go is not installed/, noGo.stderr.trim());
+  t.equal(noGo.stdout, "", "no path printed");
+  // A proxy nobody answers (loopback, discard port) and an empty module cache: the build must fail.
+  const noProxy = run({
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    GOPROXY: "http://127.0.0.1:9",
+    GOMODCACHE: join(cache, "mod"),
+    GOFLAGS: "-modcacherw",
+  });
+  t.equal(noProxy.status, 3, "exit 3");
+  t.match(noProxy.stderr, /is the Go module proxy http:\/\/127\.0\.0\.1:9 reachable/, noProxy.stderr.trim());
+  t.equal(noProxy.stdout, "", "no path printed");
+});
+
+t.test("Chart.yaml carries package.json's version", async (t) => {
+  const chart = parse(readFileSync(join(CHART, "Chart.yaml"), "utf8")) as Record<string, string>;
+  t.equal(chart.version, pkgVersion, "version");
+  t.equal(chart.appVersion, pkgVersion, "appVersion (the default image tag)");
+});
+
+t.test("the chart's rules and dashboard are manifests/' files, byte for byte", async (t) => {
+  for (const [from, to] of [
+    ["manifests/alerts/proxyscope-rules.yaml", "files/proxyscope-rules.yaml"],
+    ["manifests/grafana/proxyscope-dashboard.json", "files/proxyscope-dashboard.json"],
+  ] as const) {
+    t.ok(readFileSync(join(CHART, to)).equals(readFileSync(join(ROOT, from))), `${to} equals ${from}`);
+  }
+  const check = spawnSync(process.execPath, [join(ROOT, "scripts/sync-chart-files.mjs"), "--check"], {
+    encoding: "utf8",
+  });
+  t.equal(check.status, 0, `sync-chart-files --check: ${check.stderr}`);
+});
+
+t.test("helm lint --strict passes, with the defaults and with every switch turned", async (t) => {
+  const plain = helm(["lint", "--strict", CHART]);
+  t.equal(plain.status, 0, `${plain.stdout}${plain.stderr}`);
+  t.notMatch(plain.stdout, /\[(WARNING|ERROR)\]/, "no warnings");
+  const turned = helm([
+    "lint",
+    "--strict",
+    CHART,
+    ...["--set", "agent.webConfig.enabled=true,agent.hostDpkgStatus=false,collector.enabled=false"],
+    ...["--set", "serviceMonitor.enabled=false,prometheusRule.enabled=false,grafanaDashboard.enabled=false"],
+    ...["--set", "namespace.create=false,image.digest=sha256:0123456789abcdef,agent.detailFrom=loopback"],
+  ]);
+  t.equal(turned.status, 0, `${turned.stdout}${turned.stderr}`);
+});
+
+t.test("with default values the chart renders exactly what manifests/ renders", async (t) => {
+  const want = sorted(kustomize());
+  const got = sorted(helmTemplate());
+  t.same(got.map(id), want.map(id), "the same objects");
+  for (let i = 0; i < want.length; i++) t.strictSame(got[i], want[i], `${id(want[i]!)} identical`);
+});
+
+t.test("agent.webConfig and agent.hostDpkgStatus render what the kustomize components do", async (t) => {
+  t.strictSame(
+    sorted(helmTemplate({ "agent.webConfig.enabled": true })),
+    sorted(kustomize(["web-config"])),
+    "webConfig.enabled = the web-config component",
+  );
+  t.strictSame(
+    sorted(helmTemplate({ "agent.hostDpkgStatus": false })),
+    sorted(kustomize(["no-dpkg"])),
+    "hostDpkgStatus=false = the no-dpkg component",
+  );
+});
+
+t.test("each value changes exactly what it names", async (t) => {
+  const base = sorted(helmTemplate());
+
+  // Image tag, --detail-from and the monitoring objects off: the expected render is the default one with
+  // just those edits made here by hand.
+  const want = structuredClone(base).filter(
+    (o) =>
+      o.kind !== "ServiceMonitor" &&
+      o.kind !== "PrometheusRule" &&
+      !(o.kind === "ConfigMap" && o.metadata.name === "proxyscope-grafana-dashboard"),
+  );
+  t.equal(base.length - want.length, 4, "two ServiceMonitors, the PrometheusRule and the dashboard removed");
+  for (const o of want.filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment")) {
+    for (const c of o.spec.template.spec.containers) c.image = "registry.example/proxyscope:9.9.9";
+  }
+  const args: string[] = agent(want).spec.template.spec.containers[0].args;
+  args[args.indexOf("--detail-from") + 1] = "loopback";
+  t.strictSame(
+    sorted(
+      helmTemplate({
+        "image.repository": "registry.example/proxyscope",
+        "image.tag": "9.9.9",
+        "agent.detailFrom": "loopback",
+        "serviceMonitor.enabled": false,
+        "prometheusRule.enabled": false,
+        "grafanaDashboard.enabled": false,
+      }),
+    ),
+    want,
+    "image, --detail-from and monitoring off",
+  );
+
+  const digest = "sha256:" + "ab".repeat(32);
+  const byDigest = helmTemplate({ "image.digest": digest, "image.tag": "ignored" });
+  t.same(
+    byDigest
+      .filter((o) => o.kind === "DaemonSet" || o.kind === "Deployment")
+      .map((o) => o.spec.template.spec.containers[0].image),
+    [`proxyscope@${digest}`, `proxyscope@${digest}`],
+    "a digest pins both workloads by digest",
+  );
+
+  // The collector off: exactly its objects go; the agent, the laptop ClusterRole and monitoring stay.
+  const noCollector = sorted(helmTemplate({ "collector.enabled": false }));
+  t.same(
+    base
+      .map(id)
+      .filter((i) => !noCollector.map(id).includes(i))
+      .sort(),
+    [
+      "ClusterRole/-/proxyscope-collector",
+      "ClusterRoleBinding/-/proxyscope-collector",
+      "Deployment/proxyscope/proxyscope-collector",
+      "Role/kube-system/proxyscope-collector",
+      "Role/proxyscope/proxyscope-collector",
+      "RoleBinding/kube-system/proxyscope-collector",
+      "RoleBinding/proxyscope/proxyscope-collector",
+      "Service/proxyscope/proxyscope-collector",
+      "ServiceAccount/proxyscope/proxyscope-collector",
+      "ServiceMonitor/proxyscope/proxyscope-collector",
+    ],
+    "the collector's objects and nothing else removed",
+  );
+  t.strictSame(
+    noCollector,
+    base.filter((o) => noCollector.some((n) => id(n) === id(o))),
+    "what stays is unchanged",
+  );
+
+  // Resources, nodeSelector, tolerations: only the agent's pod spec changes.
+  const sched = {
+    "agent.resources": { requests: { cpu: "100m", memory: "128Mi" }, limits: { memory: "1Gi" } },
+    "agent.nodeSelector": { pool: "infra" },
+    "agent.tolerations": [{ key: "dedicated", operator: "Equal", value: "infra", effect: "NoSchedule" }],
+  };
+  const wantSched = structuredClone(base);
+  const ps = agent(wantSched).spec.template.spec;
+  ps.containers[0].resources = sched["agent.resources"];
+  // Helm merges a map given in values into the default one (kubernetes.io/os stays), a list replaces.
+  ps.nodeSelector = { "kubernetes.io/os": "linux", ...sched["agent.nodeSelector"] };
+  ps.tolerations = sched["agent.tolerations"];
+  t.strictSame(sorted(helmTemplate(sched)), wantSched, "agent resources, nodeSelector, tolerations");
+
+  // Another namespace: everything in proxyscope moves, the kube-system grants stay, every reference follows.
+  const moved = sorted(helmTemplate({ "namespace.name": "observability", "namespace.create": false }));
+  const wantMoved = sorted(
+    structuredClone(base)
+      .filter((o) => o.kind !== "Namespace")
+      .map((o) => {
+        if (o.metadata.namespace === "proxyscope") o.metadata.namespace = "observability";
+        for (const s of (o.subjects ?? []) as { namespace?: string }[]) s.namespace = "observability";
+        if (o.kind === "ServiceMonitor") o.spec.namespaceSelector.matchNames = ["observability"];
+        return o;
+      }),
+  );
+  t.strictSame(moved, wantMoved, "namespace.name moves every reference, kube-system stays");
+  t.ok(
+    moved.some((o) => o.metadata.namespace === "kube-system"),
+    "the kube-system Role and RoleBinding are still there",
+  );
+});
+
+t.test("a bad value is a named error, not a render", async (t) => {
+  const r = helmTemplateRun({ "agent.detailFrom": "everyone" });
+  t.not(r.status, 0, "helm template refuses");
+  t.match(r.stderr, /detailFrom/, `names the value: ${r.stderr.trim()}`);
+  const typo = helmTemplateRun({ "collector.enable": false });
+  t.not(typo.status, 0, "a misspelt key is refused rather than ignored");
+  t.match(typo.stderr, /enable/, `names the key: ${typo.stderr.trim()}`);
+  // status.hostIPs (NODE_IPS) is served by default from Kubernetes 1.29 on.
+  const old = helm(["template", "proxyscope", CHART, "--kube-version", "1.28.0"]);
+  t.not(old.status, 0, "a 1.28 cluster is refused");
+  t.match(old.stderr, /kubeVersion: >=1\.29/, old.stderr.trim());
+});
+
+t.test("everything the chart renders is valid for the API, with no unknown field", async (t) => {
+  const renders = [
+    helmTemplate(),
+    helmTemplate({ "agent.webConfig.enabled": true, "agent.hostDpkgStatus": false }),
+    helmTemplate({
+      "image.digest": "sha256:" + "cd".repeat(32),
+      "agent.resources": { requests: { cpu: "1", memory: "1Gi" } },
+      "agent.tolerations": [{ key: "a", operator: "Exists", effect: "NoExecute" }],
+      "namespace.name": "observability",
+    }),
+  ];
+  const all = renders.flat();
+  for (const o of all) t.equal(await validateAgainstSchema(o), null, `${id(o)} valid`);
+  const diags = unknownFieldDiagnostics(all);
+  all.forEach((o, i) => t.equal(diags[i], "", `${id(o)}: no unknown field`));
+});
