@@ -2,7 +2,8 @@
 # Installs what proxyscope needs on a Debian machine, as root. Idempotent.
 #   scripts/setup-debian.sh           the tools the agent's probes run, and Node.js (see below)
 #   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium, and helm
-#                                     built once from the Go module proxy by scripts/build-helm.sh)
+#                                     and kustomize built once from the Go module proxy by
+#                                     scripts/build-go-tool.sh)
 #
 # Node.js: the version in .node-version (the one place it is pinned; CI's setup-node reads the same file).
 # When the `node` first on PATH is another major line, the official Node.js binary is installed from the
@@ -90,6 +91,8 @@ if [[ "$found" != "v${node_major}."* ]]; then
 fi
 
 if [[ "${1:-}" == "--test" ]]; then
-  # The chart tests run the real helm at the version scripts/build-helm.sh pins (cached per version).
-  scripts/build-helm.sh >/dev/null
+  # The deploy tests run the real helm and kustomize at the versions scripts/build-go-tool.sh pins (cached
+  # per version).
+  scripts/build-go-tool.sh helm >/dev/null
+  scripts/build-go-tool.sh kustomize >/dev/null
 fi

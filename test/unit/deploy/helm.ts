@@ -1,4 +1,4 @@
-// The real helm binary for the chart tests: scripts/build-helm.sh builds it once from the Go module proxy
+// The real helm binary for the chart tests: scripts/build-go-tool.sh helm builds it once from the Go module proxy
 // at the version it pins (cached outside the checkout) and prints its path. No helm means a failed test
 // that names why, never a skip.
 import { spawnSync } from "node:child_process";
@@ -15,13 +15,13 @@ let built: string | undefined;
 export function helmBinary(): string {
   if (built !== undefined) return built;
   // Long: on a machine where scripts/setup-debian.sh --test has not run yet, this is the one build.
-  const r = spawnSync("bash", [join(ROOT, "scripts/build-helm.sh")], {
+  const r = spawnSync("bash", [join(ROOT, "scripts/build-go-tool.sh"), "helm"], {
     encoding: "utf8",
     timeout: 1_500_000,
   });
   if (r.status !== 0) {
     throw new Error(
-      `helm could not be built by scripts/build-helm.sh (exit ${r.status ?? r.signal ?? r.error}): ${r.stderr.trim()}`,
+      `helm could not be built by scripts/build-go-tool.sh (exit ${r.status ?? r.signal ?? r.error}): ${r.stderr.trim()}`,
     );
   }
   built = r.stdout.trim();

@@ -67,13 +67,32 @@ export function which(cmd: string): string | null {
   return null;
 }
 
-/** `kubectl kustomize DIR` (kustomize built into kubectl), or null when kubectl is not installed. */
-export function kustomizeBuild(dir: string): { objects: K8sObject[] } | { error: string } | null {
-  const kubectl = which("kubectl");
-  if (kubectl === null) return null;
-  const r = spawnSync(kubectl, ["kustomize", dir], { encoding: "utf8", timeout: 120_000 });
+let kustomizeBin: string | undefined;
+
+/**
+ * The real kustomize, built once from the Go module proxy at the release scripts/build-go-tool.sh pins
+ * (cached outside the checkout); throws naming why when it cannot be built. Never kubectl's copy: its
+ * kustomize is whatever that kubectl bundles, and a machine without kubectl would skip the checks.
+ */
+export function kustomizeBinary(): string {
+  if (kustomizeBin !== undefined) return kustomizeBin;
+  const r = spawnSync("bash", [join(ROOT, "scripts/build-go-tool.sh"), "kustomize"], {
+    encoding: "utf8",
+    timeout: 1_500_000,
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `kustomize could not be built by scripts/build-go-tool.sh (exit ${r.status ?? r.signal}): ${r.stderr.trim()}`,
+    );
+  kustomizeBin = r.stdout.trim();
+  return kustomizeBin;
+}
+
+/** `kustomize build DIR`: its objects, or kustomize's error. */
+export function kustomizeBuild(dir: string): { objects: K8sObject[] } | { error: string } {
+  const r = spawnSync(kustomizeBinary(), ["build", dir], { encoding: "utf8", timeout: 120_000 });
   if (r.status !== 0) return { error: `${r.stderr}${r.error ?? ""}` };
-  return { objects: parseYamlDocs(r.stdout, `kubectl kustomize ${dir}`) as K8sObject[] };
+  return { objects: parseYamlDocs(r.stdout, `kustomize build ${dir}`) as K8sObject[] };
 }
 
 /** Module path (in kubernetes-models or @kubernetes-models/prometheus-operator) of an object's model. */
