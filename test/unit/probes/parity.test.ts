@@ -277,6 +277,8 @@ t.test("a snapshot another user could have written is refused by name, never com
   const shared = tree(t);
   chmodSync(shared, 0o1777);
   const planted = join(shared, "s.json");
+  // One text, made once: losing() stamps the clock, and a busy machine crosses a second between calls.
+  const planting = losing();
   execFileSync(
     "/usr/bin/setpriv",
     [
@@ -290,9 +292,9 @@ t.test("a snapshot another user could have written is refused by name, never com
       "sh",
       planted,
     ],
-    { input: losing() },
+    { input: planting },
   );
-  t.equal(readFileSync(planted, "utf8"), losing(), "nobody wrote the file");
+  t.equal(readFileSync(planted, "utf8"), planting, "nobody wrote the file");
   t.match(await compare(planted), {
     state: "corrupt",
     why: /^untrusted snapshot, not read: directory .* is writable by group or others \(mode 1777\)/,
