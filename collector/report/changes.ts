@@ -219,7 +219,8 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
 
   if (nodePorts.length > 0 && (s.type === "NodePort" || s.type === "LoadBalancer"))
     out.push(
-      fromFinding(s, ROWS.nodePorts, seen(ROWS.nodePorts.finding), (f) => {
+      // Every NodePort on the node shrinks: the finding alone says so, its evidence only adds the addresses.
+      fromFinding(s, ROWS.nodePorts, seen(ROWS.nodePorts.finding, false), (f) => {
         const mine = new Set(nodePorts.map((p) => `${p.protocol} :${p.nodePort}`));
         const busy = (strings(f.evidence?.withConnections) ?? []).filter((e) => {
           const m = /^(\S+) \S*:(\d+) /.exec(e);

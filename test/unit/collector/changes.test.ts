@@ -180,3 +180,28 @@ t.test("everything the API or a node supplies is escaped in every format", async
   t.match(csv, /\r\n"?'=ns\//, "CSV: a Service cell starting with = is no formula");
   t.notMatch(csv, /(^|,)=ns/m);
 });
+
+t.test("a field or evidence not carried is not known; a node past the switch is not counted", async (t) => {
+  // What --source prometheus gives: the finding's id and severity, no evidence.
+  const bare = (id: string) => {
+    const f = finding(id, {});
+    delete (f as { evidence?: unknown }).evidence;
+    return f;
+  };
+  const { cluster, report: r } = report([
+    ok("a", "ipvs", "attention", [bare("nodeport-addresses-shrink"), bare("service-ips-answered-by-arp")]),
+    ok("b", "nftables", "clean", [finding("nodeport-addresses-shrink", { secondaryAddresses: ["x"] })]),
+    ok("c", "ipvs", "ready", []),
+  ]);
+  r.source = "prometheus";
+  const older = cluster.services.map((s) => {
+    const { healthCheckNodePort: _, ...rest } = s;
+    return rest;
+  });
+  const lb = linesOf(serviceChanges({ ...cluster, services: older }, r), "shop/lb");
+  const row = (n: number) => lb.find((l) => l.row === n);
+  t.same(row(1)?.nodes, ["a"], "every NodePort shrinks where the finding fired; b runs nftables already");
+  t.equal(row(3)?.known, false, "which IPs ARP answers needs the evidence");
+  t.match(row(3)?.notKnown.join(" "), /a: .*--source prometheus carries no evidence/);
+  t.match(row(2)?.where, /not known: .*healthCheckNodePort was not read/);
+});
