@@ -47,6 +47,8 @@ export const CollectorConfig = z.object({
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
   output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
+  /** report --changes: what the switch changes for each Service instead of the fleet report. */
+  changes: z.boolean(),
   concurrency: count(1, 1024).nullable(),
   // Bounded: above MAX_TIMER_MS a Node timer fires after 1 ms.
   timeoutMs: durationMs(),
@@ -174,6 +176,11 @@ const REPORT: FlagSpec[] = [
     help: "info|warning|error|critical: a finding at or above it; ready|blocked|attention|clean|leftovers|unhealthy|unknown: a node with it; unanswered: a node without a usable report, or a cluster read the API would not give",
   },
   { flags: "--color <when>", field: "color", help: "auto|always|never (default auto; NO_COLOR is honoured)" },
+  {
+    flags: "--changes",
+    field: "changes",
+    help: "print what the switch to nftables mode changes for each Service, and on which nodes (docs/ipvs-to-nftables.md), instead of the fleet report",
+  },
 ];
 const SERVE: FlagSpec[] = [
   { flags: "--listen <host>", field: "listen", help: "address to listen on (default 0.0.0.0)" },
@@ -275,6 +282,7 @@ export function configFrom(
     prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
     output: v.output ?? (command === "verify" ? "text" : "table"),
     failOn: v.failOn ?? null,
+    changes: v.changes ?? false,
     concurrency: v.concurrency ?? null,
     timeoutMs: v.timeoutMs ?? "5000",
     color: v.color ?? "auto",

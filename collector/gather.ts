@@ -49,7 +49,10 @@ export interface GatherConfig {
 export const DEFAULT_GATHER_DEADLINE_MS = 120_000;
 
 /** `usage`: the flags cannot work (an --agents-file that is not a list of agents): exit 2, not "no report". */
-export type GatherResult = { ok: true; report: FleetReport } | { ok: false; error: string; usage?: true };
+/** `cluster`: the API's facts the report was made from (null: no API server asked), for report --changes. */
+export type GatherResult =
+  | { ok: true; report: FleetReport; cluster?: ClusterFacts | null }
+  | { ok: false; error: string; usage?: true };
 
 /** Sources in, one FleetReport out. Fails (no report) only when no honest report can be made. */
 export async function gather(
@@ -131,6 +134,7 @@ export async function gather(
       : undefined;
   return {
     ok: true,
+    cluster,
     report: {
       ...rollup({
         source: cfg.source,

@@ -10,6 +10,8 @@ import { renderJson } from "../render/json.js";
 import { renderMarkdown } from "../render/markdown.js";
 import { renderTable } from "../render/table.js";
 import type { FleetReport } from "../report/schema.js";
+import { renderChanges } from "../render/changes.js";
+import { serviceChanges } from "../report/changes.js";
 
 /** A progress bar on stderr, only on a terminal: piped output stays clean. */
 function progressBar(): ((done: number, total: number) => void) | undefined {
@@ -52,7 +54,11 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     process.stderr.write(errorLine("proxyscope", `no report: ${res.error}`));
     return EXIT.noReport;
   }
-  process.stdout.write(render(res.report, c));
+  process.stdout.write(
+    c.changes
+      ? renderChanges(serviceChanges(res.cluster ?? null, res.report), c.output)
+      : render(res.report, c),
+  );
   const { nodes, unanswered } = res.report.summary;
   if (nodes > 0 && unanswered === nodes) {
     // Printed for the record of who did not answer, but a report of no node is no report.

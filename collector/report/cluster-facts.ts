@@ -157,6 +157,8 @@ export const ApiService = z.object({
   /** spec.externalIPs and status.loadBalancer.ingress[].ip: addresses ipvs mode bound on kube-ipvs0 too. */
   externalIPs: z.array(z.string()).optional(),
   loadBalancerIPs: z.array(z.string()).optional(),
+  /** spec.healthCheckNodePort (ETP-Local LoadBalancers); absent from facts of older collectors: not read. */
+  healthCheckNodePort: z.number().int().nullable().optional(),
 });
 export type ApiService = z.infer<typeof ApiService>;
 

@@ -213,6 +213,7 @@ export function toApiService(s: V1Service): ApiService {
     loadBalancerIPs: (s.status?.loadBalancer?.ingress ?? []).flatMap((i) =>
       typeof i?.ip === "string" ? [i.ip] : [],
     ),
+    healthCheckNodePort: s.spec?.healthCheckNodePort ?? null,
   };
 }
 
