@@ -17,7 +17,20 @@ import { NODE_IP4, NODE_IP6, realCluster } from "../helpers/real-cluster.js";
 // made: kernel state and /proxyMode, /configz, /metrics all kube-proxy's own, none of it our reading of
 // its source.
 
-const VERSION = "v1.34.4";
+/** What differs between the releases, as each real binary answered (test/fixtures/kube-proxy/real/). */
+const RELEASES: Record<string, { nodePortAddresses: string[]; syncSeries: number; healthShape: string }> = {
+  // Before v1.33 no ip_family label (one series for both families) and /healthz in fmt's text shape;
+  // nodePortAddresses unset meant "all addresses" and /configz says [].
+  "v1.31.14": { nodePortAddresses: [], syncSeries: 1, healthShape: "legacy" },
+  // The internal config /configz serves before v1.36 holds "primary" resolved to the node IPs' CIDRs.
+  "v1.34.4": {
+    nodePortAddresses: [`${NODE_IP4}/32`, `${NODE_IP6}/128`],
+    syncSeries: 2,
+    healthShape: "v1.33+",
+  },
+  // From v1.36 /configz serves the v1alpha1 type, which keeps the literal "primary".
+  "v1.37.2": { nodePortAddresses: ["primary"], syncSeries: 2, healthShape: "v1.33+" },
+};
 
 function node(ns: NetNs): void {
   ns.must(["ip", "link", "set", "lo", "up"]);
@@ -31,84 +44,86 @@ function node(ns: NetNs): void {
   ns.must(["ip", "-6", "route", "add", "default", "dev", "eth0"]);
 }
 
-const bin = realKubeProxy(VERSION);
 if (!netnsAvailable()) {
   t.fail("network namespaces are not available: this test needs root (CI runs as root)");
-} else if (bin === null) {
-  t.fail(
-    `kube-proxy ${VERSION} is not built: run \`node test/kube-proxy/build.mjs ${VERSION}\` (npm test does)`,
-  );
 } else {
-  t.test(
-    `real kube-proxy ${VERSION}, nftables mode, fresh node: the agent reads it and calls it clean`,
-    (t) =>
-      withNetns(async (ns) => {
-        node(ns);
-        const kp = await startRealKubeProxy(ns, bin, "nftables", realCluster(VERSION));
-        try {
-          // What kube-proxy made, before the agent looks: both families' tables with the Services in them.
-          const ip = ns.must(["nft", "list", "table", "ip", "kube-proxy"]);
-          const ip6 = ns.must(["nft", "list", "table", "ip6", "kube-proxy"]);
-          t.match(ip, /10\.96\.0\.10/, "the ClusterIP is in kube-proxy's ip table");
-          t.match(ip, /30080/, "the NodePort is in kube-proxy's ip table");
-          t.match(ip6, /fd00:96::10/, "the IPv6 ClusterIP of the dual-stack Service is in the ip6 table");
-          t.match(ip, /affinity/, "sessionAffinity ClientIP made its affinity set");
+  for (const [VERSION, expect] of Object.entries(RELEASES)) {
+    const bin = realKubeProxy(VERSION);
+    if (bin === null) {
+      t.fail(
+        `kube-proxy ${VERSION} is not built: run \`node test/kube-proxy/build.mjs ${VERSION}\` (npm test does)`,
+      );
+      continue;
+    }
+    t.test(
+      `real kube-proxy ${VERSION}, nftables mode, fresh node: the agent reads it and calls it clean`,
+      (t) =>
+        withNetns(async (ns) => {
+          node(ns);
+          const kp = await startRealKubeProxy(ns, bin, "nftables", realCluster(VERSION));
+          try {
+            // What kube-proxy made, before the agent looks: both families' tables with the Services in them.
+            const ip = ns.must(["nft", "list", "table", "ip", "kube-proxy"]);
+            const ip6 = ns.must(["nft", "list", "table", "ip6", "kube-proxy"]);
+            t.match(ip, /10\.96\.0\.10/, "the ClusterIP is in kube-proxy's ip table");
+            t.match(ip, /30080/, "the NodePort is in kube-proxy's ip table");
+            t.match(ip6, /fd00:96::10/, "the IPv6 ClusterIP of the dual-stack Service is in the ip6 table");
+            t.match(ip, /affinity/, "sessionAffinity ClientIP made its affinity set");
 
-          const out = ns.runNode(AGENT_CLI, [
-            "scan",
-            "--json",
-            "--node",
-            NODE_NAME,
-            "--kube-proxy-metrics-url",
-            `http://${METRICS}`,
-            "--kube-proxy-health-url",
-            `http://${HEALTH}`,
-          ]);
-          t.equal(out.code, 0, `scan: ${out.stderr}`);
-          const r = parseScanOutput(out.stdout);
-          t.equal(r.phase, "nftables");
-          t.equal(r.phaseSource, "proxyMode", "the mode is kube-proxy's own word");
-          // A fresh nftables node: kube-proxy just synced (healthy), its tables are the only proxy state
-          // (no ipvs, no iptables KUBE-* chains: nftables mode cleans those on start), so nothing to act on.
-          t.same(r.mixed, []);
-          t.same(findingIds(r), [], `findings: ${JSON.stringify(r.findings.map((f) => [f.id, f.title]))}`);
-          t.equal(r.verdict, "clean");
-          // Read from kube-proxy itself, not defaulted: its own /configz, /metrics and /healthz answers.
-          t.same(r.facts.proxyMode, { mode: "nftables" });
-          t.match(r.facts.configz, {
-            mode: "nftables",
-            clusterCIDR: "10.244.0.0/16,fd00:244::/56",
-            metricsBindAddress: METRICS,
-            healthzBindAddress: HEALTH,
-            // kube-proxy v1.34 defaults nodePortAddresses to the node's primary IPs in nftables mode.
-            nodePortAddresses: [`${NODE_IP4}/32`, `${NODE_IP6}/128`],
-          });
-          const metrics = r.facts.kubeProxyMetrics;
-          t.equal(metrics?.gitVersion, VERSION, "kubernetes_build_info of the real binary");
-          t.equal(
-            metrics?.metrics.kubeproxy_sync_proxy_rules_last_timestamp_seconds?.series,
-            2,
-            "one sync timestamp per IP family",
-          );
-          t.match(r.facts.kubeProxyHealth, {
-            status: 200,
-            shape: "v1.33+",
-            healthy: true,
-            nodeEligible: true,
-          });
-          // The ETP Local LoadBalancer's health check, served by kube-proxy on its healthCheckNodePort.
-          const hc = getIn(ns, `http://${NODE_IP4}:32000/`);
-          t.equal(hc?.status, 200, "a local endpoint: the health check node port answers 200");
-          t.match(JSON.parse(hc?.body ?? "{}"), {
-            service: { namespace: "default", name: "lb" },
-            localEndpoints: 1,
-          });
-        } catch (e) {
-          t.comment(kp.log().slice(-4000));
-          throw e;
-        } finally {
-          await kp.stop();
-        }
-      }),
-  );
+            const out = ns.runNode(AGENT_CLI, [
+              "scan",
+              "--json",
+              "--node",
+              NODE_NAME,
+              "--kube-proxy-metrics-url",
+              `http://${METRICS}`,
+              "--kube-proxy-health-url",
+              `http://${HEALTH}`,
+            ]);
+            t.equal(out.code, 0, `scan: ${out.stderr}`);
+            const r = parseScanOutput(out.stdout);
+            t.equal(r.phase, "nftables");
+            t.equal(r.phaseSource, "proxyMode", "the mode is kube-proxy's own word");
+            // A fresh nftables node: kube-proxy just synced (healthy), its tables are the only proxy state
+            // (no ipvs, no iptables KUBE-* chains: nftables mode cleans those on start), so nothing to act on.
+            t.same(r.mixed, []);
+            t.same(findingIds(r), [], `findings: ${JSON.stringify(r.findings.map((f) => [f.id, f.title]))}`);
+            t.equal(r.verdict, "clean");
+            // Read from kube-proxy itself, not defaulted: its own /configz, /metrics and /healthz answers.
+            t.same(r.facts.proxyMode, { mode: "nftables" });
+            t.match(r.facts.configz, {
+              mode: "nftables",
+              clusterCIDR: "10.244.0.0/16,fd00:244::/56",
+              metricsBindAddress: METRICS,
+              healthzBindAddress: HEALTH,
+              nodePortAddresses: expect.nodePortAddresses,
+            });
+            const metrics = r.facts.kubeProxyMetrics;
+            t.equal(metrics?.gitVersion, VERSION, "kubernetes_build_info of the real binary");
+            t.equal(
+              metrics?.metrics.kubeproxy_sync_proxy_rules_last_timestamp_seconds?.series,
+              expect.syncSeries,
+              "sync timestamps: one per IP family from v1.33",
+            );
+            t.match(r.facts.kubeProxyHealth, {
+              status: 200,
+              shape: expect.healthShape,
+              healthy: true,
+            });
+            // The ETP Local LoadBalancer's health check, served by kube-proxy on its healthCheckNodePort.
+            const hc = getIn(ns, `http://${NODE_IP4}:32000/`);
+            t.equal(hc?.status, 200, "a local endpoint: the health check node port answers 200");
+            t.match(JSON.parse(hc?.body ?? "{}"), {
+              service: { namespace: "default", name: "lb" },
+              localEndpoints: 1,
+            });
+          } catch (e) {
+            t.comment(kp.log().slice(-4000));
+            throw e;
+          } finally {
+            await kp.stop();
+          }
+        }),
+    );
+  }
 }

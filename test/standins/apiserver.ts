@@ -33,7 +33,8 @@
  *   The API server reaches the pod network and the collector does not: `podNetwork` maps each pod IP to
  *   the loopback address where the test runs that agent; an unmapped pod IP has no route.
  *
- * - What kube-proxy asks (cmd/kube-proxy/app/server.go and pkg/proxy/node.go, v1.31-v1.37): list+watch
+ * - What kube-proxy asks (cmd/kube-proxy/app/server.go and pkg/proxy/node.go, v1.31-v1.37): a GET of
+ *   its own Node (/api/v1/nodes/NAME, before v1.33), list+watch
  *   of Services (labelSelector `!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless`,
  *   fieldSelector `spec.clusterIP!=None`), EndpointSlices (the same labels), its own Node
  *   (fieldSelector `metadata.name=<hostname>`), and from v1.33, where MultiCIDRServiceAllocator is on by
@@ -375,6 +376,14 @@ const server = http.createServer((req, res) => {
   if (fault(resource)) return;
   if (p === "/version") return send(res, cluster.version);
   if (p === "/api/v1/nodes") return deny("nodes") || list(res, "NodeList", "v1", cluster.nodes, q);
+  // kube-proxy before v1.33 GETs its own Node (cmd/kube-proxy/app/server.go getNodeIPs) before any informer.
+  if ((m = /^\/api\/v1\/nodes\/([^/]+)$/.exec(p))) {
+    if (deny("nodes")) return;
+    const o = cluster.nodes.find((n) => n.metadata?.name === decodeURIComponent(m![1]!));
+    return o
+      ? send(res, { kind: "Node", apiVersion: "v1", ...o })
+      : status(res, 404, "NotFound", `nodes "${decodeURIComponent(m[1]!)}" not found`);
+  }
   if (p === "/api/v1/services")
     return deny("services") || list(res, "ServiceList", "v1", cluster.services, q);
   if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(p)))

@@ -101,6 +101,11 @@ t.test("list with kube-proxy's selectors, anonymous", async (t) => {
     await fetch(`${base}/api/v1/nodes?fieldSelector=${encodeURIComponent("metadata.name=elsewhere")}`)
   ).json()) as { items: unknown[] };
   t.equal(none.items.length, 0);
+  // kube-proxy before v1.33 GETs its own Node first.
+  const own = await fetch(`${base}/api/v1/nodes/proxyscope-node`);
+  t.equal(own.status, 200);
+  t.match(await own.json(), { kind: "Node", apiVersion: "v1", metadata: { name: "proxyscope-node" } });
+  t.equal((await fetch(`${base}/api/v1/nodes/elsewhere`)).status, 404);
   const cidrs = (await (await fetch(`${base}/apis/networking.k8s.io/v1/servicecidrs`)).json()) as {
     kind: string;
     items: unknown[];
