@@ -1,4 +1,7 @@
 import t from "tap";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "../helpers/uml.js";
 import { netnsAvailable, withNetns, type NetNs } from "../helpers/netns.js";
 import { parseScanOutput, findingIds } from "../helpers/scan-report.js";
 import { AGENT_CLI } from "../helpers/standin.js";
@@ -44,6 +47,30 @@ function node(ns: NetNs): void {
   ns.must(["ip", "-6", "route", "add", "default", "dev", "eth0"]);
 }
 
+/**
+ * RECORD_KUBE_PROXY=1: writes the real binary's answers to test/fixtures/kube-proxy/real/<version>/
+ * (the README there), which test/unit/standins/kube-proxy-real-shape.test.ts holds the stand-in to.
+ */
+function record(ns: NetNs, version: string): void {
+  const dir = join(REPO_ROOT, "test/fixtures/kube-proxy/real", version);
+  mkdirSync(dir, { recursive: true });
+  const answers: Record<string, { status: number; contentType: string }> = {};
+  for (const [file, url] of [
+    ["proxyMode.txt", `http://${METRICS}/proxyMode`],
+    ["configz.json", `http://${METRICS}/configz`],
+    ["metrics.txt", `http://${METRICS}/metrics`],
+    ["healthz.txt", `http://${HEALTH}/healthz`],
+    ["livez.txt", `http://${HEALTH}/livez`],
+  ] as const) {
+    const r = ns.must(["curl", "-sS", "-w", "\n%{http_code} %{content_type}", url]);
+    const i = r.lastIndexOf("\n");
+    const [status, ...ct] = r.slice(i + 1).split(" ");
+    writeFileSync(join(dir, file), r.slice(0, i));
+    answers[file] = { status: Number(status), contentType: ct.join(" ") };
+  }
+  writeFileSync(join(dir, "answers.json"), `${JSON.stringify(answers, null, 2)}\n`);
+}
+
 if (!netnsAvailable()) {
   t.fail("network namespaces are not available: this test needs root (CI runs as root)");
 } else {
@@ -62,6 +89,7 @@ if (!netnsAvailable()) {
           node(ns);
           const kp = await startRealKubeProxy(ns, bin, "nftables", realCluster(VERSION));
           try {
+            if (process.env.RECORD_KUBE_PROXY === "1") record(ns, VERSION);
             // What kube-proxy made, before the agent looks: both families' tables with the Services in them.
             const ip = ns.must(["nft", "list", "table", "ip", "kube-proxy"]);
             const ip6 = ns.must(["nft", "list", "table", "ip6", "kube-proxy"]);
