@@ -59,7 +59,9 @@ tmp="$(mktemp -d "${cache}/.build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 echo "build-go-tool: building ${module}@${VERSION} (GOPROXY=$(go env GOPROXY)); this takes minutes once" >&2
 # Static, reproducible paths: CGO off (no libc dependency), -trimpath (no build machine paths in it).
-if ! CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath -ldflags "$ldflags" "${module}@${VERSION}" >"$tmp/log" 2>&1; then
+# GOTOOLCHAIN=auto: an older go fetches the toolchain the tool's go.mod names (golang.org/toolchain, from
+# the module proxy).
+if ! GOTOOLCHAIN=auto CGO_ENABLED=0 GOBIN="$tmp" go install -trimpath -ldflags "$ldflags" "${module}@${VERSION}" >"$tmp/log" 2>&1; then
   echo "build-go-tool: go install ${module}@${VERSION} failed (is the Go module proxy $(go env GOPROXY) reachable?):" >&2
   tail -n 20 "$tmp/log" >&2
   exit 3

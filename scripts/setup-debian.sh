@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what proxyscope needs on a Debian machine, as root. Idempotent.
 #   scripts/setup-debian.sh           the tools the agent's probes run, and Node.js (see below)
-#   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium, and helm
-#                                     and kustomize built once from the Go module proxy by
-#                                     scripts/build-go-tool.sh)
+#   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium, Go to
+#                                     build the real kube-proxy (scripts/install-go.sh), and helm and
+#                                     kustomize built once from the Go module proxy by scripts/build-go-tool.sh)
 #
 # Node.js: the version in .node-version (the one place it is pinned; CI's setup-node reads the same file).
 # When the `node` first on PATH is another major line, the official Node.js binary is installed from the
@@ -17,7 +17,7 @@ export PATH="/usr/local/sbin:/usr/local/bin:$PATH"
 
 # gcc and libc6-dev build the agent's one native helper (agent/native/nft-generation.c) in `npm run build`.
 runtime=(nftables ipset ipvsadm iptables iproute2 kmod curl ca-certificates gcc libc6-dev)
-testing=(user-mode-linux prometheus chromium openssl)
+testing=(user-mode-linux prometheus chromium openssl unzip)
 
 node_version="$(tr -d '[:space:]' <.node-version)"
 node_major="${node_version%%.*}"
@@ -27,8 +27,6 @@ npm_version="11.21.2"
 
 pkgs=("${runtime[@]}")
 [[ "${1:-}" == "--test" ]] && pkgs+=("${testing[@]}")
-# Go builds helm for the chart tests; a Go already on PATH (e.g. from go.dev) is used as it is.
-[[ "${1:-}" == "--test" ]] && ! command -v go >/dev/null 2>&1 && pkgs+=(golang-go)
 
 have_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo none)"
 need_node=0
@@ -90,7 +88,18 @@ if [[ "$found" != "v${node_major}."* ]]; then
   exit 1
 fi
 
+# Go, for test/kube-proxy/build.mjs (`npm test` builds the real kube-proxy with it, cached by version).
+# A go on PATH from 1.21 on does: with GOTOOLCHAIN=auto it fetches the toolchain a Kubernetes release
+# names itself. An older one (Debian 12's golang is 1.19) or none: the pinned toolchain from the Go
+# module proxy, in /opt/proxyscope-go, linked as /usr/local/bin/go.
 if [[ "${1:-}" == "--test" ]]; then
+  go_minor="$(go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')"
+  if [[ -z "$go_minor" ]] || ((go_minor < 21)); then
+    go_bin="$(scripts/install-go.sh /opt/proxyscope-go)"
+    ln -sfn "$go_bin" /usr/local/bin/go
+    hash -r
+  fi
+  echo "go: $(go version) at $(command -v go)"
   # The deploy tests run the real helm and kustomize at the versions scripts/build-go-tool.sh pins (cached
   # per version).
   scripts/build-go-tool.sh helm >/dev/null

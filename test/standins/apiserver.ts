@@ -1,8 +1,11 @@
 /*
- * STAND-IN for the Kubernetes API server. This is NOT an API server: no storage, no watch, no
- * admission, no RBAC beyond one bearer token. It serves the few read paths the collector uses, with
- * objects in their real JSON shapes, so the official @kubernetes/client-node can talk to it through an
- * ordinary kubeconfig pointing at loopback.
+ * STAND-IN for the Kubernetes API server. This is NOT an API server: no storage, no admission, no
+ * RBAC beyond one bearer token, JSON only (no protobuf), no writes except that Events are accepted and
+ * dropped, no discovery (/api, /apis), no server-side apply, and the objects never change while it runs
+ * (a watch sees the initial state and bookmarks, never a MODIFIED or DELETED). It serves the read paths
+ * the collector uses and those the REAL kube-proxy's informers use, with objects in their real JSON
+ * shapes, so the official @kubernetes/client-node and client-go can talk to it through an ordinary
+ * kubeconfig pointing at loopback.
  *
  * Shapes, from kubernetes/kubernetes:
  * - Node, Service, Pod, ConfigMap, DaemonSet: staging/src/k8s.io/api/core/v1/types.go and apps/v1,
@@ -30,8 +33,25 @@
  *   The API server reaches the pod network and the collector does not: `podNetwork` maps each pod IP to
  *   the loopback address where the test runs that agent; an unmapped pod IP has no route.
  *
+ * - What kube-proxy asks (cmd/kube-proxy/app/server.go and pkg/proxy/node.go, v1.31-v1.37): a GET of
+ *   its own Node (/api/v1/nodes/NAME, before v1.33), list+watch
+ *   of Services (labelSelector `!service.kubernetes.io/service-proxy-name,!service.kubernetes.io/headless`,
+ *   fieldSelector `spec.clusterIP!=None`), EndpointSlices (the same labels), its own Node
+ *   (fieldSelector `metadata.name=<hostname>`), and from v1.33, where MultiCIDRServiceAllocator is on by
+ *   default, networking.k8s.io/v1 ServiceCIDRs; it POSTs Events (events.k8s.io/v1, core/v1).
+ * - Watch (?watch=true; apimachinery pkg/watch and endpoints/handlers/watch.go): newline-delimited JSON
+ *   watch.Event {type, object}, object with its kind and apiVersion. ?resourceVersion=R (not "0"): no
+ *   event until something changes (here: never), only BOOKMARKs when allowWatchBookmarks=true, each a
+ *   bare object of the kind with metadata.resourceVersion. ?sendInitialEvents=true (client-go's
+ *   WatchList, reflector.go watchList): an ADDED per object, then a BOOKMARK annotated
+ *   "k8s.io/initial-events-end": "true", as the API server with WatchList on answers it. The watch ends
+ *   after timeoutSeconds, as the server's does; client-go then watches again.
+ * - Field selectors: `path=value`, `path==value`, `path!=value` terms on the object's dotted path;
+ *   label selectors also `!key`, `key` and `key!=value` (apimachinery labels.Parse).
+ *
  * Usage: node dist/test/standins/apiserver.js CLUSTER.json
- * CLUSTER.json: { token, version, nodes, configMaps, daemonSets, services, pods, endpointSlices?, podNetwork?, forbidden?: string[],
+ * CLUSTER.json: { token (null: anonymous), version, nodes, configMaps, daemonSets, services, pods, endpointSlices?, serviceCIDRs?,
+ *   podNetwork?, forbidden?: string[], listen?: "127.0.0.1:0",
  *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets, endpointslices,
  *   configmaps/NAME or version: that read answers a metav1.Status with that code, or never answers.
  * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
@@ -41,13 +61,25 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 
 interface Obj {
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   spec?: { nodeName?: string; containers?: { ports?: { containerPort?: number }[] }[] };
   status?: { podIP?: string; podIPs?: { ip: string }[] };
 }
 
 interface Cluster {
-  token: string;
+  /**
+   * The one bearer token it takes; null: anonymous requests are served, as by an API server that
+   * authorizes system:anonymous. client-go sends no credentials to an http:// server (clientcmd
+   * client_config.go: "only try to read the auth information if we are secure"), and the real
+   * kube-proxy is run against this stand-in over plain http.
+   */
+  token: string | null;
   version: Record<string, string>;
   nodes: Obj[];
   configMaps: Obj[];
@@ -55,6 +87,10 @@ interface Cluster {
   services: Obj[];
   pods: Obj[];
   endpointSlices?: Obj[];
+  /** networking.k8s.io/v1 ServiceCIDRs (kube-proxy v1.33+ watches them). */
+  serviceCIDRs?: Obj[];
+  /** host:port to listen on (default 127.0.0.1:0, any free port). */
+  listen?: string;
   /** Pod IP -> the loopback address that stands for it: the pod network only the API server reaches. */
   podNetwork?: Record<string, string>;
   /** Resource names answered with 403 Forbidden (e.g. "services"), as a tight RBAC role would. */
@@ -164,11 +200,18 @@ function send(res: http.ServerResponse, body: unknown) {
   res.end(JSON.stringify(body));
 }
 
-/** `a=b,c=d` and `key in (x,y)` terms (apimachinery labels.Parse): all the collector sends. */
+/** `a=b,c=d`, `key in (x,y)`, `!key`, `key`, `key!=v` terms (apimachinery labels.Parse). */
 function matches(sel: string | null, labels: Record<string, string> = {}): boolean {
   if (!sel) return true;
   const terms = sel.match(/[^,(]+\([^)]*\)|[^,]+/g) ?? [];
   return terms.every((term) => {
+    const t = term.trim();
+    if (t.startsWith("!")) return labels[t.slice(1)] === undefined;
+    if (t.includes("!=")) {
+      const [k, v] = t.split("!=");
+      return labels[k!] !== v;
+    }
+    if (!t.includes("=") && !/\s+in\s+/.test(t)) return labels[t] !== undefined;
     const set = /^\s*([^\s]+)\s+in\s+\(([^)]*)\)\s*$/.exec(term);
     if (set) {
       const v = labels[set[1]!];
@@ -185,9 +228,52 @@ function matches(sel: string | null, labels: Record<string, string> = {}): boole
   });
 }
 
+/** `path=v`, `path==v`, `path!=v` terms on dotted object paths (apimachinery fields.ParseSelector). */
+function fieldsMatch(sel: string | null, o: Obj): boolean {
+  if (!sel) return true;
+  return sel.split(",").every((term) => {
+    const m = /^([\w.]+)(!=|==|=)(.*)$/.exec(term.trim());
+    if (!m) return false;
+    let v: unknown = o;
+    for (const k of m[1]!.split(".")) v = (v as Record<string, unknown> | undefined)?.[k];
+    const got = typeof v === "string" ? v : v === undefined ? "" : String(v);
+    return m[2] === "!=" ? got !== m[3] : got === m[3];
+  });
+}
+
+const RESOURCE_VERSION = "4711";
+
+/** A watch: the events client-go's reflector reads (see the header), until timeoutSeconds or the client goes. */
+function watch(res: http.ServerResponse, kind: string, apiVersion: string, items: Obj[], q: URLSearchParams) {
+  const one = kind.replace(/List$/, "");
+  res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+  const event = (type: string, object: object) => res.write(`${JSON.stringify({ type, object })}\n`);
+  const bookmark = (annotations?: Record<string, string>) =>
+    event("BOOKMARK", {
+      kind: one,
+      apiVersion,
+      metadata: { resourceVersion: RESOURCE_VERSION, ...(annotations ? { annotations } : {}) },
+    });
+  const bookmarks = q.get("allowWatchBookmarks") === "true";
+  if (q.get("sendInitialEvents") === "true") {
+    for (const o of items) event("ADDED", { kind: one, apiVersion, ...o });
+    bookmark({ "k8s.io/initial-events-end": "true" });
+  }
+  // The API server sends a bookmark about once a minute (cacher's bookmark timer); sooner here is harmless.
+  const timer = bookmarks ? setInterval(() => bookmark(), 30_000) : undefined;
+  const timeout = Number(q.get("timeoutSeconds") ?? 0);
+  const end = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
+  res.on("close", () => {
+    clearInterval(timer);
+    clearTimeout(end);
+  });
+}
+
 function list(res: http.ServerResponse, kind: string, apiVersion: string, items: Obj[], q: URLSearchParams) {
   const sel = q.get("labelSelector");
-  const all = items.filter((o) => matches(sel, o.metadata?.labels));
+  const fsel = q.get("fieldSelector");
+  const all = items.filter((o) => matches(sel, o.metadata?.labels) && fieldsMatch(fsel, o));
+  if (q.get("watch") === "true" || q.get("watch") === "1") return watch(res, kind, apiVersion, all, q);
   const limit = Number(q.get("limit") ?? 0);
   const start = Number(q.get("continue") ?? 0);
   const page = limit > 0 ? all.slice(start, start + limit) : all;
@@ -195,7 +281,7 @@ function list(res: http.ServerResponse, kind: string, apiVersion: string, items:
   send(res, {
     kind,
     apiVersion,
-    metadata: { resourceVersion: "4711", ...(next ? { continue: next } : {}) },
+    metadata: { resourceVersion: RESOURCE_VERSION, ...(next ? { continue: next } : {}) },
     items: page,
   });
 }
@@ -204,11 +290,21 @@ const byName = (items: Obj[], ns: string, name: string) =>
   items.find((o) => o.metadata?.namespace === ns && o.metadata?.name === name);
 
 const server = http.createServer((req, res) => {
-  if (req.headers.authorization !== `Bearer ${cluster.token}`)
+  if (cluster.token !== null && req.headers.authorization !== `Bearer ${cluster.token}`)
     return status(res, 401, "Unauthorized", "Unauthorized");
-  if (req.method !== "GET") return status(res, 405, "MethodNotAllowed", "the stand-in only reads");
   const url = new URL(req.url ?? "/", "http://stand-in");
   const p = url.pathname;
+  // kube-proxy's event recorder (birth cry, node events): accepted as created, then dropped.
+  if (req.method === "POST" && /^\/(api\/v1|apis\/events\.k8s\.io\/v1)\/namespaces\/[^/]+\/events$/.test(p)) {
+    const body: Buffer[] = [];
+    req.on("data", (d: Buffer) => body.push(d));
+    req.on("end", () => {
+      res.writeHead(201, { "content-type": "application/json" });
+      res.end(Buffer.concat(body));
+    });
+    return;
+  }
+  if (req.method !== "GET") return status(res, 405, "MethodNotAllowed", "the stand-in only reads");
   const q = url.searchParams;
   let m: RegExpExecArray | null;
   const deny = (resource: string) => {
@@ -260,6 +356,11 @@ const server = http.createServer((req, res) => {
     const items = (cluster.endpointSlices ?? []).filter((o) => ns === null || o.metadata?.namespace === ns);
     return list(res, "EndpointSliceList", "discovery.k8s.io/v1", items, q);
   }
+  if (p === "/apis/networking.k8s.io/v1/servicecidrs")
+    return (
+      fault("servicecidrs") ||
+      list(res, "ServiceCIDRList", "networking.k8s.io/v1", cluster.serviceCIDRs ?? [], q)
+    );
   const resource =
     p === "/version"
       ? "version"
@@ -275,6 +376,14 @@ const server = http.createServer((req, res) => {
   if (fault(resource)) return;
   if (p === "/version") return send(res, cluster.version);
   if (p === "/api/v1/nodes") return deny("nodes") || list(res, "NodeList", "v1", cluster.nodes, q);
+  // kube-proxy before v1.33 GETs its own Node (cmd/kube-proxy/app/server.go getNodeIPs) before any informer.
+  if ((m = /^\/api\/v1\/nodes\/([^/]+)$/.exec(p))) {
+    if (deny("nodes")) return;
+    const o = cluster.nodes.find((n) => n.metadata?.name === decodeURIComponent(m![1]!));
+    return o
+      ? send(res, { kind: "Node", apiVersion: "v1", ...o })
+      : status(res, 404, "NotFound", `nodes "${decodeURIComponent(m[1]!)}" not found`);
+  }
   if (p === "/api/v1/services")
     return deny("services") || list(res, "ServiceList", "v1", cluster.services, q);
   if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods$/.exec(p)))
@@ -301,7 +410,12 @@ const server = http.createServer((req, res) => {
   return status(res, 404, "NotFound", "the server could not find the requested resource");
 });
 
-server.listen(0, "127.0.0.1", () => {
+const [listenHost, listenPort] = (() => {
+  const l = cluster.listen ?? "127.0.0.1:0";
+  const i = l.lastIndexOf(":");
+  return [l.slice(0, i).replace(/^\[|\]$/g, ""), Number(l.slice(i + 1))] as const;
+})();
+server.listen(listenPort, listenHost, () => {
   const a = server.address();
   process.stdout.write(`ready ${typeof a === "object" && a ? a.port : 0}\n`);
 });
