@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// Builds the collector / kubectl plugin as one executable that needs no Node.js on the machine:
+//   node scripts/build-sea.mjs [TARGET...]   (npm run build:sea)  ->  dist/sea/proxyscope-TARGET
+// TARGET: linux-x64 or linux-arm64; by default this machine's.
+// 1. esbuild bundles collector/cli.ts and everything it imports (its npm dependencies too) into one
+//    CommonJS file, dist/sea/proxyscope.cjs: a single-executable application runs exactly one script,
+//    whose require() loads only Node's built-in modules.
+// 2. `node --build-sea` (Node >= 25.5: doc/api/single-executable-applications.md, "Generating single
+//    executable applications with --build-sea") copies the running node binary and injects that script.
+// The blob must be injected into a node binary of the same version as the one that made it: for another
+// platform, that version's official binary from the npm registry. Each executable is cached: a second
+// run with the same bundle, configuration and node does nothing.
+import { createHash } from "node:crypto";
+// A build step, not part of either program: it runs node, npm and tar with fixed argv and no shell.
+// eslint-disable-next-line no-restricted-imports
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import process from "node:process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const OUT = join(ROOT, "dist/sea");
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+let esbuild;
+try {
+  esbuild = await import("esbuild");
+} catch {
+  process.stderr.write("build-sea: esbuild is not installed (a devDependency): run npm install\n");
+  process.exit(1);
+}
+
+// common/version.ts reads package.json beside the compiled code at run time; the executable has no
+// package.json beside it, so the version is fixed at build time instead.
+const fixedVersion = {
+  name: "fixed-version",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]common[\\/]version\.ts$/ }, () => ({
+      contents: `export const VERSION: string = ${JSON.stringify(pkg.version)};\n`,
+      loader: "ts",
+    }));
+  },
+};
+
+mkdirSync(OUT, { recursive: true });
+const bundle = join(OUT, "proxyscope.cjs");
+const result = await esbuild.build({
+  entryPoints: [join(ROOT, "collector/cli.ts")],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: `node${process.versions.node.split(".")[0]}`,
+  outfile: bundle,
+  plugins: [fixedVersion],
+  legalComments: "eof",
+  logLevel: "warning",
+  // Any import.meta left in the bundle would be empty in CommonJS: fail rather than ship that.
+  logOverride: { "empty-import-meta": "error" },
+  write: false,
+});
+// The entry's "#!/usr/bin/env node" line is not JavaScript once the script is embedded.
+const code = result.outputFiles[0].text.replace(/^#![^\n]*\n/, "");
+writeFileSync(bundle, code);
+
+// Linux only: a macOS executable must be code-signed after injection, which this machine cannot do.
+const SUPPORTED = ["linux-x64", "linux-arm64"];
+const here = `${process.platform}-${process.arch}`;
+const targets = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [here];
+for (const target of targets) {
+  if (!SUPPORTED.includes(target)) {
+    process.stderr.write(`build-sea: unsupported target ${target} (supported: ${SUPPORTED.join(", ")})\n`);
+    process.exit(2);
+  }
+}
+
+/**
+ * The node binary to inject into: this one for this machine's platform; for another, the official
+ * binary of the same version from the npm registry's node-<platform> package (the one
+ * scripts/setup-debian.sh installs), kept in dist/sea/node/.
+ */
+function nodeBinary(target) {
+  if (target === here) return process.execPath;
+  const dir = join(OUT, "node", `${target}-${process.versions.node}`);
+  const bin = join(dir, "package/bin/node");
+  if (existsSync(bin)) return bin;
+  mkdirSync(dir, { recursive: true });
+  const spec = `node-${target}@${process.versions.node}`;
+  const pack = spawnSync("npm", ["pack", spec, "--json", "--pack-destination", dir], {
+    encoding: "utf8",
+    timeout: 600_000,
+  });
+  if (pack.status !== 0) {
+    process.stderr.write(`build-sea: npm pack ${spec} failed: ${pack.stderr}\n`);
+    process.exit(1);
+  }
+  const tgz = join(dir, JSON.parse(pack.stdout)[0].filename);
+  const tar = spawnSync("tar", ["-xzf", tgz, "-C", dir, "package/bin/node"], { encoding: "utf8" });
+  rmSync(tgz, { force: true });
+  if (tar.status !== 0) {
+    process.stderr.write(`build-sea: cannot unpack ${spec}: ${tar.stderr}\n`);
+    process.exit(1);
+  }
+  return bin;
+}
+
+for (const target of targets) {
+  const exe = join(OUT, `proxyscope-${target}`);
+  const stamp = `${exe}.stamp`;
+  const config = join(OUT, `sea-config-${target}.json`);
+  const configText = JSON.stringify(
+    {
+      main: bundle,
+      mainFormat: "commonjs",
+      output: exe,
+      ...(target === here ? {} : { executable: nodeBinary(target) }),
+      disableExperimentalSEAWarning: true,
+      useSnapshot: false,
+      useCodeCache: false,
+      // tr46 and whatwg-url (under @kubernetes/client-node) require("punycode"): Node warns of that
+      // deprecated built-in only for code outside node_modules, which all bundled code now is.
+      execArgv: ["--disable-warning=DEP0040"],
+    },
+    null,
+    2,
+  );
+  const key = createHash("sha256")
+    .update(process.version)
+    .update("\0")
+    .update(configText)
+    .update("\0")
+    .update(code)
+    .digest("hex");
+  if (existsSync(exe) && existsSync(stamp) && readFileSync(stamp, "utf8") === key) {
+    process.stdout.write(`build-sea: ${exe} is up to date\n`);
+    continue;
+  }
+  writeFileSync(config, configText);
+  rmSync(stamp, { force: true });
+  const r = spawnSync(process.execPath, ["--build-sea", config], { cwd: ROOT, stdio: "inherit" });
+  if (r.status !== 0) {
+    process.stderr.write(`build-sea: node --build-sea exited ${r.status ?? r.signal}\n`);
+    process.exit(1);
+  }
+  writeFileSync(stamp, key);
+  process.stdout.write(`build-sea: built ${exe}\n`);
+}
