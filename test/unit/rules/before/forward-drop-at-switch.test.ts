@@ -24,13 +24,13 @@ import { partialFailure, unreadParts } from "../../../../agent/facts/unread.js";
 //   traffic to remote endpoints is being dropped now), a warning while it programs none.
 
 const DOCKER = ["DOCKER", "DOCKER-USER", "DOCKER-FORWARD"];
-const dockerDrop = (forwardJumps: string[] | undefined, over = {}) =>
-  iptablesBackend({
-    policies: { "filter/FORWARD": "DROP" },
-    dockerChains: DOCKER,
-    ...(forwardJumps === undefined ? {} : { forwardJumps }),
-    ...over,
-  });
+// undefined: a backend from an older agent, which did not list FORWARD's jumps.
+const dockerDrop = (forwardJumps: string[] | undefined, over = {}) => {
+  const b = iptablesBackend({ policies: { "filter/FORWARD": "DROP" }, dockerChains: DOCKER, ...over });
+  if (b.read && forwardJumps === undefined) delete b.forwardJumps;
+  else if (b.read && forwardJumps !== undefined) b.forwardJumps = forwardJumps;
+  return b;
+};
 const node = (...backends: ReturnType<typeof iptablesBackend>[]) => ipvsNode({ iptables: { backends } });
 const finding = (f: NodeFacts, id = "forward-drop-at-switch") =>
   judge(f, new Map(), NOW).findings.find((x) => x.id === id);
