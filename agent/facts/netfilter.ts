@@ -55,8 +55,9 @@ export const IptablesBackendRead = z.object({
   /** Docker's filter chains (DOCKER-USER, DOCKER-FORWARD, ...): Docker runs here; absent from older agents. */
   dockerChains: z.array(z.string()).optional(),
   /**
-   * The chains filter/FORWARD jumps to (a network plugin's accepts live there: FLANNEL-FWD, cali-FORWARD,
-   * ...), first seen first; absent from older agents, which did not look: not "none".
+   * The targets filter/FORWARD's rules jump to (a network plugin's accepts live there: FLANNEL-FWD,
+   * cali-FORWARD, ...), first seen first, an unconditional `-j ACCEPT` as "ACCEPT (every packet)"; absent
+   * from older agents, which did not look: not "none".
    */
   forwardJumps: z.array(z.string()).optional(),
   /**

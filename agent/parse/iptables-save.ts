@@ -20,6 +20,11 @@ const MAX_LISTED = 200;
 // DOCKER-ISOLATION-STAGE-1/2; newer DOCKER-FORWARD, DOCKER-CT, DOCKER-BRIDGE, DOCKER-INTERNAL).
 const DOCKER_CHAIN = /^DOCKER(-[A-Z0-9-]+)?$/;
 // kube-proxy's chains whose ACCEPT rules let NodePort / health-check traffic in today.
+/** How FORWARD's jumps name `-A FORWARD -j ACCEPT` (a comment aside): every packet accepted. */
+export const UNCONDITIONAL_ACCEPT = "ACCEPT (every packet)";
+const COMMENT = / -m comment --comment ("(?:[^"\\]|\\.)*"|\S+)/g;
+const unconditional = (rule: string) => rule.replace(COMMENT, "") === "-A FORWARD -j ACCEPT";
+
 // The xt_ipvs match (iptables-extensions(8) "ipvs"): only IPVS-handled packets match it.
 const IPVS_MATCH = /(^| )-m ipvs( |$)/;
 const NODEPORT_ACCEPT_CHAINS = new Set(["KUBE-NODEPORTS", "KUBE-NODE-PORT", "KUBE-FORWARD"]);
@@ -91,7 +96,7 @@ export class IptablesSaveParser {
     }
     if (target === null) return;
     if (table === "filter" && chain === "FORWARD" && this.forwardJumps.size < MAX_LISTED)
-      this.forwardJumps.add(target);
+      this.forwardJumps.add(target === "ACCEPT" && unconditional(rule) ? UNCONDITIONAL_ACCEPT : target);
 
     if (outside && isKubeProxyChain(table, target)) {
       const ours =

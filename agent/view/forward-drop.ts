@@ -1,3 +1,4 @@
+import { UNCONDITIONAL_ACCEPT } from "../parse/iptables-save.js";
 import type { NodeFacts } from "../report/schema.js";
 
 // Network plugins whose chain, jumped to from filter/FORWARD, accepts forwarded traffic to pods on other
@@ -6,7 +7,12 @@ import type { NodeFacts } from "../report/schema.js";
 // accepts -s/-d the pod network; test/fixtures/netfilter/sources/flannel.rules); cilium/cilium
 // pkg/datapath/iptables (CILIUM_FORWARD: "any->cluster on cilium_host forward accept", -o cilium_host,
 // the device routes to pod CIDRs go through).
-const COVERING: Readonly<Record<string, string>> = { "FLANNEL-FWD": "Flannel", CILIUM_FORWARD: "Cilium" };
+const COVERING: Readonly<Record<string, string>> = {
+  "FLANNEL-FWD": "Flannel",
+  CILIUM_FORWARD: "Cilium",
+  // The workaround of kubernetes/kubernetes#39823: the policy is moot.
+  [UNCONDITIONAL_ACCEPT]: "an unconditional accept",
+};
 // Chains that accept only traffic of this node's own pods, never uplink-to-remote-pod: Calico's
 // cali-FORWARD accepts -i cali+ / -o cali+ (felix rules; calico-iptables.rules is a real node's), the
 // rest by policy mark for host endpoints; kube-router's KUBE-ROUTER-FORWARD accepts what its per-pod

@@ -301,3 +301,16 @@ t.test("-m ipvs rules outside kube-proxy's chains are listed", async (t) => {
     { table: "filter", chain: "INPUT", rule: "-A INPUT -m ipvs --ipvs --vdir ORIGINAL -j ACCEPT" },
   ]);
 });
+
+t.test("an unconditional FORWARD accept is told from a conditional one", async (t) => {
+  const text = [
+    "*filter",
+    ":FORWARD DROP [0:0]",
+    "-A FORWARD -i docker0 -j ACCEPT",
+    '-A FORWARD -m comment --comment "open it all" -j ACCEPT',
+    "COMMIT",
+    "",
+  ].join("\n");
+  const r = parseIptablesSave(text, "legacy", "ipv4");
+  t.same(r.ok ? r.value.forwardJumps : null, ["ACCEPT", "ACCEPT (every packet)"]);
+});

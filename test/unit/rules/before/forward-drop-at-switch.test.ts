@@ -61,6 +61,11 @@ t.test("a network plugin's FORWARD accept covers pod traffic: silent, the cover 
   }
 });
 
+t.test("an unconditional FORWARD accept (k/k#39823's workaround) makes the DROP moot", async (t) => {
+  t.notOk(finding(node(dockerDrop(["DOCKER-USER", "ACCEPT (every packet)"]))));
+  t.ok(finding(node(dockerDrop(["DOCKER-USER", "ACCEPT"]))), "a conditional ACCEPT is not enough");
+});
+
 t.test("accepts that never cover uplink-to-remote-pod traffic do not count", async (t) => {
   // kube-proxy's own KUBE-FORWARD goes with ipvs mode; Calico's cali-FORWARD accepts -i/-o cali+ only and
   // kube-router's KUBE-ROUTER-FORWARD only its local pods' marked traffic (their rules in
