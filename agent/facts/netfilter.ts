@@ -54,6 +54,17 @@ export const IptablesBackendRead = z.object({
   firewallChains: z.record(z.string(), z.number().int()),
   /** Docker's filter chains (DOCKER-USER, DOCKER-FORWARD, ...): Docker runs here; absent from older agents. */
   dockerChains: z.array(z.string()).optional(),
+  /**
+   * The targets filter/FORWARD's rules jump to (a network plugin's accepts live there: FLANNEL-FWD,
+   * cali-FORWARD, ...), first seen first, an unconditional `-j ACCEPT` as "ACCEPT (every packet)"; absent
+   * from older agents, which did not look: not "none".
+   */
+  forwardJumps: z.array(z.string()).optional(),
+  /**
+   * Rules outside kube-proxy's chains that match IPVS state (`-m ipvs`: --ipvs, --vaddr, --vport, --vdir,
+   * --vmethod): they match nothing once IPVS is gone. Absent from older agents, which did not look.
+   */
+  ipvsMatches: z.array(z.object({ table: z.string(), chain: z.string(), rule: z.string() })).optional(),
 });
 
 /**

@@ -20,6 +20,13 @@ const MAX_LISTED = 200;
 // DOCKER-ISOLATION-STAGE-1/2; newer DOCKER-FORWARD, DOCKER-CT, DOCKER-BRIDGE, DOCKER-INTERNAL).
 const DOCKER_CHAIN = /^DOCKER(-[A-Z0-9-]+)?$/;
 // kube-proxy's chains whose ACCEPT rules let NodePort / health-check traffic in today.
+/** How FORWARD's jumps name `-A FORWARD -j ACCEPT` (a comment aside): every packet accepted. */
+export const UNCONDITIONAL_ACCEPT = "ACCEPT (every packet)";
+const COMMENT = / -m comment --comment ("(?:[^"\\]|\\.)*"|\S+)/g;
+const unconditional = (rule: string) => rule.replace(COMMENT, "") === "-A FORWARD -j ACCEPT";
+
+// The xt_ipvs match (iptables-extensions(8) "ipvs"): only IPVS-handled packets match it.
+const IPVS_MATCH = /(^| )-m ipvs( |$)/;
 const NODEPORT_ACCEPT_CHAINS = new Set(["KUBE-NODEPORTS", "KUBE-NODE-PORT", "KUBE-FORWARD"]);
 
 /**
@@ -35,6 +42,8 @@ export class IptablesSaveParser {
   private readonly kubeChainRules = new Map<string, number>();
   private readonly firewallRules = new Map<string, number>();
   private readonly dockerChains: string[] = [];
+  private readonly forwardJumps = new Set<string>();
+  private readonly ipvsMatches: NonNullable<IptablesBackendRead["ipvsMatches"]> = [];
   private readonly patternCounts: Record<string, number> = {};
   private readonly policies: Record<string, string> = {};
   private readonly foreignJumps: IptablesBackendRead["foreignJumps"] = [];
@@ -77,6 +86,8 @@ export class IptablesSaveParser {
     // Only kube-proxy's own chains and sets go away with its mode: a KUBE-* name is not enough (kube-router's
     // KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-* chains and KUBE-SRC-*/KUBE-DST-* sets stay, kubelet's too).
     const outside = !isKubeProxyChain(table, chain);
+    if (outside && IPVS_MATCH.test(rule) && this.ipvsMatches.length < MAX_LISTED)
+      this.ipvsMatches.push({ table, chain, rule });
     if (outside) {
       for (const set of matchSets) {
         if (isKubeProxyIpset(set) && this.foreignSetMatches.length < MAX_LISTED)
@@ -84,6 +95,8 @@ export class IptablesSaveParser {
       }
     }
     if (target === null) return;
+    if (table === "filter" && chain === "FORWARD" && this.forwardJumps.size < MAX_LISTED)
+      this.forwardJumps.add(target === "ACCEPT" && unconditional(rule) ? UNCONDITIONAL_ACCEPT : target);
 
     if (outside && isKubeProxyChain(table, target)) {
       const ours =
@@ -120,6 +133,8 @@ export class IptablesSaveParser {
       nodePortAccepts: [...this.nodePortAccepts],
       firewallChains: Object.fromEntries(this.firewallRules),
       dockerChains: [...this.dockerChains],
+      forwardJumps: [...this.forwardJumps],
+      ipvsMatches: [...this.ipvsMatches],
     });
   }
 }

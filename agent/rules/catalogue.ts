@@ -1,3 +1,4 @@
+import { forwardDropAfterSwitch } from "./after/forward-drop-after-switch.js";
 import { ipvsChainsLeft } from "./after/ipvs-iptables-chains-left.js";
 import { ipvsLeft } from "./after/ipvs-virtual-servers-left.js";
 import { ipsetsLeft } from "./after/kube-ipsets-left.js";
@@ -21,10 +22,12 @@ import { conntrackWorkaround } from "./before/conntrack-workaround-relied-on.js"
 import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpoints.js";
 import { foreignIpvsUsers } from "./before/foreign-ipvs-virtual-servers.js";
 import { foreignChainReferences } from "./before/foreign-rules-reference-kube-chains.js";
+import { forwardDropAtSwitch } from "./before/forward-drop-at-switch.js";
 import { healthCheckNodePortsShrink } from "./before/health-check-nodeports-shrink.js";
 import { hostFirewall } from "./before/host-firewall-needs-nodeport-range.js";
 import { ipForwardNotPersistent } from "./before/ip-forward-not-persistent.js";
 import { ipvsConnectionsCut } from "./before/ipvs-connections-cut-at-switch.js";
+import { ipvsMatchRules } from "./before/ipvs-match-rules-stop-applying.js";
 import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
 import { kernelTooOld } from "./before/kernel-too-old-for-nftables.js";
@@ -53,6 +56,8 @@ export const RULES = [
   localhostNodePortsNotMeasurable,
   conntrackWorkaround,
   hostFirewall,
+  forwardDropAtSwitch,
+  ipvsMatchRules,
   foreignChainReferences,
   ipvsScheduler,
   ipvsTimeouts,
@@ -67,6 +72,7 @@ export const RULES = [
   ipvsChainsLeft,
   strictArpLeft,
   nftablesTableMissing,
+  forwardDropAfterSwitch,
   localhostNodePortsRejected,
   servicesLostInSwitch,
   serviceEndpointsDiffer,

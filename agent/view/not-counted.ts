@@ -154,7 +154,7 @@ export function dockerSetForwardDrop(b: IptablesBackendRead): boolean {
 }
 
 export const DOCKER_FORWARD_DROP_WHY =
-  "Docker's own policy: dockerd sets FORWARD to DROP when it enables ip_forward (moby setupIPForwarding), and its chains are here; it is no host firewall that NodePorts must be opened in";
+  "Docker's own policy: dockerd sets FORWARD to DROP when it enables ip_forward (moby setupIPForwarding), and its chains are here; it is no host firewall that NodePorts must be opened in (whether it drops forwarded Service traffic after the switch is forward-drop-at-switch's judgement)";
 
 export const KUBE_PROXY_BE_LIBERAL_WHY =
   "kube-proxy's own setting: its config has conntrack.tcpBeLiberal: true (/configz), so kube-proxy sets the sysctl itself and keeps setting it in nftables mode";

@@ -100,6 +100,9 @@ export function iptablesBackend(over: Partial<Extract<Backend, { read: true }>> 
     policies: {},
     nodePortAccepts: [],
     firewallChains: {},
+    // As this agent's parser always writes them (an older agent's report lacks them: tests say so).
+    forwardJumps: [],
+    ipvsMatches: [],
     ...over,
   };
 }

@@ -112,6 +112,8 @@ export function movedWithBlackHole(over: Partial<NodeFacts> = {}): Partial<NodeF
           policies: {},
           nodePortAccepts: [],
           firewallChains: {},
+          forwardJumps: [],
+          ipvsMatches: [],
         },
       ],
     },

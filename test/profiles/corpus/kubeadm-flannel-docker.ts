@@ -21,6 +21,7 @@ export const profile: Profile = {
   sources: [
     "test/profiles/profiles.md P1, Plugins: Flannel, Docker on the node, NodeLocal DNSCache",
     "issue #12 point 6: nodeport-addresses-shrink must not fire on cni0/docker0/flannel.1/nodelocaldns; host-firewall-needs-nodeport-range must not fire on Docker's FORWARD DROP",
+    "forward-drop-after-switch: pkg/proxy/nftables/proxier.go v1.34.4 nftablesBaseChains (DNAT at prerouting, filter-forward only rejects); pkg/proxy/ipvs/proxier.go v1.34.4 KUBE-FORWARD; kubernetes/kubernetes#39823",
     "test/fixtures/netfilter/sources/flannel.rules (flannel-io/flannel), docker.rules (moby/moby iptablesdoc new-daemon.md), nodelocaldns.rules (kubernetes/dns node-cache)",
     "DESIGN.md 'Facts that trip people': kube-proxy's ipvs cleanup leaves ipsets/chains unless run; kubelet owns KUBE-FIREWALL etc.",
   ],
@@ -74,6 +75,21 @@ export const profile: Profile = {
         },
       },
       why: "kube-proxy answers nftables, so its ipvs-mode ipsets and chains are leftovers with a plain remedy; Flannel's, Docker's and node-cache's rules and links are not kube-proxy's and stay",
+    },
+    {
+      name: "kubeadm-bridge-dock",
+      when: "after the switch: kube-proxy v1.33 in nftables mode, a bare bridge CNI (no FORWARD accepts of its own) and Docker",
+      state: nftablesNode("172.18.0.12", kubeProxy("nftables", "v1.33.5"), {
+        links: [{ name: "cni0", kind: "bridge", addresses: ["10.85.0.1/16"] }, DOCKER_LINK],
+        iptables: ["docker.rules"],
+      }),
+      expect: {
+        phase: "nftables",
+        phaseSource: "proxyMode",
+        verdict: "unhealthy",
+        findings: ["forward-drop-after-switch"],
+      },
+      why: "nftables mode DNATs in prerouting and accepts nothing in forward; ipvs mode's KUBE-FORWARD, which accepted that traffic, is gone; Docker's FORWARD DROP now drops every new NodePort flow to an endpoint on another node, and no plugin accepts it: broken now, an error",
     },
   ],
 };

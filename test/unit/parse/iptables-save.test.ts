@@ -264,3 +264,53 @@ t.test("kube-router's chains and sets are nobody's references; a match on kube-p
   t.equal(r.value.policies["filter/FORWARD"], "DROP");
   t.same(r.value.firewallChains, {}, "Docker's and Flannel's chains are not host-firewall chains");
 });
+
+// The network plugin's FORWARD accepts decide whether forwarded Service traffic passes a FORWARD DROP
+// after the switch (forward-drop-at-switch): FORWARD's jumps are listed in its order, once each.
+t.test("FORWARD's jumps are listed, in order, once each", async (t) => {
+  const r = parseIptablesSave(read("k3s-kube-router", "iptables-nft-save.txt"), "nft", "ipv4");
+  if (!r.ok) return t.fail(r.error);
+  t.ok(r.value.forwardJumps?.includes("FLANNEL-FWD"), "Flannel's accepts are seen");
+  t.ok(r.value.forwardJumps?.includes("KUBE-ROUTER-FORWARD"), "kube-router's are seen");
+  t.ok(r.value.forwardJumps?.includes("DOCKER-USER"), "Docker's are seen");
+  t.equal(new Set(r.value.forwardJumps).size, r.value.forwardJumps?.length);
+  const none = parseIptablesSave(
+    "*filter\n:FORWARD ACCEPT [0:0]\n-A OTHER -j FLANNEL-FWD\nCOMMIT\n",
+    "nft",
+    "ipv4",
+  );
+  t.same(none.ok ? none.value.forwardJumps : null, [], "a jump from another chain is not FORWARD's");
+});
+
+// Rules matching IPVS state stop matching at the switch (ipvs-match-rules-stop-applying); kube-proxy's own
+// (KUBE-IPVS-OUT-FILTER, pkg/proxy/ipvs/proxier.go v1.34.4) go with its mode and are not listed.
+t.test("-m ipvs rules outside kube-proxy's chains are listed", async (t) => {
+  const text = [
+    "*filter",
+    ":INPUT ACCEPT [0:0]",
+    ":KUBE-IPVS-OUT-FILTER - [0:0]",
+    "-A INPUT -m ipvs --ipvs --vdir ORIGINAL -j ACCEPT",
+    "-A KUBE-IPVS-OUT-FILTER -s 1.2.3.4/32 -m ipvs --vaddr 1.2.3.4/32 --vproto 6 --vport 80 -j DROP",
+    '-A INPUT -m comment --comment "-m ipvs" -j ACCEPT',
+    "COMMIT",
+    "",
+  ].join("\n");
+  const r = parseIptablesSave(text, "legacy", "ipv4");
+  if (!r.ok) return t.fail(r.error);
+  t.same(r.value.ipvsMatches, [
+    { table: "filter", chain: "INPUT", rule: "-A INPUT -m ipvs --ipvs --vdir ORIGINAL -j ACCEPT" },
+  ]);
+});
+
+t.test("an unconditional FORWARD accept is told from a conditional one", async (t) => {
+  const text = [
+    "*filter",
+    ":FORWARD DROP [0:0]",
+    "-A FORWARD -i docker0 -j ACCEPT",
+    '-A FORWARD -m comment --comment "open it all" -j ACCEPT',
+    "COMMIT",
+    "",
+  ].join("\n");
+  const r = parseIptablesSave(text, "legacy", "ipv4");
+  t.same(r.ok ? r.value.forwardJumps : null, ["ACCEPT", "ACCEPT (every packet)"]);
+});

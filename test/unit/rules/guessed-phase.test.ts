@@ -348,6 +348,13 @@ function parityNode(counts: {
 /** The previous scan a witness needs (a cumulative counter is current only when it rose since). */
 const PREVIOUS: Record<string, NodeFacts> = { "kube-proxy-cleanup-failing": cleanupNode(2) };
 
+/** Docker's FORWARD DROP with no network plugin's accept. */
+const forwardDrop = iptablesBackend({
+  policies: { "filter/FORWARD": "DROP" },
+  dockerChains: ["DOCKER", "DOCKER-USER"],
+  forwardJumps: ["DOCKER-USER"],
+});
+
 /**
  * Ids that need kube-proxy's own /proxyMode answer: each with a node on which it fires when kube-proxy
  * answers, and must not fire once the answer is gone (the rest of the node unchanged).
@@ -411,6 +418,25 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
         },
       ],
     },
+  }),
+  // Both rest on where kube-proxy's own mode DNATs (ipvs in INPUT, nftables in prerouting).
+  "forward-drop-at-switch": ipvsNode({ iptables: { backends: [forwardDrop] } }),
+  "ipvs-match-rules-stop-applying": ipvsNode({
+    iptables: {
+      backends: [
+        iptablesBackend({
+          ipvsMatches: [
+            { table: "nat", chain: "POSTROUTING", rule: "-A POSTROUTING -m ipvs --ipvs -j ACCEPT" },
+          ],
+        }),
+      ],
+    },
+  }),
+  "forward-drop-after-switch": emptyFacts({
+    ...noKernelState,
+    proxyMode: { mode: "nftables" },
+    iptables: { backends: [forwardDrop] },
+    nftables: nftables(nftTable("ip", 3)),
   }),
   "services-lost-in-switch": parityNode({ same: 3, missingAfter: 1, endpointsDiffer: 0, newAfter: 0 }),
   "service-endpoints-differ-after-switch": parityNode({
