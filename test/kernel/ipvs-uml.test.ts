@@ -151,7 +151,11 @@ if (reason !== null) {
       ok: true,
       facts: { present: false, kind: null, operState: null, flags: [], addresses: [] },
     });
-    // No KUBE-NODE-PORT-* set here, so no NodePort learned from the node (#12 point 3).
-    t.same(r.ipsets, { ok: true, facts: { available: true, sets: [], nodePorts: [] } });
+    // No KUBE-NODE-PORT-* or KUBE-HEALTH-CHECK-NODE-PORT set here: no NodePort and no health-check port
+    // learned from the node (none, read: not unread).
+    t.same(r.ipsets, {
+      ok: true,
+      facts: { available: true, sets: [], nodePorts: [], healthCheckNodePorts: [] },
+    });
   });
 }
