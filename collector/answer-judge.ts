@@ -22,6 +22,13 @@ export const inlineJudge: Judge = { judge: (route, body) => Promise.resolve(judg
 
 const WORKER_URL = new URL("./answer-judge-worker.js", import.meta.url);
 
+// The single executable (scripts/build-sea.mjs) has no file beside it to start a worker from: its build
+// embeds the worker's own bundle as this string, and the worker runs from that text. Elsewhere the
+// name is not defined and the worker file is used.
+declare const PROXYSCOPE_EMBEDDED_JUDGE_WORKER: string | undefined;
+const EMBEDDED_WORKER =
+  typeof PROXYSCOPE_EMBEDDED_JUDGE_WORKER === "string" ? PROXYSCOPE_EMBEDDED_JUDGE_WORKER : null;
+
 interface Job extends JudgeRequest {
   resolve: (p: ParsedDigest) => void;
 }
@@ -74,9 +81,11 @@ export class AnswerJudge implements Judge {
   }
 
   private start(): Worker {
-    const w = new Worker(this.url, {
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 8 },
-    });
+    const resourceLimits = { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 8 };
+    const w =
+      EMBEDDED_WORKER !== null && this.url === WORKER_URL
+        ? new Worker(EMBEDDED_WORKER, { eval: true, resourceLimits })
+        : new Worker(this.url, { resourceLimits });
     this.started++;
     this.worker = w;
     w.on("message", (m: JudgeReply) => {

@@ -45,6 +45,19 @@ const fixedVersion = {
 
 mkdirSync(OUT, { recursive: true });
 const bundle = join(OUT, "proxyscope.cjs");
+// The thread that judges agents' answers under a heap limit (collector/answer-judge.ts) is started from
+// a file beside the code, which an executable does not have: its bundle is embedded as a string instead.
+const worker = await esbuild.build({
+  entryPoints: [join(ROOT, "collector/answer-judge-worker.ts")],
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: `node${process.versions.node.split(".")[0]}`,
+  plugins: [fixedVersion],
+  logLevel: "warning",
+  logOverride: { "empty-import-meta": "error" },
+  write: false,
+});
 const result = await esbuild.build({
   entryPoints: [join(ROOT, "collector/cli.ts")],
   bundle: true,
@@ -53,6 +66,11 @@ const result = await esbuild.build({
   target: `node${process.versions.node.split(".")[0]}`,
   outfile: bundle,
   plugins: [fixedVersion],
+  define: {
+    PROXYSCOPE_EMBEDDED_JUDGE_WORKER: JSON.stringify(worker.outputFiles[0].text),
+    // Only the worker file's URL is made from it, and the embedded worker replaces that file.
+    "import.meta.url": JSON.stringify("file:///proxyscope-executable/"),
+  },
   legalComments: "eof",
   logLevel: "warning",
   // Any import.meta left in the bundle would be empty in CommonJS: fail rather than ship that.
