@@ -80,9 +80,14 @@ export const configKeysNotCarried = rule({
   findings: { "cluster-config-keys-not-carried": { severity: "warning", stage: ["before", "after"] } },
   needs: CONFIG_SOURCE_NEEDS,
   evaluate({ facts }) {
-    // Only the ConfigMap kube-proxy reads, and only when it was read: unread is not "no keys".
-    if (configSource(facts).kind === "file") return [];
+    // Only the ConfigMap kube-proxy reads, and only when it was read: unread is not "no keys". Without
+    // --config kube-proxy runs on flags and defaults and the ConfigMap is nobody's config.
     const cm = facts.kubeProxyConfigMap;
+    const mount = facts.kubeProxyDaemonSet?.configMount;
+    const readsIt = facts.kubeProxyDaemonSet
+      ? mount?.kind === "configmap" && mount.configMap === cm?.name
+      : configSource(facts).kind === "configmap";
+    if (!readsIt) return [];
     const cfg = cm?.config;
     const mode = configuredMode(facts);
     if (!cm || !cfg || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];

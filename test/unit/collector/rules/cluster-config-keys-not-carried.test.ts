@@ -109,6 +109,31 @@ t.test("after the switch, the loss is already live", async (t) => {
   t.match(f?.title, /masqueradeAll/);
 });
 
+t.test("a ConfigMap kube-proxy does not read says nothing about what it runs with", async (t) => {
+  const p = parseKubeProxyConfig("mode: ipvs\niptables:\n  masqueradeAll: true\n");
+  if (!p.ok) throw new Error(p.error);
+  const raised = (f: ReturnType<typeof facts>) =>
+    clusterChecks(f, []).some((x) => x.id === "cluster-config-keys-not-carried");
+  t.ok(raised(facts({}, p.value)), "the ConfigMap its --config mounts: raised");
+  // No --config: kube-proxy runs on its flags and defaults (cmd/kube-proxy/app/options.go: a config file
+  // replaces the flags, and without one the ConfigMap is not read at all).
+  const noConfig = facts({}, p.value);
+  noConfig.kubeProxyDaemonSet = {
+    ...noConfig.kubeProxyDaemonSet!,
+    argv: ["/usr/local/bin/kube-proxy", "--proxy-mode=ipvs"],
+    proxyModeFlag: "ipvs",
+    configFlag: null,
+    configMount: null,
+  };
+  t.notOk(raised(noConfig), "DaemonSet without --config");
+  const other = facts({}, p.value);
+  other.kubeProxyDaemonSet = {
+    ...other.kubeProxyDaemonSet!,
+    configMount: { ...other.kubeProxyDaemonSet!.configMount!, configMap: "kube-proxy-config" } as never,
+  };
+  t.notOk(raised(other), "its --config mounts another ConfigMap");
+});
+
 t.test("config not read: no finding", async (t) => {
   t.notOk(
     clusterChecks(facts({}, null), []).some((f) => f.id === "cluster-config-keys-not-carried"),
