@@ -20,6 +20,10 @@ function seriesName(name: string, labels: Record<string, string>): string {
   return `${name}{${body}}`;
 }
 
+/** A sample value as promtool's series notation reads it (Go's ParseFloat: NaN, +Inf, -Inf). */
+const promValue = (v: number) =>
+  Number.isNaN(v) ? "NaN" : v === Infinity ? "+Inf" : v === -Infinity ? "-Inf" : String(v);
+
 /** promtool input series for one scrape of `node`'s agent, held for MINUTES. */
 export function scrapeAsSeries(metricsText: string, node: string): { series: string; values: string }[] {
   const expo = parsePrometheusText(metricsText);
@@ -30,7 +34,7 @@ export function scrapeAsSeries(metricsText: string, node: string): { series: str
     for (const s of family.samples) {
       const values = s.name.endsWith("_timestamp_seconds")
         ? `0+60x${MINUTES}`
-        : `${Number.isFinite(s.value) ? s.value : 0}x${MINUTES}`;
+        : `${promValue(s.value)}x${MINUTES}`;
       out.push({ series: seriesName(s.name, { ...s.labels, ...target }), values });
     }
   return out;
