@@ -25,29 +25,24 @@ function fail(path: string, e: unknown): { ok: false; missing: boolean; error: P
 }
 
 /**
- * Reads a host file by its host path, following symbolic links under the host root (a link to
- * /dev/null, systemd's way to mask a file, reads as masked and empty). Never throws.
+ * The host path a host path ends at once its symbolic links are followed under the host root ("/dev/null"
+ * for a masked file; the last link of the path itself, not of its directories). Never throws.
  */
-export async function readHostFile(
+export async function resolveHostPath(
   hostRoot: string,
   hostPath: string,
-  maxBytes: number,
-): Promise<HostFileRead> {
+): Promise<{ ok: true; path: string } | { ok: false; missing: boolean; error: ProbeError }> {
   const root = hostRoot.replace(/\/+$/, "");
   let p = hostPath;
   for (let hop = 0; hop <= MAX_LINKS; hop++) {
-    if (p === "/dev/null") return { ok: true, text: "", masked: true };
+    if (p === "/dev/null") return { ok: true, path: p };
     let st;
     try {
       st = await lstat(`${root}${p}`);
     } catch (e) {
       return fail(hostPath, e);
     }
-    if (!st.isSymbolicLink()) {
-      const r = await readTextFile(`${root}${p}`, maxBytes);
-      if (!r.ok) return { ok: false, missing: r.missing, error: { ...r.error, command: hostPath } };
-      return { ok: true, text: r.text, masked: false };
-    }
+    if (!st.isSymbolicLink()) return { ok: true, path: p };
     let target;
     try {
       target = await readlink(`${root}${p}`);
@@ -61,6 +56,23 @@ export async function readHostFile(
     missing: false,
     error: { kind: "io", message: `${hostPath}: more than ${MAX_LINKS} symbolic links`, command: hostPath },
   };
+}
+
+/**
+ * Reads a host file by its host path, following symbolic links under the host root (a link to
+ * /dev/null, systemd's way to mask a file, reads as masked and empty). Never throws.
+ */
+export async function readHostFile(
+  hostRoot: string,
+  hostPath: string,
+  maxBytes: number,
+): Promise<HostFileRead> {
+  const at = await resolveHostPath(hostRoot, hostPath);
+  if (!at.ok) return at;
+  if (at.path === "/dev/null") return { ok: true, text: "", masked: true };
+  const r = await readTextFile(`${hostRoot.replace(/\/+$/, "")}${at.path}`, maxBytes);
+  if (!r.ok) return { ok: false, missing: r.missing, error: { ...r.error, command: hostPath } };
+  return { ok: true, text: r.text, masked: false };
 }
 
 export type HostDirList =

@@ -3,9 +3,10 @@
 // Files: every *.conf in /etc/sysctl.d, /run/sysctl.d, /usr/local/lib/sysctl.d, /usr/lib/sysctl.d (and
 // /lib/sysctl.d where /usr is split), sorted by file name alone across the directories; of files with the
 // same name only the one in the first directory of that list is read, so /etc overrides a vendor file
-// and an /etc file linked to /dev/null masks it. /etc/sysctl.conf comes last (procps reads it after the
-// directories; systemd distributions link it in as /etc/sysctl.d/99-sysctl.conf). Within the order the
-// last assignment of a key wins.
+// and an /etc file linked to /dev/null masks it. /etc/sysctl.conf comes last where procps `sysctl --system`
+// applies the files at boot; systemd-sysctl never reads it itself, only through a sysctl.d link to it
+// (Debian 12, Ubuntu, Fedora ship /etc/sysctl.d/99-sysctl.conf; Debian 13 none): the probe decides which.
+// Within the order the last assignment of a key wins.
 //
 // Lines: "key = value"; blank lines and lines starting with '#' or ';' are comments; a '-' before the
 // key only silences errors; '/' may separate the key's parts instead of '.'; a key may be a glob

@@ -14,8 +14,10 @@ const COVERING: Readonly<Record<string, string>> = {
   [UNCONDITIONAL_ACCEPT]: "an unconditional accept",
 };
 // Chains that accept only traffic of this node's own pods, never uplink-to-remote-pod: Calico's
-// cali-FORWARD accepts -i cali+ / -o cali+ (felix rules; calico-iptables.rules is a real node's), the
-// rest by policy mark for host endpoints; kube-router's KUBE-ROUTER-FORWARD accepts what its per-pod
+// cali-FORWARD dispatches only -i cali+ / -o cali+ and host-endpoint forward policy, and the rules Felix
+// appends to FORWARD accept only what a policy marked (projectcalico/calico felix/rules/static.go
+// StaticFilterForwardChains, StaticFilterForwardAppendRules; calico-iptables.rules is a real node's; the
+// kubeadm-calico-dock profile); kube-router's KUBE-ROUTER-FORWARD accepts what its per-pod
 // chains marked (-s/-d this node's pod IPs; kube-router-netpol.rules). Docker's DOCKER-USER / DOCKER-FORWARD
 // accept docker0 and its bridges. kube-proxy's own KUBE-FORWARD goes at the switch: ipvs mode writes it
 // (pkg/proxy/ipvs/proxier.go v1.34.4: "this allows NodePort traffic to be forwarded even if the default

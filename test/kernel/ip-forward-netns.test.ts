@@ -24,7 +24,7 @@ if (!netnsAvailable()) {
       t.equal(r.phase, "ipvs");
       t.equal(r.probes.find((p) => p.name === "sysctl-config")?.ok, true);
       const f = finding(r, ID);
-      t.same(f?.evidence, { running: "1", persistent: null, setBy: null, filesRead: 4 });
+      t.same(f?.evidence, { running: "1", persistent: null, setBy: null, filesRead: 4, setAtStartBy: [] });
       t.match(f?.remedy, /\/etc\/sysctl\.d\/99-kubernetes-ip-forward\.conf/);
       t.not(r.verdict, "ready");
     }),

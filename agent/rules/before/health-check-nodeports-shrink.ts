@@ -1,5 +1,5 @@
 import { nodePortDestinations, primaryAddresses } from "../../view/not-counted.js";
-import { listed, rule } from "../rule.js";
+import { listed, nextModeIsIptables, rule } from "../rule.js";
 
 const EVERY_ADDRESS = new Set(["0.0.0.0", "::"]);
 const shown = (address: string, port: number) =>
@@ -25,9 +25,10 @@ export const healthCheckNodePortsShrink = rule({
     },
   },
   needs: ["listeners", "configz", "addresses", "ipsets"],
-  evaluate({ facts, view: { phase } }, opts) {
+  evaluate({ facts, view }, opts) {
     const { listeners, configz, addresses } = facts;
-    if (phase !== "ipvs" || !listeners || !configz || !addresses) return [];
+    // Below kernel 5.13 the next mode is iptables, whose nodePortAddresses still defaults to every address.
+    if (view.phase !== "ipvs" || nextModeIsIptables(view) || !listeners || !configz || !addresses) return [];
     if (configz.nodePortAddresses.length > 0) return []; // already where nftables mode will listen
     const primaries = primaryAddresses(addresses);
     const remedy =

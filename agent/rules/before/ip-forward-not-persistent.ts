@@ -1,3 +1,4 @@
+import { forwardingSetAtStartBy } from "../../view/forwarding-setters.js";
 import { rule } from "../rule.js";
 
 // kube-proxy's ipvs mode sets net.ipv4.ip_forward=1 every time it starts (pkg/proxy/ipvs/proxier.go
@@ -31,6 +32,12 @@ export const ipForwardNotPersistent = rule({
     const s = facts.sysctlConfig.settings.find((x) => x.name === "net.ipv4.ip_forward");
     if (s === undefined || s.value === "1") return [];
     const setBy = s.source === null ? null : `${s.source.path}:${s.source.line} (${s.source.key})`;
+    // Forwarding comes back at boot when one of these starts: the node then depends on it, not on kube-proxy.
+    const setAtStartBy = forwardingSetAtStartBy(facts);
+    const after =
+      setAtStartBy.length === 0
+        ? "so the node stops forwarding after its next reboot"
+        : `so after a reboot it is on only once ${setAtStartBy.join(" or ")} has started and set it`;
     return [
       {
         id: "ip-forward-not-persistent",
@@ -39,16 +46,17 @@ export const ipForwardNotPersistent = rule({
         blocksMigration: false,
         title:
           s.value === null
-            ? "net.ipv4.ip_forward is 1 now but no persistent configuration sets it: kube-proxy's ipvs mode sets it on every start, nftables mode does not, so the node stops forwarding after its next reboot"
-            : `net.ipv4.ip_forward is 1 now but ${setBy} sets it to ${s.value} at boot: kube-proxy's ipvs mode sets it back on every start, nftables mode does not`,
+            ? `net.ipv4.ip_forward is 1 now but no sysctl.d file sets it: kube-proxy's ipvs mode sets it on every start, nftables mode does not, ${after}`
+            : `net.ipv4.ip_forward is 1 now but ${setBy} sets it to ${s.value} at boot: kube-proxy's ipvs mode sets it back on every start, nftables mode does not, ${after}`,
         evidence: {
           running: now,
           persistent: s.value,
           setBy,
           filesRead: facts.sysctlConfig.files.filter((f) => f.read).length,
+          setAtStartBy,
         },
         remedy:
-          `${fixFor(s.source)}. Calico (Felix ipForwarding, on by default) and Cilium set it when their agents start, ` +
+          `${fixFor(s.source)}. Calico (Felix ipForwarding, on by default), Cilium and dockerd set it when they start, ` +
           "and the CNI bridge plugin (Flannel's) when it sets up a pod; the file makes forwarding not depend on them or on start order",
       },
     ];

@@ -1,4 +1,4 @@
-import { rule } from "../rule.js";
+import { nextModeIsIptables, rule } from "../rule.js";
 
 // kube-proxy in nftables mode runs ipvs.CleanupLeftovers on start (cmd/kube-proxy/app/server_linux.go
 // platformCleanup, for any mode that is not iptables-based): ipvs.Flush() and the deletion of kube-ipvs0
@@ -13,10 +13,13 @@ export const ipvsConnectionsCut = rule({
     "ipvs-connections-cut-at-switch": { severity: "warning", stage: "before" },
   },
   needs: ["ipvsConnections", "ipvs", "kubeIpvs0", "addresses"],
-  evaluate({ view: { runningMode, ipvsConnections: c } }) {
+  evaluate({ view }) {
+    const c = view.ipvsConnections;
     // The switch from ipvs mode flushes this table: kube-proxy itself must say it runs ipvs (on a guess
-    // the node is unknown anyway); unread (null) claims no count at all.
-    if (runningMode !== "ipvs" || c === null || c.established === 0) return [];
+    // the node is unknown anyway); unread (null) claims no count at all. Below kernel 5.13 the next mode is
+    // iptables, which platformCleanup leaves IPVS to (`if !isIPTablesBased(mode)`): nothing is flushed.
+    if (view.runningMode !== "ipvs" || nextModeIsIptables(view) || c === null || c.established === 0)
+      return [];
     const n = c.established;
     return [
       {

@@ -1,4 +1,12 @@
-import { CALICO_LINKS, ipvsNode, ipvsReady, kubeProxy, nftablesClean, nftablesNode } from "../common.js";
+import {
+  CALICO_LINKS,
+  DOCKER_LINK,
+  ipvsNode,
+  ipvsReady,
+  kubeProxy,
+  nftablesClean,
+  nftablesNode,
+} from "../common.js";
 import type { Profile } from "../profile.js";
 
 const ipvs = kubeProxy("ipvs", "v1.34.3", {
@@ -16,6 +24,8 @@ export const profile: Profile = {
     "test/profiles/profiles.md Plugins: Calico iptables (cali-* chains, vxlan.calico) never findings",
     "test/fixtures/netfilter/sources/calico-iptables.rules, calico.ipset (projectcalico/calico felix/rules/rule_defs.go)",
     "kube-proxy v1.34 /configz (internal type) and metrics: test/standins/kube-proxy.ts",
+    "projectcalico/calico felix/rules/static.go (read through the code index at 00b9aad): StaticFilterForwardChains dispatches only -i/-o cali+ workload traffic and host-endpoint forward policy; StaticFilterForwardAppendRules accepts only what a policy marked (0x10000) and marks the rest: a NodePort flow from the uplink to a pod on another node is accepted by none of it",
+    "test/fixtures/netfilter/sources/docker.rules: dockerd's FORWARD policy DROP (moby libnetwork/drivers/bridge setupIPForwarding)",
   ],
   nodes: [
     {
@@ -59,6 +69,22 @@ export const profile: Profile = {
         evidence: { "nftables-table-missing": { missingFamilies: ["ip6"] } },
       },
       why: "nftables mode makes an ip and an ip6 table on every node (cmd/kube-proxy/app/server_linux.go platformCheckSupported assumes both families); without the ip6 one IPv6 Services do not work here. Not broken for IPv4 and nothing left over, but never clean: clean means no warning at all after the switch",
+    },
+    {
+      name: "kubeadm-calico-dock",
+      when: "after the switch: kube-proxy v1.34 in nftables mode, Calico's iptables dataplane and Docker (its FORWARD policy DROP) on the node",
+      state: nftablesNode("172.18.0.13", kubeProxy("nftables", "v1.34.3"), {
+        links: [...CALICO_LINKS, DOCKER_LINK],
+        ipsets: ["calico.ipset"],
+        iptables: ["calico-iptables.rules", "docker.rules"],
+      }),
+      expect: {
+        phase: "nftables",
+        phaseSource: "proxyMode",
+        verdict: "unhealthy",
+        findings: ["forward-drop-after-switch"],
+      },
+      why: "Felix's cali-FORWARD accepts only its own workloads' traffic (-i/-o cali+) and what a policy marked: a NodePort flow DNATed in prerouting to a pod on another node leaves through vxlan.calico, no Calico or Docker rule accepts it, and Docker's FORWARD DROP drops it. ipvs mode's KUBE-FORWARD accepted it and is gone: broken now, an error",
     },
   ],
 };

@@ -111,3 +111,49 @@ t.test("an absolute link is resolved under the host root, not in the agent's fil
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.match(r.facts.settings[0], { value: "1", source: { path: "/etc/sysctl.d/90-forward.conf" } });
 });
+
+// At boot a systemd host applies sysctl.d(5) with systemd-sysctl, which reads only the sysctl.d directories:
+// /etc/sysctl.conf counts where a sysctl.d entry links it in (Debian 12, Ubuntu and Fedora ship
+// /etc/sysctl.d/99-sysctl.conf -> ../sysctl.conf), at that entry's place in the name order, and not at all
+// where nothing does (Debian 13 ships neither). procps `sysctl --system` (an init without systemd) reads it
+// after every directory. The systemd-sysctl binary here is an empty stand-in: only its presence is read.
+const SYSTEMD = { usr: { lib: { systemd: { "systemd-sysctl": "" } } } };
+t.test("systemd-sysctl: /etc/sysctl.conf only where sysctl.d links it, at the link's place", async (t) => {
+  const { symlinkSync } = await import("node:fs");
+  const linked = tree(t, {
+    ...SYSTEMD,
+    etc: {
+      "sysctl.conf": "net.ipv4.ip_forward=0\n",
+      "sysctl.d": { "k8s.conf": "net.ipv4.ip_forward = 1\n" },
+    },
+  });
+  symlinkSync("../sysctl.conf", join(linked, "etc/sysctl.d/99-sysctl.conf"));
+  const a = await run(linked);
+  if (!a.ok) return t.fail(JSON.stringify(a.error));
+  t.match(
+    a.facts.settings[0],
+    { value: "1", source: { path: "/etc/sysctl.d/k8s.conf" } },
+    "99-sysctl.conf sorts first",
+  );
+  t.same(
+    a.facts.files.map((x) => x.path),
+    ["/etc/sysctl.d/99-sysctl.conf", "/etc/sysctl.d/k8s.conf"],
+    "not read a second time after the directories",
+  );
+  const unlinked = tree(t, {
+    ...SYSTEMD,
+    etc: { "sysctl.conf": "net.ipv4.ip_forward = 1\n", "sysctl.d": {} },
+  });
+  const b = await run(unlinked);
+  if (!b.ok) return t.fail(JSON.stringify(b.error));
+  t.equal(
+    b.facts.settings[0]!.value,
+    null,
+    "Debian 13: systemd-sysctl never reads an unlinked /etc/sysctl.conf",
+  );
+  // Without systemd-sysctl, procps' order: /etc/sysctl.conf after every directory.
+  const procps = tree(t, { etc: { "sysctl.conf": "net.ipv4.ip_forward = 1\n", "sysctl.d": {} } });
+  const c = await run(procps);
+  if (!c.ok) return t.fail(JSON.stringify(c.error));
+  t.match(c.facts.settings[0], { value: "1", source: { path: "/etc/sysctl.conf" } });
+});

@@ -14,7 +14,8 @@ import { partialFailure, unreadParts } from "../../../../agent/facts/unread.js";
 // Expected per profile (test/profiles/profiles.md), written before the rule:
 // - P1 kubeadm + Flannel + Docker (kubeadm-flannel-docker): Docker's FORWARD DROP, FLANNEL-FWD accepts the
 //   pod network -> silent, `ready` before, `leftovers` after (unchanged).
-// - P1 kubeadm + Calico, kops-calico, rke2-canal: cali-FORWARD -> silent (and no DROP there anyway).
+// - P1 kubeadm + Calico, kops-calico, rke2-canal: no FORWARD DROP there -> silent. cali-FORWARD itself does
+//   not cover the flow (felix/rules/static.go): with Docker's DROP beside it, a warning (kubeadm-calico-dock).
 // - P6 k3s (Flannel + kube-router netpol): FLANNEL-FWD, KUBE-ROUTER-FORWARD -> silent.
 // - Cilium with kube-proxy: CILIUM_FORWARD -> silent. EKS/AKS/GKE/OpenShift/Talos profiles: no FORWARD
 //   DROP in their rulesets -> silent.

@@ -1,5 +1,5 @@
 import t from "tap";
-import { addresses, ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
+import { addresses, ids, ipvsNode, judge, kernel, NOW } from "../../../helpers/rules.js";
 import { configz } from "../../../helpers/facts.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 
@@ -131,4 +131,18 @@ t.test("after the switch: nothing", async (t) => {
     configz: configz({ mode: "nftables" }),
   });
   t.notOk(ids(judge(f, new Map(), NOW)).includes(ID));
+});
+
+// A node below kernel 5.13 moves to iptables mode (kernel-too-old-for-nftables), whose nodePortAddresses
+// still defaults to every address: only nftables mode defaults it to primary (cmd/kube-proxy/app/server_linux.go
+// platformApplyDefaults), so the health server keeps listening on 0.0.0.0. Expected: no finding, nothing blocked;
+// a kernel not read is not old, and the finding stands.
+t.test("a kernel below 5.13 (its next mode is iptables): health-check ports do not shrink", async (t) => {
+  const checks = listeners({
+    conntrack: { read: true, to: [{ address: "10.0.0.5", port: 31234, connections: 3 }] },
+  });
+  const old = judge(twoNics({ listeners: checks, kernel: kernel("5.4.0-216-generic") }), new Map(), NOW);
+  t.ok(ids(old).includes("kernel-too-old-for-nftables"));
+  t.notOk(ids(old).includes(ID));
+  t.equal(find(twoNics({ listeners: checks, kernel: null }))?.severity, "error", "kernel unread: still told");
 });

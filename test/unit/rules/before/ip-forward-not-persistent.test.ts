@@ -1,5 +1,6 @@
 import t from "tap";
 import { sysctlConfigProbe } from "../../../../agent/probes/sysctl-config.js";
+import { iptablesBackend } from "../../../helpers/facts.js";
 import { fixture, probeContext } from "../../../helpers/probe-context.js";
 import { ids, ipvsNode, judge, nftNode, NOW } from "../../../helpers/rules.js";
 
@@ -27,6 +28,7 @@ t.test("forwarding on now, nothing persistent sets it: warning, with the file to
     persistent: null,
     setBy: null,
     filesRead: 4,
+    setAtStartBy: [],
   });
   t.match(f.remedy, /\/etc\/sysctl\.d\/99-kubernetes-ip-forward\.conf/);
   t.match(f.remedy, /net\.ipv4\.ip_forward = 1/);
@@ -43,6 +45,7 @@ t.test("a later file sets it to 0: the fix is that line, not a new file it would
     persistent: "0",
     setBy: "/etc/sysctl.conf:28 (net.ipv4.ip_forward)",
     filesRead: 5,
+    setAtStartBy: [],
   });
   t.match(f.title, /sets it to 0/);
   t.match(f.remedy, /\/etc\/sysctl\.conf line 28/);
@@ -84,4 +87,32 @@ t.test("unread is never 'not set': a file not read leaves no finding and no read
   // The running value unread: nothing to compare.
   const noRun = judge(ipvsNode({ sysctls: null, sysctlConfig: debian }), new Map([["sysctls", why]]), NOW);
   t.notOk(ids(noRun).includes(ID));
+});
+
+// Calico's Felix (ipForwarding: Enabled, the default), the Cilium agent (daemon/cmd enableIPForwarding) and
+// dockerd (--ip-forward, on by default) turn forwarding on when they start: on such a node a reboot does not
+// leave it off, it leaves it off until they run. What an SRE expects, written before the rule changed: still
+// a warning (forwarding rests on a component nobody configured for it), but the title does not claim the
+// node stops forwarding, and the evidence names who turns it back on, seen from their FORWARD chains.
+t.test("a plugin that turns forwarding on at start is named; the title claims no outage", async (t) => {
+  const debian = await config("debian-12");
+  const withChains = (b: Parameters<typeof iptablesBackend>[0]) =>
+    ipvsNode({ sysctls: running("1"), sysctlConfig: debian, iptables: { backends: [iptablesBackend(b)] } });
+  const calico = judge(withChains({ forwardJumps: ["cali-FORWARD", "KUBE-FORWARD"] }), new Map(), NOW);
+  const f = calico.findings.find((x) => x.id === ID);
+  if (f === undefined) return t.fail(`no ${ID}`);
+  t.equal(f.severity, "warning");
+  t.same(f.evidence.setAtStartBy, ["Calico (Felix ipForwarding)"]);
+  t.notMatch(f.title, /stops forwarding/);
+  t.match(f.title, /Calico/);
+  const docker = judge(withChains({ dockerChains: ["DOCKER-USER", "DOCKER-FORWARD"] }), new Map(), NOW);
+  t.same(docker.findings.find((x) => x.id === ID)?.evidence.setAtStartBy, ["dockerd (--ip-forward)"]);
+  // Flannel's bridge plugin sets it only when a pod is set up; nothing seen: the outage claim stands.
+  const plain = judge(withChains({ forwardJumps: ["FLANNEL-FWD"] }), new Map(), NOW);
+  const p = plain.findings.find((x) => x.id === ID);
+  t.same(p?.evidence.setAtStartBy, []);
+  t.match(p?.title ?? "", /stops forwarding after its next reboot/);
+  // An older agent's report (FORWARD's jumps not listed): nobody is taken for setting it.
+  const older = judge(withChains({ forwardJumps: undefined }), new Map(), NOW);
+  t.match(older.findings.find((x) => x.id === ID)?.title ?? "", /stops forwarding/);
 });

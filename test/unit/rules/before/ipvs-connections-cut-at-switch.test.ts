@@ -1,5 +1,5 @@
 import t from "tap";
-import { addresses, ids, ipvsNode, judge, nftNode, NOW } from "../../../helpers/rules.js";
+import { addresses, ids, ipvsNode, judge, kernel, nftNode, NOW } from "../../../helpers/rules.js";
 import { recordedConnFacts, recordedConnNode } from "../../../helpers/recorded-conn-node.js";
 
 const ID = "ipvs-connections-cut-at-switch";
@@ -147,3 +147,17 @@ t.test(
     t.equal(viewOfReport(r).ipvsConnections, null, "rebuilt from cut lists: not read, never a smaller count");
   },
 );
+
+// Below kernel 5.13 the next mode is iptables, and kube-proxy flushes IPVS only when it starts in a mode that
+// is not iptables-based (cmd/kube-proxy/app/server_linux.go platformCleanup: `if !isIPTablesBased(mode) ||
+// cleanupAndExit`): that switch leaves IPVS and its connections alone. Expected: no "cut by the switch"
+// claim; a kernel not read is not old, and the finding stands.
+t.test("a kernel below 5.13 (its next mode is iptables): the switch flushes nothing", async (t) => {
+  const old = judge(recordedConnNode({ kernel: kernel("5.4.0-216-generic") }), new Map(), NOW);
+  t.ok(ids(old).includes("kernel-too-old-for-nftables"));
+  t.notOk(ids(old).includes(ID));
+  t.ok(
+    ids(judge(recordedConnNode({ kernel: null }), new Map(), NOW)).includes(ID),
+    "kernel unread: still told",
+  );
+});
