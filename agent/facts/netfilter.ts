@@ -65,6 +65,8 @@ export const IptablesBackendRead = z.object({
    * --vmethod): they match nothing once IPVS is gone. Absent from older agents, which did not look.
    */
   ipvsMatches: z.array(z.object({ table: z.string(), chain: z.string(), rule: z.string() })).optional(),
+  /** How many such rules there were: the list above is cut at the parser's listing cap. */
+  ipvsMatchCount: z.number().int().nonnegative().optional(),
 });
 
 /**

@@ -44,6 +44,7 @@ export class IptablesSaveParser {
   private readonly dockerChains: string[] = [];
   private readonly forwardJumps = new Set<string>();
   private readonly ipvsMatches: NonNullable<IptablesBackendRead["ipvsMatches"]> = [];
+  private ipvsMatchCount = 0;
   private readonly patternCounts: Record<string, number> = {};
   private readonly policies: Record<string, string> = {};
   private readonly foreignJumps: IptablesBackendRead["foreignJumps"] = [];
@@ -86,7 +87,7 @@ export class IptablesSaveParser {
     // Only kube-proxy's own chains and sets go away with its mode: a KUBE-* name is not enough (kube-router's
     // KUBE-ROUTER-*, KUBE-POD-FW-*, KUBE-NWPLCY-* chains and KUBE-SRC-*/KUBE-DST-* sets stay, kubelet's too).
     const outside = !isKubeProxyChain(table, chain);
-    if (outside && IPVS_MATCH.test(rule) && this.ipvsMatches.length < MAX_LISTED)
+    if (outside && IPVS_MATCH.test(rule) && this.ipvsMatchCount++ < MAX_LISTED)
       this.ipvsMatches.push({ table, chain, rule });
     if (outside) {
       for (const set of matchSets) {
@@ -135,6 +136,7 @@ export class IptablesSaveParser {
       dockerChains: [...this.dockerChains],
       forwardJumps: [...this.forwardJumps],
       ipvsMatches: [...this.ipvsMatches],
+      ipvsMatchCount: this.ipvsMatchCount,
     });
   }
 }

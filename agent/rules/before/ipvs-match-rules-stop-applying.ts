@@ -18,12 +18,16 @@ export const ipvsMatchRules = rule({
     if (view.runningMode !== "ipvs") return [];
     const rules: string[] = [];
     const notRead: string[] = [];
+    let count = 0;
     for (const b of facts.iptables?.backends ?? []) {
       if (!b.read) continue; // fails the iptables probe (facts/unread.ts): the node is not called ready
       if (b.ipvsMatches === undefined) notRead.push(`${b.family} ${b.backend}`);
-      else
+      else {
+        // An older agent's backend has the list only: its length is all that is known.
+        count += b.ipvsMatchCount ?? b.ipvsMatches.length;
         for (const m of b.ipvsMatches)
           rules.push(`${b.family} ${b.backend} ${m.table}/${m.chain}: ${m.rule}`);
+      }
     }
     if (rules.length === 0 && notRead.length === 0) return [];
     return [
@@ -36,7 +40,7 @@ export const ipvsMatchRules = rule({
           rules.length > 0
             ? "Rules here match IPVS state (-m ipvs): after the switch no packet is IPVS's, and they match nothing"
             : "Whether rules here match IPVS state (-m ipvs) was not read",
-        evidence: { count: rules.length, rules: listed(rules, opts.maxListed), notRead },
+        evidence: { count, rules: listed(rules, opts.maxListed), notRead },
         remedy:
           "Rewrite each rule before switching: match the Service's address and port (-d <ClusterIP> -p tcp --dport <port>) or the conntrack original destination (-m conntrack --ctorigdst <ClusterIP> --ctorigdstport <port>) instead of -m ipvs",
       },

@@ -314,3 +314,15 @@ t.test("an unconditional FORWARD accept is told from a conditional one", async (
   const r = parseIptablesSave(text, "legacy", "ipv4");
   t.same(r.ok ? r.value.forwardJumps : null, ["ACCEPT", "ACCEPT (every packet)"]);
 });
+
+t.test("-m ipvs rules past the listing cap are counted, not lost", async (t) => {
+  const rules = Array.from(
+    { length: 250 },
+    (_, i) => `-A POSTROUTING -m ipvs --vaddr 10.96.0.${i % 250}/32 -j SNAT --to-source 10.0.0.1`,
+  );
+  const text = `*nat\n:POSTROUTING ACCEPT [0:0]\n${rules.join("\n")}\nCOMMIT\n`;
+  const r = parseIptablesSave(text, "nft", "ipv4");
+  if (!r.ok) throw new Error(r.error);
+  t.equal(r.value.ipvsMatches?.length, 200, "the list is cut");
+  t.equal(r.value.ipvsMatchCount, 250, "the count is whole");
+});

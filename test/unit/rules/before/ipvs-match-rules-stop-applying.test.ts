@@ -41,3 +41,17 @@ t.test("only kube-proxy's own answer says ipvs mode runs", async (t) => {
   t.notOk(finding({ ...f, proxyMode: null }));
   t.notOk(finding({ ...f, proxyMode: { mode: "nftables" } }));
 });
+
+t.test("the count is every rule the parser saw, not the length of its cut list", async (t) => {
+  const f = ipvsNode({
+    iptables: {
+      backends: [
+        iptablesBackend({
+          ipvsMatches: [{ table: "nat", chain: "POSTROUTING", rule: RULE }],
+          ipvsMatchCount: 250,
+        }),
+      ],
+    },
+  });
+  t.equal(finding(f)?.evidence.count, 250);
+});
