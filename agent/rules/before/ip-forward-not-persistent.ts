@@ -7,6 +7,9 @@ import { rule } from "../rule.js";
 // then only the persistent configuration (sysctl.d(5)) or another agent sets it again.
 const FILE = "/etc/sysctl.d/99-kubernetes-ip-forward.conf";
 const LINE = "net.ipv4.ip_forward = 1";
+// Forwarding is on when this fires: nothing to apply now. `sysctl --system` would re-apply every file and
+// undo what network plugins set at runtime.
+const NOW_ON = "Nothing to apply now (forwarding is on): the file is what the next boot reads";
 
 // The file to add only wins when it is read after whatever sets 0 now: sysctl.d files apply in name
 // order, /etc/sysctl.conf after all of them.
@@ -15,9 +18,9 @@ function fixFor(source: { path: string; line: number } | null): string {
   if (source !== null) {
     const base = source.path.slice(source.path.lastIndexOf("/") + 1);
     if (source.path === "/etc/sysctl.conf" || base > name)
-      return `Change ${source.path} line ${source.line} to "${LINE}" (a file in /etc/sysctl.d would be applied before it and lose), then run sysctl --system`;
+      return `Change ${source.path} line ${source.line} to "${LINE}" (a file in /etc/sysctl.d would be applied before it and lose). ${NOW_ON}`;
   }
-  return `Add ${FILE} containing "${LINE}", then run sysctl --system`;
+  return `Add ${FILE} containing "${LINE}". ${NOW_ON}`;
 }
 
 export const ipForwardNotPersistent = rule({
