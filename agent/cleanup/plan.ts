@@ -7,6 +7,7 @@ import { deletionProof, type IpvsEvidence } from "./ipvs-proof.js";
 import type { IptablesRuleSet } from "./iptables-rules.js";
 import { planIptables } from "./plan-iptables.js";
 import type { CleanupAction, CleanupPlan, KeptItem } from "./schema.js";
+import { sysctlValue } from "../facts/host.js";
 
 /** A backend whose rules could not be read for cleanup: nothing in it is touched. */
 export interface RuleSetUnreadable {
@@ -180,7 +181,7 @@ export function planCleanup(
   if (opts.strictArp && f.sysctls === null)
     unread.push({ what: "sysctls", why: probeWhy(report, "sysctls") });
   for (const s of STRICT_ARP) {
-    const v = f.sysctls?.values.find((x) => x.name === s.name)?.value ?? null;
+    const v = sysctlValue(f.sysctls, s.name);
     if (v === null || v === "0") continue;
     if (!opts.strictArp) {
       kept.push({

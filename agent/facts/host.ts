@@ -55,6 +55,11 @@ export const SysctlFacts = z.object({
 });
 export type SysctlFacts = z.infer<typeof SysctlFacts>;
 
+/** One sysctl's value as read; null when the probe did not read it or the file does not exist. */
+export function sysctlValue(s: SysctlFacts | null | undefined, name: string): string | null {
+  return s?.values.find((v) => v.name === name)?.value ?? null;
+}
+
 export const AddressFamily = z.enum(["inet", "inet6"]);
 export const InterfaceAddress = z.object({
   family: AddressFamily,

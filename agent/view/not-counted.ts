@@ -1,5 +1,6 @@
 import type { IptablesBackendRead } from "../facts/netfilter.js";
 import type { NodeFacts } from "../report/schema.js";
+import { sysctlValue } from "../facts/host.js";
 
 // State a "before the switch" check sees but does not count, each with why: the CNI's, the container
 // runtime's or kube-proxy's own, which no person has to act on. Rules filter by these; the view lists
@@ -201,6 +202,6 @@ export function notCounted(f: NodeFacts, nodePorts: readonly VirtualServer[]): N
 
 /** The sysctl is 1 and kube-proxy's effective config is what sets it (KubeProxyConntrackConfiguration.TCPBeLiberal). */
 export function beLiberalByKubeProxy(f: Pick<NodeFacts, "sysctls" | "configz">): boolean {
-  const v = f.sysctls?.values.find((x) => x.name === "net.netfilter.nf_conntrack_tcp_be_liberal")?.value;
+  const v = sysctlValue(f.sysctls, "net.netfilter.nf_conntrack_tcp_be_liberal");
   return v === "1" && f.configz?.conntrackTcpBeLiberal === true;
 }

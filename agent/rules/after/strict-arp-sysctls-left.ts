@@ -1,4 +1,5 @@
 import { rule } from "../rule.js";
+import { sysctlValue } from "../../facts/host.js";
 
 export const strictArpLeft = rule({
   findings: {
@@ -14,7 +15,7 @@ export const strictArpLeft = rule({
     // kube-router's service proxy sets them itself on every start, for the VIPs on its dummy link
     // (kube-router @7c2c2779 network_services_controller.go Run: arp_ignore=1, arp_announce=2).
     if (otherServiceProxy !== null && otherServiceProxy !== "absent") return [];
-    const get = (n: string) => facts.sysctls?.values.find((v) => v.name === n)?.value ?? null;
+    const get = (n: string) => sysctlValue(facts.sysctls, n);
     const ignore = get("net.ipv4.conf.all.arp_ignore");
     const announce = get("net.ipv4.conf.all.arp_announce");
     if (ignore !== "1" && announce !== "2") return [];

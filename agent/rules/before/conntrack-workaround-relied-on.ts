@@ -1,6 +1,7 @@
 import { compareVersions } from "../../parse/versions.js";
 import { describeCounter, readCounter } from "../../view/counters.js";
 import { BEFORE_SWITCH, nextModeIsIptables, rule, type RuleFinding } from "../rule.js";
+import { sysctlValue } from "../../facts/host.js";
 
 const COUNTER = "kubeproxy_iptables_ct_state_invalid_dropped_packets_total";
 
@@ -22,9 +23,7 @@ export const conntrackWorkaround = rule({
     const r = readCounter(facts, runningMode, COUNTER);
     const k = facts.kernel;
     const oldKernel = k !== null && compareVersions([k.major, k.minor], [6, 1]) < 0;
-    const liberal = facts.sysctls?.values.find(
-      (v) => v.name === "net.netfilter.nf_conntrack_tcp_be_liberal",
-    )?.value;
+    const liberal = sysctlValue(facts.sysctls, "net.netfilter.nf_conntrack_tcp_be_liberal");
     const dropped = r.state === "value" ? r.value : 0;
     // kube-proxy's own conntrack.tcpBeLiberal (KubeProxyConntrackConfiguration.TCPBeLiberal, json
     // "tcpBeLiberal") is the remedy this finding asks for, already in place: it sets the sysctl in every

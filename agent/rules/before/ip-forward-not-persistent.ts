@@ -1,5 +1,6 @@
 import { forwardingSetAtStartBy } from "../../view/forwarding-setters.js";
 import { rule } from "../rule.js";
+import { sysctlValue } from "../../facts/host.js";
 
 // kube-proxy's ipvs mode sets net.ipv4.ip_forward=1 every time it starts (pkg/proxy/ipvs/proxier.go
 // NewProxier: proxyutil.EnsureSysctl(sysctl, sysctlForward, 1)); nftables mode sets no sysctl at all
@@ -30,7 +31,7 @@ export const ipForwardNotPersistent = rule({
     // Only ipvs mode sets it, and only kube-proxy's own answer says it runs that; with any config file
     // unread, "nothing sets it" is not known.
     if (runningMode !== "ipvs" || failedProbes.has("sysctl-config") || facts.sysctlConfig === null) return [];
-    const now = facts.sysctls?.values.find((v) => v.name === "net.ipv4.ip_forward")?.value ?? null;
+    const now = sysctlValue(facts.sysctls, "net.ipv4.ip_forward");
     if (now !== "1") return [];
     const s = facts.sysctlConfig.settings.find((x) => x.name === "net.ipv4.ip_forward");
     if (s === undefined || s.value === "1") return [];

@@ -1,6 +1,7 @@
 import { kubeIpvs0ServiceIps } from "../../view/kube-ipvs0.js";
 import { onLinkOfOtherInterfaces } from "../../view/on-link.js";
 import { listed, rule } from "../rule.js";
+import { sysctlValue } from "../../facts/host.js";
 
 /**
  * In ipvs mode every Service IP is a local address on kube-ipvs0 (kubernetes/kubernetes, read on master:
@@ -23,7 +24,7 @@ export const serviceIpsAnsweredByArp = rule({
   needs: ["addresses", "sysctls", "kubeIpvs0", "ipvs"],
   evaluate({ facts, view: { phase } }, opts) {
     if (phase !== "ipvs" || !facts.addresses || !facts.sysctls || !facts.kubeIpvs0) return [];
-    const get = (n: string) => facts.sysctls?.values.find((v) => v.name === n)?.value ?? null;
+    const get = (n: string) => sysctlValue(facts.sysctls, n);
     const ignore = get("net.ipv4.conf.all.arp_ignore");
     const announce = get("net.ipv4.conf.all.arp_announce");
     // arp_ignore >= 1 (strictARP): only addresses of the receiving interface are answered, so kube-ipvs0's
