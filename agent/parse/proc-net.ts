@@ -1,51 +1,26 @@
-import { isIPv4, isIPv6 } from "node:net";
+import { endianness } from "node:os";
+import { canonicalIp, formatIPv6 } from "./ip-text.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
-/** An IPv6 address in its canonical text form (RFC 5952: lower case, longest zero run as "::"). */
-export function canonicalIPv6(groups: readonly number[]): string {
-  let best = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) [best, bestLen] = [i, j - i];
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (best < 0) return hex.join(":");
-  return `${hex.slice(0, best).join(":")}::${hex.slice(best + bestLen).join(":")}`;
+// The kernel prints each 32-bit word of the address as a host-order number (%08X of the __be32), so
+// the byte order of the digits is the node's: little-endian on x86-64 and arm64, network order on s390x.
+function wordBytes(hex8: string, littleEndian: boolean): number[] {
+  const n = parseInt(hex8, 16);
+  const b = [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+  return littleEndian ? b.reverse() : b;
 }
 
-/** Any address as the addresses probe writes it: IPv4 dotted, IPv6 canonical; null if it is neither. */
-export function canonicalIp(text: string): string | null {
-  if (isIPv4(text)) return text;
-  if (!isIPv6(text) || text.includes(".")) return isIPv6(text) ? text.toLowerCase() : null;
-  const [head, tail] = text.split("::") as [string, string | undefined];
-  const part = (s: string | undefined) => (s ? s.split(":").map((g) => parseInt(g, 16)) : []);
-  const a = part(head);
-  const b = part(tail);
-  const groups = tail === undefined ? a : [...a, ...Array<number>(8 - a.length - b.length).fill(0), ...b];
-  return groups.length === 8 ? canonicalIPv6(groups) : null;
-}
-
-/** /proc/net/tcp's address: IPv4 as one little-endian 32-bit word, IPv6 as four. */
-function procAddress(hex: string): string | null {
-  if (/^[0-9A-Fa-f]{8}$/.test(hex)) {
-    const n = parseInt(hex, 16);
-    return [n & 255, (n >>> 8) & 255, (n >>> 16) & 255, n >>> 24].join(".");
-  }
+/**
+ * A /proc/net/tcp{,6} local_address ("0100007F", 32 hex digits for tcp6) in the text iproute2 and
+ * ipvsadm print (agent/parse/ip-text.ts), so it compares equal to `ip -j addr` and a URL's address.
+ */
+export function procAddress(hex: string, littleEndian = endianness() === "LE"): string | null {
+  if (/^[0-9A-Fa-f]{8}$/.test(hex)) return wordBytes(hex, littleEndian).join(".");
   if (!/^[0-9A-Fa-f]{32}$/.test(hex)) return null;
+  const bytes = [0, 8, 16, 24].flatMap((i) => wordBytes(hex.slice(i, i + 8), littleEndian));
   const groups: number[] = [];
-  for (let w = 0; w < 4; w++) {
-    const n = parseInt(hex.slice(w * 8, w * 8 + 8), 16);
-    const bytes = [n & 255, (n >>> 8) & 255, (n >>> 16) & 255, n >>> 24];
-    groups.push((bytes[0]! << 8) | bytes[1]!, (bytes[2]! << 8) | bytes[3]!);
-  }
-  return canonicalIPv6(groups);
+  for (let i = 0; i < 16; i += 2) groups.push((bytes[i]! << 8) | bytes[i + 1]!);
+  return formatIPv6(groups);
 }
 
 export interface ListeningSocket {
@@ -60,7 +35,11 @@ export interface ListeningSocket {
  * local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode"). Any other
  * line but the header is an error: a socket table we cannot read is not an empty one.
  */
-export function parseProcNetTcp(text: string, family: "inet" | "inet6"): Parsed<ListeningSocket[]> {
+export function parseProcNetTcp(
+  text: string,
+  family: "inet" | "inet6",
+  littleEndian = endianness() === "LE",
+): Parsed<ListeningSocket[]> {
   const out: ListeningSocket[] = [];
   const lines = text.split("\n");
   if (!/^\s*sl\s+local_address/.test(lines[0] ?? ""))
@@ -69,7 +48,7 @@ export function parseProcNetTcp(text: string, family: "inet" | "inet6"): Parsed<
     if (line.trim() === "") continue;
     const c = line.trim().split(/\s+/);
     const [addr, port] = (c[1] ?? "").split(":");
-    const address = addr === undefined ? null : procAddress(addr);
+    const address = addr === undefined ? null : procAddress(addr, littleEndian);
     if (c.length < 10 || address === null || !/^[0-9A-F]{4}$/i.test(port ?? "") || !/^\d+$/.test(c[9]!))
       return unparsable(`not a /proc/net/tcp socket line: ${excerpt(line)}`);
     if (c[3] !== "0A") continue;

@@ -1,6 +1,6 @@
 import type { IpsetFacts } from "../facts/ipvs.js";
 import type { ListenersFacts } from "../facts/listeners.js";
-import { conntrackTo, listeningSockets, socketHolder } from "../io/proc-sockets.js";
+import { conntrackTo, holdersOf, listeningSockets, socketsByProcess } from "../io/proc-sockets.js";
 import { defineProbe } from "./types.js";
 
 /** Over this, /proc/net/nf_conntrack is not read (about 500,000 entries): unknown, never a partial count. */
@@ -36,11 +36,18 @@ export const listenersProbe = defineProbe("listeners", {
         why: `nothing listens on kube-proxy's metrics port ${metricsPort}`,
       };
     } else {
-      const h = await socketHolder(ctx.procRoot, anchor.inode);
-      if (h.ok) {
-        held = h.sockets;
-        kubeProxyProcess = { traced: true, pid: h.pid };
-      } else kubeProxyProcess = { traced: false, why: h.why };
+      const s = await socketsByProcess(ctx.procRoot);
+      const pid = s.ok ? holdersOf(s.value, anchor.inode)[0] : undefined;
+      if (s.ok && pid !== undefined) {
+        held = s.value.held.get(pid)!;
+        kubeProxyProcess = { traced: true, pid };
+      } else
+        kubeProxyProcess = {
+          traced: false,
+          why: s.ok
+            ? `no process this agent can see holds socket ${anchor.inode} (${s.value.visible} processes visible, ${s.value.unreadable} of them unreadable; the DaemonSet runs without the host's PID namespace)`
+            : s.why,
+        };
     }
     const tcp = sockets.value.map((s) => ({
       family: s.family,

@@ -1,5 +1,6 @@
 import t from "tap";
-import { canonicalIp, parseConntrackLine, parseProcNetTcp } from "../../../agent/parse/proc-net.js";
+import { canonicalIp } from "../../../agent/parse/ip-text.js";
+import { parseConntrackLine, parseProcNetTcp } from "../../../agent/parse/proc-net.js";
 
 // Lines as the kernel prints them (net/ipv4/tcp_ipv4.c get_tcp4_sock, net/ipv6/tcp_ipv6.c get_tcp6_sock):
 // kube-proxy's metrics on 127.0.0.1:10249, a Go listener on [::]:31234 (Go listens dual-stack on a
@@ -15,14 +16,14 @@ const TCP6 = `  sl  local_address                         remote_address        
 `;
 
 t.test("LISTEN sockets of tcp and tcp6, addresses decoded", async (t) => {
-  t.same(parseProcNetTcp(TCP, "inet"), {
+  t.same(parseProcNetTcp(TCP, "inet", true), {
     ok: true,
     value: [{ family: "inet", address: "127.0.0.1", port: 10249, inode: "41234" }],
   });
-  const six = parseProcNetTcp(TCP6, "inet6");
+  const six = parseProcNetTcp(TCP6, "inet6", true);
   t.same(six.ok && six.value.map((s) => `${s.address} ${s.port} ${s.inode}`), [
     ":: 31234 51234",
-    "::ffff:c0a8:40b 10272 51235",
+    "::ffff:192.168.4.11 10272 51235",
     "2001:db8::fd00:1 31235 51236",
   ]);
 });
