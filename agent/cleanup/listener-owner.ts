@@ -7,7 +7,7 @@ import { parseProxyMode } from "../parse/kube-proxy-mode.js";
 import type { ListeningSocket } from "../parse/proc-net.js";
 import type { NodeReport } from "../report/schema.js";
 import type { Interlock } from "./interlock.js";
-import { canonicalIp, covers, hostPort, isWildcard } from "./listen-address.js";
+import { canonicalIp, covers, hostPort, isWildcard } from "../parse/listen-address.js";
 
 /**
  * Who answered on kube-proxy's metrics URL. Anything can answer "nftables" on 127.0.0.1:10249 (an

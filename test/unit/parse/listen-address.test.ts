@@ -1,5 +1,5 @@
 import t from "tap";
-import { canonicalIp, covers } from "../../../agent/cleanup/listen-address.js";
+import { canonicalIp, covers } from "../../../agent/parse/listen-address.js";
 import {
   parseProcNetTcp as parse,
   procAddress,

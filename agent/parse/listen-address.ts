@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
-import { canonicalIp as ipText } from "../parse/ip-text.js";
-import type { ListeningSocket } from "../parse/proc-net.js";
+import { canonicalIp as ipText } from "./ip-text.js";
+import type { ListeningSocket } from "./proc-net.js";
 
 // Which LISTEN socket (agent/io/proc-sockets.ts) a connection to an address may land on. Addresses
 // are compared in the one text form agent/parse/ip-text.ts writes ("::ffff:127.0.0.1" for a mapped one).
