@@ -1,7 +1,10 @@
 import { readdir, readlink } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
-import { parseConntrackLine, parseProcNetTcp, type ListeningSocket } from "../parse/proc-net.js";
-import { readLines, readTextFile } from "./files.js";
+import { parseConntrackLine, ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
+import { readLines } from "./files.js";
+
+// 150 bytes a socket (tcp6): this bounds a runaway file, not a busy node (a million sockets is 150 MB).
+const PROC_NET_TCP_MAX_BYTES = 256 * 1024 * 1024;
 
 // The node's TCP listeners and who holds them, read from /proc the way `ss -ltnp` does: the LISTEN
 // sockets of /proc/net/tcp{,6}, then the processes holding a socket's inode among /proc/<pid>/fd.
@@ -17,13 +20,14 @@ export async function listeningSockets(procRoot: string): Promise<Read<Listening
     ["tcp6", "inet6"],
   ] as const) {
     const path = `${procRoot}/net/${file}`;
-    const r = await readTextFile(path, 64 * 1024 * 1024);
+    const parser = new ProcNetTcpParser(family);
+    const r = await readLines(path, (line) => parser.push(line), PROC_NET_TCP_MAX_BYTES);
     if (!r.ok) {
       // No IPv6 in the kernel: no tcp6 table, nothing listens there.
       if (r.missing && file === "tcp6") continue;
       return { ok: false, error: r.error };
     }
-    const p = parseProcNetTcp(r.text, family);
+    const p = parser.finish();
     if (!p.ok)
       return { ok: false, error: { kind: "garbage", message: `${path}: ${p.error}`, command: path } };
     out.push(...p.value);

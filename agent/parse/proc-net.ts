@@ -32,29 +32,54 @@ export interface ListeningSocket {
 
 /**
  * The LISTEN sockets (state 0A) of /proc/net/tcp or tcp6 (net/ipv4/tcp_ipv4.c get_tcp4_sock: "sl
- * local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode"). Any other
- * line but the header is an error: a socket table we cannot read is not an empty one.
+ * local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode"), a line at a
+ * time: the table lists every TCP socket, so a busy node's is tens of MB, streamed rather than held.
+ * Any other line but the header is an error: a socket table we cannot read is not an empty one.
  */
+export class ProcNetTcpParser {
+  private lineNo = 0;
+  private error: string | null = null;
+  private readonly out: ListeningSocket[] = [];
+
+  constructor(
+    private readonly family: "inet" | "inet6",
+    private readonly littleEndian = endianness() === "LE",
+  ) {}
+
+  push(line: string): void {
+    if (this.error !== null) return;
+    if (this.lineNo++ === 0) {
+      if (!/^\s*sl\s+local_address/.test(line)) this.error = `no /proc/net/tcp header: ${excerpt(line)}`;
+      return;
+    }
+    if (line.trim() === "") return;
+    const c = line.trim().split(/\s+/);
+    const [addr, port] = (c[1] ?? "").split(":");
+    const address = addr === undefined ? null : procAddress(addr, this.littleEndian);
+    if (c.length < 10 || address === null || !/^[0-9A-F]{4}$/i.test(port ?? "") || !/^\d+$/.test(c[9]!)) {
+      this.error = `not a /proc/net/tcp socket line: ${excerpt(line)}`;
+      return;
+    }
+    if (c[3] !== "0A") return;
+    this.out.push({ family: this.family, address, port: parseInt(port!, 16), inode: c[9]! });
+  }
+
+  finish(): Parsed<ListeningSocket[]> {
+    if (this.error !== null) return unparsable(this.error);
+    if (this.lineNo === 0) return unparsable("no /proc/net/tcp header: an empty file");
+    return parsed(this.out);
+  }
+}
+
+/** A whole /proc/net/tcp or tcp6 text (tests; the reader streams it through ProcNetTcpParser). */
 export function parseProcNetTcp(
   text: string,
   family: "inet" | "inet6",
   littleEndian = endianness() === "LE",
 ): Parsed<ListeningSocket[]> {
-  const out: ListeningSocket[] = [];
-  const lines = text.split("\n");
-  if (!/^\s*sl\s+local_address/.test(lines[0] ?? ""))
-    return unparsable(`no /proc/net/tcp header: ${excerpt(lines[0] ?? "")}`);
-  for (const line of lines.slice(1)) {
-    if (line.trim() === "") continue;
-    const c = line.trim().split(/\s+/);
-    const [addr, port] = (c[1] ?? "").split(":");
-    const address = addr === undefined ? null : procAddress(addr, littleEndian);
-    if (c.length < 10 || address === null || !/^[0-9A-F]{4}$/i.test(port ?? "") || !/^\d+$/.test(c[9]!))
-      return unparsable(`not a /proc/net/tcp socket line: ${excerpt(line)}`);
-    if (c[3] !== "0A") continue;
-    out.push({ family, address, port: parseInt(port!, 16), inode: c[9]! });
-  }
-  return parsed(out);
+  const p = new ProcNetTcpParser(family, littleEndian);
+  for (const line of text.split("\n")) p.push(line);
+  return p.finish();
 }
 
 export interface ConntrackTuple {

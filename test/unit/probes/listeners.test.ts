@@ -171,3 +171,17 @@ t.test("kube-proxy's process is the one holding the socket its metrics URL reach
   t.equal(r2.ok && r2.facts.kubeProxyProcess.traced, false);
   t.match(r2.ok && !r2.facts.kubeProxyProcess.traced && r2.facts.kubeProxyProcess.why, /pids 77, 4242/);
 });
+
+t.test("a busy node's socket table (every connection is a line: over 64 MiB) is read, streamed", async (t) => {
+  // 560,000 established sockets, then kube-proxy's metrics listener last.
+  const established = sock(1, "0B04A8C0", 40000, 41299, "01");
+  const big = HEAD + established.repeat(560_000) + sock(2, "0100007F", 10249, 41234);
+  t.ok(big.length > 64 * 1024 * 1024, "over the cap a whole-file read had");
+  const proc = tree(t, { net: { tcp: big, tcp6: TCP6 } });
+  const r = await listenersProbe.run(ctx(proc, [31234]));
+  t.same(r.ok ? r.facts.tcp.map((s) => `${s.address}:${s.port}`) : r.error, [
+    "127.0.0.1:10249",
+    ":::10256",
+    ":::31234",
+  ]);
+});
