@@ -94,10 +94,19 @@ export async function conntrackTo(
 ): Promise<Read<Map<string, { address: string; port: number; connections: number }>>> {
   const counts = new Map<string, { address: string; port: number; connections: number }>();
   const path = `${procRoot}/net/nf_conntrack`;
+  let lineNo = 0;
+  let bad: string | null = null;
   const r = await readLines(
     path,
     (line) => {
-      const e = parseConntrackLine(line);
+      lineNo++;
+      if (bad !== null || line === "") return;
+      const p = parseConntrackLine(line);
+      if (!p.ok) {
+        bad = `${path} line ${lineNo}: ${p.error}`;
+        return;
+      }
+      const e = p.value;
       if (e === null || e.proto !== "tcp" || !ports.has(e.dport)) return;
       const key = `${e.dst}|${e.dport}`;
       const c = counts.get(key) ?? { address: e.dst, port: e.dport, connections: 0 };
@@ -106,5 +115,6 @@ export async function conntrackTo(
     },
     maxBytes,
   );
+  if (r.ok && bad !== null) return { ok: false, error: { kind: "garbage", message: bad, command: path } };
   return r.ok ? { ok: true, value: counts } : { ok: false, error: r.error };
 }

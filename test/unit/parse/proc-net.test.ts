@@ -39,20 +39,23 @@ t.test("conntrack entries: the original direction's destination", async (t) => {
     parseConntrackLine(
       "ipv4     2 tcp      6 117 TIME_WAIT src=10.0.0.9 dst=10.0.0.5 sport=51234 dport=31234 src=10.0.0.5 dst=10.0.0.9 sport=31234 dport=51234 [ASSURED] mark=0 zone=0 use=2",
     ),
-    { proto: "tcp", dst: "10.0.0.5", dport: 31234 },
+    { ok: true, value: { proto: "tcp", dst: "10.0.0.5", dport: 31234 } },
   );
   t.same(
     parseConntrackLine(
       "ipv6     10 tcp      6 86399 ESTABLISHED src=2001:0db8:0000:0000:0000:0000:0000:0009 dst=2001:0db8:0000:0000:0000:0000:0000:0005 sport=40000 dport=31234 src=2001:0db8:0000:0000:0000:0000:0000:0005 dst=2001:0db8:0000:0000:0000:0000:0000:0009 sport=31234 dport=40000 [ASSURED] mark=0 zone=0 use=2",
-    )?.dst,
-    "2001:db8::5",
+    ),
+    { ok: true, value: { proto: "tcp", dst: "2001:db8::5", dport: 31234 } },
   );
-  t.equal(
+  t.same(
     parseConntrackLine(
       "ipv4     2 icmp     1 29 src=10.0.0.9 dst=10.0.0.5 type=8 code=0 id=7 src=10.0.0.5 dst=10.0.0.9 type=0 code=0 id=7 mark=0 use=1",
     ),
-    null,
+    { ok: true, value: null },
+    "an entry without ports: not counted, not an error",
   );
+  t.notOk(parseConntrackLine("<html>").ok, "a line that is no entry is an error");
+  t.notOk(parseConntrackLine("ipv4 2 tcp 6 117 TIME_WAIT src=10.0.0.9 dst=nope sport=1 dport=2").ok);
   t.equal(canonicalIp("FD00:0:0:0:0:0:0:1"), "fd00::1");
   t.equal(canonicalIp("nope"), null);
 });

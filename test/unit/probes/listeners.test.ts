@@ -172,16 +172,37 @@ t.test("kube-proxy's process is the one holding the socket its metrics URL reach
   t.match(r2.ok && !r2.facts.kubeProxyProcess.traced && r2.facts.kubeProxyProcess.why, /pids 77, 4242/);
 });
 
-t.test("a busy node's socket table (every connection is a line: over 64 MiB) is read, streamed", async (t) => {
-  // 560,000 established sockets, then kube-proxy's metrics listener last.
-  const established = sock(1, "0B04A8C0", 40000, 41299, "01");
-  const big = HEAD + established.repeat(560_000) + sock(2, "0100007F", 10249, 41234);
-  t.ok(big.length > 64 * 1024 * 1024, "over the cap a whole-file read had");
-  const proc = tree(t, { net: { tcp: big, tcp6: TCP6 } });
+t.test(
+  "a busy node's socket table (every connection is a line: over 64 MiB) is read, streamed",
+  async (t) => {
+    // 560,000 established sockets, then kube-proxy's metrics listener last.
+    const established = sock(1, "0B04A8C0", 40000, 41299, "01");
+    const big = HEAD + established.repeat(560_000) + sock(2, "0100007F", 10249, 41234);
+    t.ok(big.length > 64 * 1024 * 1024, "over the cap a whole-file read had");
+    const proc = tree(t, { net: { tcp: big, tcp6: TCP6 } });
+    const r = await listenersProbe.run(ctx(proc, [31234]));
+    t.same(r.ok ? r.facts.tcp.map((s) => `${s.address}:${s.port}`) : r.error, [
+      "127.0.0.1:10249",
+      ":::10256",
+      ":::31234",
+    ]);
+  },
+);
+
+t.test("a conntrack table with a line that is no entry is not read, never 0 connections", async (t) => {
+  for (const text of ["<html>\n", CONNTRACK.replace("ipv4     2 tcp", "ipv4 two tcp")]) {
+    const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: text } });
+    const r = await listenersProbe.run(ctx(proc, [31234]));
+    t.equal(r.ok && r.facts.conntrack.read, false);
+    t.match(r.ok && !r.facts.conntrack.read && r.facts.conntrack.why, /nf_conntrack line \d+/);
+  }
+  // An ICMP entry has no ports: an entry, not counted, not an error.
+  const icmp =
+    "ipv4     2 icmp     1 29 src=10.0.0.9 dst=10.0.0.5 type=8 code=0 id=7 src=10.0.0.5 dst=10.0.0.9 type=0 code=0 id=7 mark=0 use=1\n";
+  const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: CONNTRACK + icmp } });
   const r = await listenersProbe.run(ctx(proc, [31234]));
-  t.same(r.ok ? r.facts.tcp.map((s) => `${s.address}:${s.port}`) : r.error, [
-    "127.0.0.1:10249",
-    ":::10256",
-    ":::31234",
-  ]);
+  t.same(r.ok && r.facts.conntrack, {
+    read: true,
+    to: [{ address: "10.0.0.5", port: 31234, connections: 2 }],
+  });
 });
