@@ -72,3 +72,43 @@ t.test("a LISTEN socket on 127.0.0.1:10249 with inode 0 is a socket no one is se
     /no process this agent can see holds the socket listening on 127\.0\.0\.1:10249/,
   );
 });
+
+t.test("a socket no visible process holds: refused, saying why and how to confirm", async (t) => {
+  // A /proc as a container without the host's PID namespace sees it: the LISTEN socket, no holder.
+  const proc = tree(t, { net: { tcp: HEAD + line("0100007F", 4242), tcp6: HEAD }, "1": { fd: {} } });
+  const at = (metricsUrl: string) =>
+    kubeProxyVerified(report, { procRoot: proc, metricsUrl, timeoutMs: 60_000 });
+  const r = await at("http://127.0.0.1:10249");
+  t.equal(r.ok, false);
+  t.match(
+    !r.ok && r.reason,
+    /no process this agent can see holds the socket listening on 127\.0\.0\.1:10249/,
+  );
+  t.match(!r.ok && r.reason, /ss -ltnp 'sport = :10249'/);
+  const none = await at("http://127.0.0.1:10250");
+  t.match(!none.ok && none.reason, /nothing listens on 127\.0\.0\.1:10250/);
+  // The socket is on 127.0.0.1: a URL naming the node address is not answered by it.
+  const elsewhere = await at("http://10.77.0.2:10249");
+  t.match(!elsewhere.ok && elsewhere.reason, /nothing listens on 10\.77\.0\.2:10249/);
+  // /configz and /healthz must agree with /proxyMode before any socket is looked at.
+  const factsWith = (over: object) => reportOf(emptyFacts({ ...noKernelState, ...report.facts, ...over }));
+  const ipvsConfig = await kubeProxyVerified(factsWith({ configz: configz({ mode: "ipvs" }) }), {
+    procRoot: proc,
+    metricsUrl: "http://127.0.0.1:10249",
+    timeoutMs: 60_000,
+  });
+  t.match(
+    !ipvsConfig.ok && ipvsConfig.reason,
+    /\/configz says mode "ipvs", while \/proxyMode said "nftables"/,
+  );
+  const noHealth = await kubeProxyVerified(factsWith({ kubeProxyHealth: null }), {
+    procRoot: proc,
+    metricsUrl: "http://127.0.0.1:10249",
+    timeoutMs: 60_000,
+  });
+  t.match(!noHealth.ok && noHealth.reason, /\/healthz did not answer in kube-proxy's format/);
+  const wildcard = await at("http://0.0.0.0:10249");
+  t.match(!wildcard.ok && wildcard.reason, /names the wildcard address 0\.0\.0\.0/);
+  const named = await at("http://localhost:10249");
+  t.match(!named.ok && named.reason, /names the host "localhost", not an address/);
+});
