@@ -1,17 +1,13 @@
-import { readdir, readFile, readlink } from "node:fs/promises";
+import { readlink } from "node:fs/promises";
 import { basename } from "node:path";
 import { httpGet } from "../../common/http.js";
+import { readTextFile } from "../io/files.js";
+import { holdersOf, listeningSockets, socketsByProcess } from "../io/proc-sockets.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
+import type { ListeningSocket } from "../parse/proc-net.js";
 import type { NodeReport } from "../report/schema.js";
 import type { Interlock } from "./interlock.js";
-import {
-  canonicalIp,
-  covers,
-  hostPort,
-  isWildcard,
-  parseProcNetTcp,
-  type ProcListener,
-} from "./listen-address.js";
+import { canonicalIp, covers, hostPort, isWildcard } from "../parse/listen-address.js";
 
 /**
  * Who answered on kube-proxy's metrics URL. Anything can answer "nftables" on 127.0.0.1:10249 (an
@@ -32,63 +28,16 @@ export interface ListenerOwner {
 const HOW_TO_CONFIRM = (port: number) =>
   `confirm by hand with \`ss -ltnp 'sport = :${port}'\` on the node, or run cleanup where the node's processes are visible (the host's PID namespace, e.g. \`kubectl debug node/NAME --profile=sysadmin\`)`;
 
-/** Every TCP LISTEN socket in this network namespace; null when neither tcp nor tcp6 could be read. */
-export async function readListeners(procRoot: string): Promise<ProcListener[] | null> {
-  const out: ProcListener[] = [];
-  let read = 0;
-  for (const [file, family] of [
-    ["tcp", "inet"],
-    ["tcp6", "inet6"],
-  ] as const) {
-    const text = await readFile(`${procRoot}/net/${file}`, "utf8").catch(() => null);
-    if (text === null) continue;
-    read++;
-    out.push(...parseProcNetTcp(text, family));
-  }
-  return read === 0 ? null : out;
-}
-
-/** Every process holding each of these socket inodes open (a forked child shares its parent's). */
-export async function socketHolders(
-  procRoot: string,
-  inodes: readonly string[],
-): Promise<Map<string, number[]> | null> {
-  const wanted = new Map(inodes.map((i) => [`socket:[${i}]`, i]));
-  const holders = new Map<string, number[]>();
-  let pids: string[];
-  try {
-    pids = (await readdir(procRoot)).filter((d) => /^\d+$/.test(d));
-  } catch {
-    return null;
-  }
-  for (const pid of pids) {
-    let fds: string[];
-    try {
-      fds = await readdir(`${procRoot}/${pid}/fd`);
-    } catch {
-      continue; // gone, or not ours to read
-    }
-    for (const fd of fds) {
-      const link = await readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => null);
-      const inode = link === null ? undefined : wanted.get(link);
-      if (inode === undefined) continue;
-      const list = holders.get(inode) ?? [];
-      if (!list.includes(Number(pid))) list.push(Number(pid));
-      holders.set(inode, list);
-    }
-  }
-  return holders;
-}
-
 async function describe(procRoot: string, pid: number): Promise<ListenerOwner> {
   const exe = await readlink(`${procRoot}/${pid}/exe`).catch(() => null);
-  const cmdline = await readFile(`${procRoot}/${pid}/cmdline`, "utf8").catch(() => null);
-  const status = await readFile(`${procRoot}/${pid}/status`, "utf8").catch(() => "");
-  const uid = /^Uid:\s+(\d+)\s+(\d+)/m.exec(status);
+  // Capped: another user's process writes its own argv (fs/proc/base.c proc_pid_cmdline_read).
+  const cmdline = await readTextFile(`${procRoot}/${pid}/cmdline`, 1024 * 1024);
+  const status = await readTextFile(`${procRoot}/${pid}/status`, 64 * 1024);
+  const uid = status.ok ? /^Uid:\s+(\d+)\s+(\d+)/m.exec(status.text) : null;
   return {
     pid,
     exe: exe === null ? null : exe.replace(/ \(deleted\)$/, ""),
-    argv0: cmdline === null ? null : (cmdline.split("\0")[0] ?? null),
+    argv0: cmdline.ok ? (cmdline.text.split("\0")[0] ?? null) : null,
     // The effective uid: what the process can do.
     uid: uid ? Number(uid[2]) : null,
   };
@@ -153,16 +102,14 @@ export async function kubeProxyVerified(
 
   const cannotTell = (why: string) =>
     refuse(`cannot tell whether kube-proxy is what answers on ${at}: ${why}. Nothing is changed.`);
-  const listeners = await readListeners(opts.procRoot);
-  if (listeners === null)
-    return cannotTell(`${opts.procRoot}/net/tcp and tcp6 could not be read; ${HOW_TO_CONFIRM(port)}`);
+  const read = await listeningSockets(opts.procRoot);
+  if (!read.ok) return cannotTell(`${read.error.message}; ${HOW_TO_CONFIRM(port)}`);
+  const listeners = read.value;
   const atUrl = listeners.filter((l) => l.port === port && covers(l, host));
   if (atUrl.length === 0) return cannotTell(`nothing listens on ${at} now; ${HOW_TO_CONFIRM(port)}`);
-  const holders = await socketHolders(
-    opts.procRoot,
-    listeners.map((l) => l.inode),
-  );
-  if (holders === null) return cannotTell(`${opts.procRoot} could not be listed; ${HOW_TO_CONFIRM(port)}`);
+  const sockets = await socketsByProcess(opts.procRoot);
+  if (!sockets.ok) return cannotTell(`${sockets.why}; ${HOW_TO_CONFIRM(port)}`);
+  const holders = (l: ListeningSocket) => holdersOf(sockets.value, l.inode);
   const described = new Map<number, Promise<ListenerOwner>>();
   const owner = (pid: number) => {
     const known = described.get(pid);
@@ -174,7 +121,7 @@ export async function kubeProxyVerified(
 
   for (const l of atUrl) {
     const bound = `${hostPort(l.address, l.port)}${isWildcard(l) ? ` (a wildcard, which takes ${host}'s connections)` : ""}`;
-    const pids = holders.get(l.inode) ?? [];
+    const pids = holders(l);
     if (pids.length === 0)
       return cannotTell(
         `no process this agent can see holds the socket listening on ${bound} (without the host's PID namespace the agent sees only its own container's processes); ${HOW_TO_CONFIRM(port)}`,
@@ -200,9 +147,9 @@ export async function kubeProxyVerified(
  * that listener may be the one still in ipvs mode. An HTTP error status is not a metrics server.
  */
 async function otherListenersAgree(
-  listeners: readonly ProcListener[],
-  atUrl: ReadonlySet<ProcListener>,
-  holders: ReadonlyMap<string, number[]>,
+  listeners: readonly ListeningSocket[],
+  atUrl: ReadonlySet<ListeningSocket>,
+  holders: (l: ListeningSocket) => number[],
   owner: (pid: number) => Promise<ListenerOwner>,
   target: { host: string; port: number; scheme: string },
   timeoutMs: number,
@@ -211,7 +158,7 @@ async function otherListenersAgree(
   for (const l of listeners) {
     if (atUrl.has(l)) continue;
     let kubeProxy: ListenerOwner | null = null;
-    for (const pid of holders.get(l.inode) ?? []) {
+    for (const pid of holders(l)) {
       const o = await owner(pid);
       if (isKubeProxy(o)) kubeProxy = o;
     }

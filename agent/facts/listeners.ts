@@ -15,7 +15,7 @@ export const ListenersFacts = z.object({
   /** TCP sockets in LISTEN state in the node's network namespace (/proc/net/tcp and tcp6). */
   tcp: z.array(ListenerSocket),
   /**
-   * kube-proxy's process, traced through the socket on its metrics port to the process holding it
+   * kube-proxy's process, traced through the socket its metrics URL reaches to the one process holding it
    * (/proc/<pid>/fd), or why not: the DaemonSet has no hostPID, so there it is "not traced".
    */
   kubeProxyProcess: z.discriminatedUnion("traced", [

@@ -1,12 +1,14 @@
 import { readdir, readlink } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
-import { parseConntrackLine, parseProcNetTcp, type ListeningSocket } from "../parse/proc-net.js";
-import { readLines, readTextFile } from "./files.js";
+import { parseConntrackLine, ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
+import { readLines } from "./files.js";
+
+// 150 bytes a socket (tcp6): this bounds a runaway file, not a busy node (a million sockets is 150 MB).
+const PROC_NET_TCP_MAX_BYTES = 256 * 1024 * 1024;
 
 // The node's TCP listeners and who holds them, read from /proc the way `ss -ltnp` does: the LISTEN
-// sockets of /proc/net/tcp{,6}, then the process holding a socket's inode among /proc/<pid>/fd.
-// (agent/cleanup/listener-owner.ts does the same for the cleanup interlock; this is the scan's copy,
-// with typed failures, so a probe does not import cleanup.)
+// sockets of /proc/net/tcp{,6}, then the processes holding a socket's inode among /proc/<pid>/fd.
+// The one reader for the listeners probe and the cleanup interlock (agent/cleanup/listener-owner.ts).
 
 export type Read<T> = { ok: true; value: T } | { ok: false; error: ProbeError };
 
@@ -18,34 +20,44 @@ export async function listeningSockets(procRoot: string): Promise<Read<Listening
     ["tcp6", "inet6"],
   ] as const) {
     const path = `${procRoot}/net/${file}`;
-    const r = await readTextFile(path, 64 * 1024 * 1024);
+    const parser = new ProcNetTcpParser(family);
+    const r = await readLines(path, (line) => parser.push(line), PROC_NET_TCP_MAX_BYTES);
     if (!r.ok) {
       // No IPv6 in the kernel: no tcp6 table, nothing listens there.
       if (r.missing && file === "tcp6") continue;
       return { ok: false, error: r.error };
     }
-    const p = parseProcNetTcp(r.text, family);
-    if (!p.ok) return { ok: false, error: { kind: "garbage", message: p.error, command: path } };
+    const p = parser.finish();
+    if (!p.ok)
+      return { ok: false, error: { kind: "garbage", message: `${path}: ${p.error}`, command: path } };
     out.push(...p.value);
   }
   return { ok: true, value: out };
 }
 
+/** The socket inodes each visible process holds open (a forked child shares its parent's sockets). */
+export interface SocketsByProcess {
+  held: Map<number, Set<string>>;
+  /** Processes listed under procRoot, and how many of them had fds this agent could not read. */
+  visible: number;
+  unreadable: number;
+}
+
 /**
- * The process holding socket `inode`, and every socket inode it holds; or why it cannot be told
- * (without the host's PID namespace, or without CAP_SYS_PTRACE, another process's fds are not readable).
+ * The socket inodes every process under procRoot holds, from its /proc/<pid>/fd links ("socket:[N]").
+ * Without the host's PID namespace, or without CAP_SYS_PTRACE, other processes' fds are not readable:
+ * counted in `unreadable`, so a socket nobody is seen to hold is "not traced", never "nobody's".
  */
-export async function socketHolder(
+export async function socketsByProcess(
   procRoot: string,
-  inode: string,
-): Promise<{ ok: true; pid: number; sockets: Set<string> } | { ok: false; why: string }> {
-  const wanted = `socket:[${inode}]`;
+): Promise<{ ok: true; value: SocketsByProcess } | { ok: false; why: string }> {
   let pids: string[];
   try {
     pids = (await readdir(procRoot)).filter((d) => /^\d+$/.test(d));
   } catch (e) {
     return { ok: false, why: `${procRoot} could not be listed: ${(e as Error).message}` };
   }
+  const held = new Map<number, Set<string>>();
   let unreadable = 0;
   for (const pid of pids) {
     let fds: string[];
@@ -58,18 +70,17 @@ export async function socketHolder(
     const links = await Promise.all(
       fds.map((fd) => readlink(`${procRoot}/${pid}/fd/${fd}`).catch(() => null)),
     );
-    if (links.includes(wanted)) {
-      const sockets = new Set(
-        links.flatMap((l) => (l !== null && l.startsWith("socket:[") ? [l.slice(8, -1)] : [])),
-      );
-      return { ok: true, pid: Number(pid), sockets };
-    }
+    const sockets = new Set(
+      links.flatMap((l) => (l !== null && /^socket:\[\d+\]$/.test(l) ? [l.slice(8, -1)] : [])),
+    );
+    if (sockets.size > 0) held.set(Number(pid), sockets);
   }
-  return {
-    ok: false,
-    why: `no process this agent can see holds socket ${inode} (${pids.length} processes visible, ${unreadable} of them unreadable; the DaemonSet runs without the host's PID namespace)`,
-  };
+  return { ok: true, value: { held, visible: pids.length, unreadable } };
 }
+
+/** The processes holding socket `inode`, lowest pid first. */
+export const holdersOf = (s: SocketsByProcess, inode: string): number[] =>
+  [...s.held].flatMap(([pid, set]) => (set.has(inode) ? [pid] : [])).sort((a, b) => a - b);
 
 /**
  * Conntrack entries whose original destination port is one of `ports`, counted by destination address
@@ -83,10 +94,19 @@ export async function conntrackTo(
 ): Promise<Read<Map<string, { address: string; port: number; connections: number }>>> {
   const counts = new Map<string, { address: string; port: number; connections: number }>();
   const path = `${procRoot}/net/nf_conntrack`;
+  let lineNo = 0;
+  let bad: string | null = null;
   const r = await readLines(
     path,
     (line) => {
-      const e = parseConntrackLine(line);
+      lineNo++;
+      if (bad !== null || line === "") return;
+      const p = parseConntrackLine(line);
+      if (!p.ok) {
+        bad = `${path} line ${lineNo}: ${p.error}`;
+        return;
+      }
+      const e = p.value;
       if (e === null || e.proto !== "tcp" || !ports.has(e.dport)) return;
       const key = `${e.dst}|${e.dport}`;
       const c = counts.get(key) ?? { address: e.dst, port: e.dport, connections: 0 };
@@ -95,5 +115,6 @@ export async function conntrackTo(
     },
     maxBytes,
   );
+  if (r.ok && bad !== null) return { ok: false, error: { kind: "garbage", message: bad, command: path } };
   return r.ok ? { ok: true, value: counts } : { ok: false, error: r.error };
 }

@@ -1,10 +1,20 @@
 import type { IpsetFacts } from "../facts/ipvs.js";
 import type { ListenersFacts } from "../facts/listeners.js";
-import { conntrackTo, listeningSockets, socketHolder } from "../io/proc-sockets.js";
+import { conntrackTo, holdersOf, listeningSockets, socketsByProcess } from "../io/proc-sockets.js";
+import { canonicalIp, covers, hostPort } from "../parse/listen-address.js";
 import { defineProbe } from "./types.js";
 
 /** Over this, /proc/net/nf_conntrack is not read (about 500,000 entries): unknown, never a partial count. */
 export const CONNTRACK_MAX_BYTES = 128 * 1024 * 1024;
+
+/** The URL's address in canonical text, or null for a host name (or no URL). */
+function hostOf(url: string): string | null {
+  try {
+    return canonicalIp(new URL(url).hostname);
+  } catch {
+    return null;
+  }
+}
 
 function portOf(url: string): number | null {
   try {
@@ -27,20 +37,33 @@ export const listenersProbe = defineProbe("listeners", {
     if (!sockets.ok) return { ok: false, error: sockets.error };
     const metricsPort = portOf(ctx.kubeProxyMetricsUrl);
     const healthPort = portOf(ctx.kubeProxyHealthUrl);
-    const anchor = sockets.value.find((s) => s.port === metricsPort);
+    const metricsHost = hostOf(ctx.kubeProxyMetricsUrl);
+    // The sockets a connection to the metrics URL may land on (a host name: any address on its port).
+    const anchors = sockets.value.filter(
+      (s) => s.port === metricsPort && (metricsHost === null || covers(s, metricsHost)),
+    );
+    const at = metricsHost === null ? `port ${metricsPort}` : hostPort(metricsHost, metricsPort ?? 0);
     let held: Set<string> | null = null;
     let kubeProxyProcess: ListenersFacts["kubeProxyProcess"];
-    if (anchor === undefined) {
-      kubeProxyProcess = {
-        traced: false,
-        why: `nothing listens on kube-proxy's metrics port ${metricsPort}`,
-      };
+    if (anchors.length === 0) {
+      kubeProxyProcess = { traced: false, why: `nothing listens on kube-proxy's metrics address ${at}` };
     } else {
-      const h = await socketHolder(ctx.procRoot, anchor.inode);
-      if (h.ok) {
-        held = h.sockets;
-        kubeProxyProcess = { traced: true, pid: h.pid };
-      } else kubeProxyProcess = { traced: false, why: h.why };
+      const s = await socketsByProcess(ctx.procRoot);
+      const pids = s.ok
+        ? [...new Set(anchors.flatMap((a) => holdersOf(s.value, a.inode)))].sort((a, b) => a - b)
+        : [];
+      if (s.ok && pids.length === 1) {
+        held = s.value.held.get(pids[0]!)!;
+        kubeProxyProcess = { traced: true, pid: pids[0]! };
+      } else
+        kubeProxyProcess = {
+          traced: false,
+          why: !s.ok
+            ? s.why
+            : pids.length > 1
+              ? `several processes hold sockets kube-proxy's metrics address ${at} may reach (pids ${pids.join(", ")}): which one answers is not known`
+              : `no process this agent can see holds the socket on ${at} (${s.value.visible} processes visible, ${s.value.unreadable} of them unreadable; the DaemonSet runs without the host's PID namespace)`,
+        };
     }
     const tcp = sockets.value.map((s) => ({
       family: s.family,

@@ -144,3 +144,39 @@ t.test(
     t.match(r.out, /: applied/);
   },
 );
+
+// The same port through the other family: an IPv6 socket bound to 127.0.0.1's IPv4-mapped address,
+// and the IPv6 wildcard (dual-stack, so it takes IPv4 connections), beside kube-proxy on 127.0.0.1.
+// Both share the port with SO_REUSEPORT (same user: the kernel allows nothing else).
+for (const [name, address, shown] of [
+  ["the IPv4-mapped address", "[::ffff:127.0.0.1]", "\\[::ffff:127\\.0\\.0\\.1\\]:10249"],
+  ["the IPv6 wildcard", "[::]", "\\[::\\]:10249 \\(a wildcard"],
+] as const)
+  t.test(
+    `kube-proxy on 127.0.0.1 and another process on ${name}, same port: refused`,
+    { skip },
+    async (t) => {
+      const r = await cleanupAgainstListeners(
+        [
+          {
+            binary: "kube-proxy",
+            user: "root",
+            scenario: standin("nftables", "127.0.0.1:10249", "127.0.0.1:10256", { reusePort: true }),
+          },
+          {
+            binary: "node",
+            user: "root",
+            scenario: standin("nftables", `${address}:10249`, `${address}:10256`, { reusePort: true }),
+          },
+        ],
+        loopbackUrls,
+      );
+      t.equal(r.code, 4, "exit 4", { out: r.out });
+      t.match(
+        r.out,
+        new RegExp(
+          `the process listening on ${shown}[^\\n]* is not kube-proxy: pid ${r.pids[1]} \\(executable "[^"]*node"`,
+        ),
+      );
+    },
+  );

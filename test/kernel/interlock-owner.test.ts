@@ -6,13 +6,10 @@
 // refused (exit 4) with a reason that names the process. The namespace holds no ipvs state, so an
 // accepted cleanup has nothing to change.
 import { spawn } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
-import { kubeProxyVerified } from "../../agent/cleanup/listener-owner.js";
-import { configz, emptyFacts, noKernelState } from "../helpers/facts.js";
-import { reportOf } from "../helpers/reports.js";
 import { AGENT_CLI, STANDIN } from "../helpers/standin.js";
 import { agentBuilt } from "../e2e/agent-process.js";
 
@@ -96,69 +93,4 @@ t.test("a process named kube-proxy that is not root is refused", { skip }, async
   ]);
   t.equal(r.code, 4, r.out.slice(-2000));
   t.match(r.out, /does not run as root/);
-});
-
-t.test("a socket no visible process holds: refused, saying why and how to confirm", async (t) => {
-  // A /proc as a container without the host's PID namespace sees it: the LISTEN socket, no holder.
-  const proc = join(dir, "proc");
-  const header =
-    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
-  mkdirSync(join(proc, "net"), { recursive: true });
-  mkdirSync(join(proc, "1", "fd"), { recursive: true });
-  writeFileSync(
-    join(proc, "net", "tcp"),
-    `${header}   0: 0100007F:2809 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0\n`,
-  );
-  writeFileSync(join(proc, "net", "tcp6"), header);
-  // As the scan saw it: /proxyMode, /configz and /healthz all answered, in nftables mode.
-  const report = reportOf(
-    emptyFacts({
-      ...noKernelState,
-      proxyMode: { mode: "nftables" },
-      configz: configz({ mode: "nftables" }),
-      kubeProxyHealth: {
-        status: 200,
-        shape: "v1.33+",
-        healthy: true,
-        lastUpdated: null,
-        currentTime: null,
-        nodeEligible: true,
-      },
-    }),
-  );
-  const verify = (metricsUrl: string) =>
-    kubeProxyVerified(report, { procRoot: proc, metricsUrl, timeoutMs: 60_000 });
-  const r = await verify("http://127.0.0.1:10249");
-  t.equal(r.ok, false);
-  t.match(
-    !r.ok && r.reason,
-    /no process this agent can see holds the socket listening on 127\.0\.0\.1:10249/,
-  );
-  t.match(!r.ok && r.reason, /ss -ltnp 'sport = :10249'/);
-  const none = await verify("http://127.0.0.1:10250");
-  t.match(!none.ok && none.reason, /nothing listens on 127\.0\.0\.1:10250/);
-  // The socket is on 127.0.0.1: a URL naming the node address is not answered by it.
-  const elsewhere = await verify("http://10.77.0.2:10249");
-  t.match(!elsewhere.ok && elsewhere.reason, /nothing listens on 10\.77\.0\.2:10249/);
-  // /configz and /healthz must agree with /proxyMode before any socket is looked at.
-  const factsWith = (over: object) => reportOf(emptyFacts({ ...noKernelState, ...report.facts, ...over }));
-  const ipvsConfig = await kubeProxyVerified(factsWith({ configz: configz({ mode: "ipvs" }) }), {
-    procRoot: proc,
-    metricsUrl: "http://127.0.0.1:10249",
-    timeoutMs: 60_000,
-  });
-  t.match(
-    !ipvsConfig.ok && ipvsConfig.reason,
-    /\/configz says mode "ipvs", while \/proxyMode said "nftables"/,
-  );
-  const noHealth = await kubeProxyVerified(factsWith({ kubeProxyHealth: null }), {
-    procRoot: proc,
-    metricsUrl: "http://127.0.0.1:10249",
-    timeoutMs: 60_000,
-  });
-  t.match(!noHealth.ok && noHealth.reason, /\/healthz did not answer in kube-proxy's format/);
-  const wildcard = await verify("http://0.0.0.0:10249");
-  t.match(!wildcard.ok && wildcard.reason, /names the wildcard address 0\.0\.0\.0/);
-  const named = await verify("http://localhost:10249");
-  t.match(!named.ok && named.reason, /names the host "localhost", not an address/);
 });

@@ -5,7 +5,7 @@ import { planCleanup } from "../../../agent/cleanup/plan.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { parseIpvsProc } from "../../../agent/parse/ipvs-proc.js";
 import type { NodeReport } from "../../../agent/report/schema.js";
-import { emptyFacts, noKernelState } from "../../helpers/facts.js";
+import { emptyFacts, noKernelState, vs } from "../../helpers/facts.js";
 import { addresses, kubeDummyIf } from "../../helpers/rules.js";
 import { reportOf } from "../../helpers/reports.js";
 
@@ -249,19 +249,7 @@ t.test(
 t.test(
   "SCTP NodePorts: kube-proxy's set names each node address, so the address itself is proven",
   async (t) => {
-    const sctp = (address: string) => ({
-      protocol: "SCTP" as const,
-      family: "inet" as const,
-      address,
-      port: 30090,
-      fwmark: null,
-      scheduler: "rr",
-      flags: [],
-      persistentTimeoutJiffies: null,
-      realServers: 1,
-      activeConns: 0,
-      inactiveConns: 0,
-    });
+    const sctp = (address: string) => vs(address, 30090, { protocol: "SCTP" });
     const ev: IpvsEvidence = {
       read: true,
       forwards: new Map([

@@ -140,3 +140,69 @@ t.test("real sockets: this process, as kube-proxy, traced through /proc", async 
   t.ok(r.facts.healthCheckPorts.known && r.facts.healthCheckPorts.ports.includes(port(hc)));
   t.ok(r.facts.tcp.some((s) => s.port === port(hc) && s.address === "0.0.0.0" && s.kubeProxy === true));
 });
+
+t.test("kube-proxy's process is the one holding the socket its metrics URL reaches", async (t) => {
+  // Another process listens on the same port on the node address, and comes first in the table.
+  const other = HEAD + sock(0, "0500000A", 10249, 41500) + sock(1, "0100007F", 10249, 41234);
+  const proc = tree(t, { net: { tcp: other, tcp6: TCP6 } });
+  mkdirSync(`${proc}/77/fd`, { recursive: true });
+  symlinkSync("socket:[41500]", `${proc}/77/fd/3`);
+  mkdirSync(`${proc}/4242/fd`, { recursive: true });
+  symlinkSync("socket:[41234]", `${proc}/4242/fd/3`);
+  symlinkSync("socket:[51234]", `${proc}/4242/fd/4`);
+  const r = await listenersProbe.run(ctx(proc, [31234]));
+  t.same(r.ok && r.facts.kubeProxyProcess, { traced: true, pid: 4242 });
+  t.same(r.ok && r.facts.tcp.map((s) => `${s.address}:${s.port} ${s.kubeProxy}`), [
+    "10.0.0.5:10249 false",
+    "127.0.0.1:10249 true",
+    ":::10256 false",
+    ":::31234 true",
+  ]);
+
+  // Two processes on sockets the URL may reach (127.0.0.1 and the IPv6 wildcard): which one answered
+  // is not known, so neither is taken for kube-proxy.
+  const both = HEAD + sock(0, "0100007F", 10249, 41234);
+  const proc2 = tree(t, { net: { tcp: both, tcp6: HEAD + sock(0, "0".repeat(32), 10249, 51500) } });
+  mkdirSync(`${proc2}/77/fd`, { recursive: true });
+  symlinkSync("socket:[51500]", `${proc2}/77/fd/3`);
+  mkdirSync(`${proc2}/4242/fd`, { recursive: true });
+  symlinkSync("socket:[41234]", `${proc2}/4242/fd/3`);
+  const r2 = await listenersProbe.run(ctx(proc2, [31234]));
+  t.equal(r2.ok && r2.facts.kubeProxyProcess.traced, false);
+  t.match(r2.ok && !r2.facts.kubeProxyProcess.traced && r2.facts.kubeProxyProcess.why, /pids 77, 4242/);
+});
+
+t.test(
+  "a busy node's socket table (every connection is a line: over 64 MiB) is read, streamed",
+  async (t) => {
+    // 560,000 established sockets, then kube-proxy's metrics listener last.
+    const established = sock(1, "0B04A8C0", 40000, 41299, "01");
+    const big = HEAD + established.repeat(560_000) + sock(2, "0100007F", 10249, 41234);
+    t.ok(big.length > 64 * 1024 * 1024, "over the cap a whole-file read had");
+    const proc = tree(t, { net: { tcp: big, tcp6: TCP6 } });
+    const r = await listenersProbe.run(ctx(proc, [31234]));
+    t.same(r.ok ? r.facts.tcp.map((s) => `${s.address}:${s.port}`) : r.error, [
+      "127.0.0.1:10249",
+      ":::10256",
+      ":::31234",
+    ]);
+  },
+);
+
+t.test("a conntrack table with a line that is no entry is not read, never 0 connections", async (t) => {
+  for (const text of ["<html>\n", CONNTRACK.replace("ipv4     2 tcp", "ipv4 two tcp")]) {
+    const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: text } });
+    const r = await listenersProbe.run(ctx(proc, [31234]));
+    t.equal(r.ok && r.facts.conntrack.read, false);
+    t.match(r.ok && !r.facts.conntrack.read && r.facts.conntrack.why, /nf_conntrack line \d+/);
+  }
+  // An ICMP entry has no ports: an entry, not counted, not an error.
+  const icmp =
+    "ipv4     2 icmp     1 29 src=10.0.0.9 dst=10.0.0.5 type=8 code=0 id=7 src=10.0.0.5 dst=10.0.0.9 type=0 code=0 id=7 mark=0 use=1\n";
+  const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: CONNTRACK + icmp } });
+  const r = await listenersProbe.run(ctx(proc, [31234]));
+  t.same(r.ok && r.facts.conntrack, {
+    read: true,
+    to: [{ address: "10.0.0.5", port: 31234, connections: 2 }],
+  });
+});

@@ -1,11 +1,16 @@
 import t from "tap";
+import { canonicalIp, covers } from "../../../agent/parse/listen-address.js";
 import {
-  canonicalIp,
-  covers,
-  decodeProcAddress,
-  parseProcNetTcp,
-  type ProcListener,
-} from "../../../agent/cleanup/listen-address.js";
+  parseProcNetTcp as parse,
+  procAddress,
+  type ListeningSocket,
+} from "../../../agent/parse/proc-net.js";
+
+const parseProcNetTcp = (text: string, family: "inet" | "inet6") => {
+  const p = parse(text, family, true);
+  if (!p.ok) throw new Error(p.error);
+  return p.value;
+};
 
 // /proc/net/tcp{,6} as the kernel prints it (the tcp4_seq_show / tcp6_seq_show format): each 32-bit
 // word of the address in host order; these lines are an x86-64 (little-endian) kernel's.
@@ -35,23 +40,25 @@ t.test("LISTEN sockets with their address, port and inode", async (t) => {
     [
       ["::1", 10249],
       ["::", 10256],
-      ["::ffff:7f00:1", 10249],
+      ["::ffff:127.0.0.1", 10249],
     ],
   );
-  t.equal(decodeProcAddress("0100007F", false), "1.0.0.127", "a big-endian kernel prints network order");
-  t.equal(decodeProcAddress("nothex!!"), null);
+  t.equal(procAddress("0100007F", false), "1.0.0.127", "a big-endian kernel prints network order");
+  t.equal(procAddress("nothex!!"), null);
   t.equal(canonicalIp("[0:0:0:0:0:0:0:1]"), "::1");
+  t.equal(canonicalIp("[::ffff:7f00:1]"), "::ffff:127.0.0.1", "URL's spelling of a mapped address");
+  t.equal(canonicalIp("127.1"), "127.0.0.1", "an HTTP client's spelling of 127.0.0.1");
   t.equal(canonicalIp("localhost"), null, "a name is not an address");
 });
 
 t.test("which listeners a connection to the URL's address may land on", async (t) => {
   const all = [...parseProcNetTcp(TCP, "inet"), ...parseProcNetTcp(TCP6, "inet6")];
   const on = (host: string, port: number) =>
-    all.filter((l: ProcListener) => l.port === port && covers(l, host)).map((l) => l.address);
-  t.same(on("127.0.0.1", 10249), ["127.0.0.1", "::ffff:7f00:1"], "never the node address's socket");
+    all.filter((l: ListeningSocket) => l.port === port && covers(l, host)).map((l) => l.address);
+  t.same(on("127.0.0.1", 10249), ["127.0.0.1", "::ffff:127.0.0.1"], "never the node address's socket");
   t.same(on("10.77.0.2", 10249), ["10.77.0.2"]);
   t.same(on("127.0.0.1", 10256), ["0.0.0.0", "::"], "the wildcards of both families");
   t.same(on("::1", 10249), ["::1"]);
   t.same(on("::1", 10256), ["::"], "an IPv4 wildcard takes no IPv6 connection");
-  t.same(on("::ffff:7f00:1", 10249), ["127.0.0.1", "::ffff:7f00:1"]);
+  t.same(on("::ffff:127.0.0.1", 10249), ["127.0.0.1", "::ffff:127.0.0.1"]);
 });
