@@ -80,12 +80,19 @@ export const configKeysNotCarried = rule({
   findings: { "cluster-config-keys-not-carried": { severity: "warning", stage: ["before", "after"] } },
   needs: CONFIG_SOURCE_NEEDS,
   evaluate({ facts }) {
-    // Only the ConfigMap kube-proxy reads, and only when it was read: unread is not "no keys".
-    if (configSource(facts).kind === "file") return [];
+    // Only the ConfigMap kube-proxy reads, and only when it was read: unread is not "no keys". Without
+    // --config kube-proxy reads its flags alone (cmd/kube-proxy/app/options.go Complete), and what they
+    // set is not in any ConfigMap: a leftover one says nothing about them (--masquerade-all, say, is
+    // mode-independent). A host file, k3s's process or static pods' files are not read at all.
     const cm = facts.kubeProxyConfigMap;
     const cfg = cm?.config;
+    if (!cm || !cfg) return [];
+    const ds = facts.kubeProxyDaemonSet;
+    const readByKubeProxy = ds
+      ? ds.configMount?.kind === "configmap" && ds.configMount.configMap === cm.name
+      : configSource(facts).kind === "configmap";
     const mode = configuredMode(facts);
-    if (!cm || !cfg || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];
+    if (!readByKubeProxy || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];
     const keys = keysNotCarried(cfg, mode);
     if (keys.length === 0) return [];
     const after = mode === "nftables";
