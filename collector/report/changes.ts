@@ -210,7 +210,15 @@ const ROWS = {
 /** Evidence entries that start with an address (maybe "[v6]"), then a space or the end. */
 const firstWord = (e: string) => ipOf(e.split(" ")[0] ?? "");
 
+/**
+ * Headless and ExternalName Services: kube-proxy proxies neither in any mode (kubernetes
+ * pkg/proxy/util/utils.go ShouldSkipService), so the switch changes nothing for them.
+ */
+const notProxied = (s: ApiService) =>
+  s.type === "ExternalName" || !s.clusterIPs.some((ip) => ip !== "" && ip !== "None");
+
 function perService(s: ApiService, nodes: readonly FleetNode[], source: string): ChangeLine[] {
+  if (notProxied(s)) return [];
   const out: (ChangeLine | null)[] = [];
   const seen = (id: string, ev = true) => seenOn(nodes, id, ev, source);
   const etpLocal = s.externalTrafficPolicy === "Local";

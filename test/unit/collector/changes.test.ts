@@ -205,3 +205,16 @@ t.test("a field or evidence not carried is not known; a node past the switch is 
   t.match(row(3)?.notKnown.join(" "), /a: .*--source prometheus carries no evidence/);
   t.match(row(2)?.where, /not known: .*healthCheckNodePort was not read/);
 });
+
+t.test("Services kube-proxy does not proxy get no line", async (t) => {
+  // Headless (clusterIP None) and ExternalName Services have no virtual server in any mode
+  // (kubernetes pkg/proxy/util/utils.go ShouldSkipService): the switch changes nothing for them.
+  const headless = svc({ name: "headless", clusterIPs: ["None"], sessionAffinity: "ClientIP" });
+  const external = svc({ name: "external", type: "ExternalName", clusterIPs: [], ports: [] });
+  const { report: r } = fleet();
+  const { cluster } = report([], [...SERVICES, headless, external]);
+  const c = serviceChanges(cluster, r);
+  t.same(linesOf(c, "shop/headless"), [], "headless: no scheduler, affinity or cut line");
+  t.same(linesOf(c, "shop/external"), [], "ExternalName: nothing");
+  t.ok(linesOf(c, "shop/plain").length > 0, "a proxied Service still gets its lines");
+});
