@@ -8,7 +8,7 @@ import {
   parseKubeProxyConfig,
 } from "../../../collector/parse/kube-proxy-config.js";
 import type { ClusterFacts } from "../../../collector/report/cluster-facts.js";
-import { cfg, facts } from "../../helpers/fleet.js";
+import { apiService, cfg, facts } from "../../helpers/fleet.js";
 
 // Typed ids: a misspelt id in an assertion fails the typecheck instead of passing as "not raised".
 const ids = (f: ClusterFacts, observed: Parameters<typeof clusterChecks>[1] = []): ClusterFindingId[] =>
@@ -104,17 +104,7 @@ t.test("kubeadm caveat, wide rollouts, kernels from Node objects", async (t) => 
 });
 
 t.test("Services: sessionAffinity, NodePorts, externalTrafficPolicy", async (t) => {
-  const svc = (name: string, over: object) => ({
-    namespace: "prod",
-    name,
-    type: "ClusterIP",
-    clusterIPs: ["10.0.0.1"],
-    ports: [],
-    sessionAffinity: "None",
-    internalTrafficPolicy: "Cluster",
-    externalTrafficPolicy: null,
-    ...over,
-  });
+  const svc = apiService;
   const f = facts({
     services: [
       svc("api", { sessionAffinity: "ClientIP" }),
