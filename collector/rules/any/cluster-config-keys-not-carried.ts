@@ -1,4 +1,4 @@
-import { CONFIG_SOURCE_NEEDS, configSource } from "../../checks/config-source.js";
+import { CONFIG_SOURCE_NEEDS, configKubeProxyReads } from "../../checks/config-source.js";
 import { configuredMode } from "../../checks/proxy-config.js";
 import type { KubeProxyConfigFile, ModeKeys } from "../../report/cluster-facts.js";
 import { rule } from "../rule.js";
@@ -80,19 +80,12 @@ export const configKeysNotCarried = rule({
   findings: { "cluster-config-keys-not-carried": { severity: "warning", stage: ["before", "after"] } },
   needs: CONFIG_SOURCE_NEEDS,
   evaluate({ facts }) {
-    // Only the ConfigMap kube-proxy reads, and only when it was read: unread is not "no keys". Without
-    // --config kube-proxy reads its flags alone (cmd/kube-proxy/app/options.go Complete), and what they
-    // set is not in any ConfigMap: a leftover one says nothing about them (--masquerade-all, say, is
-    // mode-independent). A host file, k3s's process or static pods' files are not read at all.
+    // Only the config kube-proxy reads, and only when it was read: unread is not "no keys". What flags
+    // set is in no ConfigMap (--masquerade-all, say, is mode-independent), nor is a host file's.
+    const cfg = configKubeProxyReads(facts);
     const cm = facts.kubeProxyConfigMap;
-    const cfg = cm?.config;
-    if (!cm || !cfg) return [];
-    const ds = facts.kubeProxyDaemonSet;
-    const readByKubeProxy = ds
-      ? ds.configMount?.kind === "configmap" && ds.configMount.configMap === cm.name
-      : configSource(facts).kind === "configmap";
     const mode = configuredMode(facts);
-    if (!readByKubeProxy || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];
+    if (!cfg || !cm || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];
     const keys = keysNotCarried(cfg, mode);
     if (keys.length === 0) return [];
     const after = mode === "nftables";
