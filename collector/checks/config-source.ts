@@ -64,6 +64,21 @@ export function onFlagsAlone(facts: ClusterFacts): KubeProxyDaemonSet | null {
   return ds && ds.configFlag === null && ds.configMount === null ? ds : null;
 }
 
+/**
+ * The nodePortAddresses kube-proxy runs with: its config's, or on flags alone its --nodeport-addresses
+ * ([] when unset: every address). Null: not read.
+ */
+export function nodePortAddressesInUse(facts: ClusterFacts): string[] | null {
+  const config = configKubeProxyReads(facts);
+  if (config) return config.nodePortAddresses ?? [];
+  const argv = onFlagsAlone(facts)?.argv;
+  if (!argv) return null;
+  const i = argv.findIndex((a) => /^--nodeport-addresses(=|$)/.test(a));
+  if (i < 0) return [];
+  const value = argv[i]!.includes("=") ? argv[i]!.slice(argv[i]!.indexOf("=") + 1) : (argv[i + 1] ?? "");
+  return value.split(",").filter((x) => x !== "");
+}
+
 /** The ConfigMap kube-proxy's --config is read from: followed through the mount, or the conventional one. */
 export function expectedConfigMap(facts: ClusterFacts): ConfigPlace | null {
   const ds = facts.kubeProxyDaemonSet;

@@ -1,10 +1,5 @@
 import { SAMPLE, serviceInventory } from "../../checks/services.js";
-import {
-  CONFIG_SOURCE_NEEDS,
-  configKubeProxyReads,
-  configSource,
-  onFlagsAlone,
-} from "../../checks/config-source.js";
+import { CONFIG_SOURCE_NEEDS, configSource, nodePortAddressesInUse } from "../../checks/config-source.js";
 import { rule } from "../rule.js";
 
 export const nodePortInventory = rule({
@@ -13,15 +8,8 @@ export const nodePortInventory = rule({
   evaluate({ facts }) {
     const nodePorts = serviceInventory(facts).nodePorts;
     if (nodePorts.length === 0) return [];
-    // Known from the config kube-proxy reads, or its default when it runs on flags without
-    // --nodeport-addresses; otherwise not read, which is not "unset".
-    const config = configKubeProxyReads(facts);
-    const flags = onFlagsAlone(facts);
-    const npa = config
-      ? (config.nodePortAddresses ?? [])
-      : flags && !flags.argv.some((a) => /^--nodeport-addresses(=|$)/.test(a))
-        ? []
-        : null;
+    // From the config kube-proxy reads, or its flags; not read is not "unset".
+    const npa = nodePortAddressesInUse(facts);
     const n = nodePorts.length;
     return [
       {
