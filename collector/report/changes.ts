@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { canonicalIp } from "../../agent/contract.js";
 import { findingPageUrl, REPOSITORY_URL } from "../../common/finding-page.js";
 import type { ApiService, ClusterFacts } from "./cluster-facts.js";
 import type { FleetNode, FleetReport, NodeFinding } from "./schema.js";
@@ -54,7 +55,11 @@ const nameOf = (s: ApiService) => `${s.namespace}/${s.name}`;
 const strings = (v: unknown): string[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
 const CUT = /^… and \d+ more$/;
-const ipOf = (a: string) => a.replace(/^\[|\]$/g, "");
+// Compared in canonical form: the API keeps an address as written, the kernel prints RFC 5952.
+const ipOf = (a: string) => {
+  const bare = a.replace(/^\[|\]$/g, "");
+  return canonicalIp(bare) ?? bare;
+};
 
 /** Per node: the finding, or why the node cannot say (no report, probe not read), or null (not there). */
 type Seen = { node: string; finding: NodeFinding } | { node: string; unknown: string };
@@ -223,7 +228,7 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
   const seen = (id: string, ev = true) => seenOn(nodes, id, ev, source);
   const etpLocal = s.externalTrafficPolicy === "Local";
   const nodePorts = s.ports.filter((p) => p.nodePort !== null);
-  const outerIPs = [...(s.externalIPs ?? []), ...(s.loadBalancerIPs ?? [])];
+  const outerIPs = [...(s.externalIPs ?? []), ...(s.loadBalancerIPs ?? [])].map(ipOf);
 
   if (nodePorts.length > 0 && (s.type === "NodePort" || s.type === "LoadBalancer"))
     out.push(
@@ -280,7 +285,7 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
   out.push(
     fromFinding(s, ROWS.cut, seen(ROWS.cut.finding), (f) => {
       const top = strings(f.evidence?.top) ?? [];
-      const addrs = new Set([...s.clusterIPs, ...outerIPs]);
+      const addrs = new Set([...s.clusterIPs.map(ipOf), ...outerIPs]);
       const hits = top.filter((e) => {
         const m = /^(\S+) (\[[^\]]+\]|[^\s:]+):(\d+) \((Service IP|NodePort)\)/.exec(e);
         if (m === null) return false;

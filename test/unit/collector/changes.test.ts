@@ -218,3 +218,33 @@ t.test("Services kube-proxy does not proxy get no line", async (t) => {
   t.same(linesOf(c, "shop/external"), [], "ExternalName: nothing");
   t.ok(linesOf(c, "shop/plain").length > 0, "a proxied Service still gets its lines");
 });
+
+t.test("an IPv6 address the API spells another way still names its Service", async (t) => {
+  // The API keeps an address as written (a non-canonical IPv6 is accepted with a warning); the kernel,
+  // and so the evidence, prints the canonical form (RFC 5952).
+  const v6 = svc({
+    name: "v6",
+    type: "LoadBalancer",
+    clusterIPs: ["fd00:10:96:0:0:0:0:30"],
+    ports: [{ name: "https", protocol: "TCP", port: 443, nodePort: null }],
+    loadBalancerIPs: ["2001:DB8:0:0::240"],
+  });
+  const { cluster, report: r } = report(
+    [
+      ok("a", "ipvs", "attention", [
+        finding("service-ips-answered-by-arp", {
+          serviceIpsOnLink: ["2001:db8::240 (in eth0's 2001:db8::/64)"],
+        }),
+        finding("ipvs-connections-cut-at-switch", {
+          established: 3,
+          virtualServersWithConnections: 1,
+          top: ["TCP [fd00:10:96::30]:443 (Service IP): 3 established"],
+        }),
+      ]),
+    ],
+    [v6],
+  );
+  const lines = linesOf(serviceChanges(cluster, r), "shop/v6");
+  t.same(lines.find((l) => l.row === 3)?.nodes, ["a"], "ARP: its LB IP, canonical on the node");
+  t.same(lines.find((l) => l.row === 4)?.nodes, ["a"], "cut: its ClusterIP:port, canonical on the node");
+});
