@@ -5,6 +5,7 @@ import type {
   KubeProxyDaemonSet,
   MirrorPod,
 } from "../report/cluster-facts.js";
+import { flagValue } from "../parse/kube-proxy-config.js";
 import { detectDistribution, modeRemedy, type ConfigPlace, type Distribution } from "./distribution.js";
 
 export interface ObservedPhase {
@@ -73,10 +74,7 @@ export function nodePortAddressesInUse(facts: ClusterFacts): string[] | null {
   if (config) return config.nodePortAddresses ?? [];
   const argv = onFlagsAlone(facts)?.argv;
   if (!argv) return null;
-  const i = argv.findIndex((a) => /^--nodeport-addresses(=|$)/.test(a));
-  if (i < 0) return [];
-  const value = argv[i]!.includes("=") ? argv[i]!.slice(argv[i]!.indexOf("=") + 1) : (argv[i + 1] ?? "");
-  return value.split(",").filter((x) => x !== "");
+  return (flagValue(argv, "nodeport-addresses") ?? "").split(",").filter((x) => x !== "");
 }
 
 /** The ConfigMap kube-proxy's --config is read from: followed through the mount, or the conventional one. */
