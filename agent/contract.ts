@@ -22,6 +22,8 @@ export { AFTER_CONFIG_IDS, FINDING_IDS, MEASURE_IDS } from "./rules/catalogue.js
 export { summaryOf } from "./view/summary.js";
 // One kernel/version module for both programs.
 export { kernelMajorMinor, kubeMajorMinor, releaseCanRunNftables } from "./parse/versions.js";
+// Addresses in one spelling for both programs: the evidence carries the kernel's canonical form.
+export { canonicalIp } from "./parse/ip-text.js";
 export { METRIC, type MetricName } from "./metrics/names.js";
 // The port's access model (TLS, basic auth, the loopback-only detail) and the web config file it reads
 // (the exporter-toolkit format), which the collector's serve takes too. Loaded on demand: only a server

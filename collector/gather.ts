@@ -48,8 +48,10 @@ export interface GatherConfig {
  */
 export const DEFAULT_GATHER_DEADLINE_MS = 120_000;
 
-/** `usage`: the flags cannot work (an --agents-file that is not a list of agents): exit 2, not "no report". */
-/** `cluster`: the API's facts the report was made from (null: no API server asked), for report --changes. */
+/**
+ * `cluster`: the API's facts the report was made from (null: no API server asked), for report --changes.
+ * `usage`: the flags cannot work (an --agents-file that is not a list of agents): exit 2, not "no report".
+ */
 export type GatherResult =
   | { ok: true; report: FleetReport; cluster?: ClusterFacts | null }
   | { ok: false; error: string; usage?: true };

@@ -21,12 +21,21 @@ export async function containerMemoryLimit(root = "/"): Promise<MemoryLimit> {
   if (!cgroup.ok) return { bytes: null, from: `not read: ${cgroup.error.message}` };
   if (!mountinfo.ok) return { bytes: null, from: `not read: ${mountinfo.error.message}` };
   let least: MemoryLimit = { bytes: null, from: "no memory limit set on this process's cgroups" };
+  // A file that exists but was not read or not understood may hold the limit: never "no limit".
+  const unread: string[] = [];
   for (const f of memoryLimitFiles(cgroup.text, mountinfo.text)) {
     const read = await readTextFile(at(f.path), 4096);
-    if (!read.ok) continue; // an ancestor outside the container's view, or v2 without the memory controller
+    if (!read.ok) {
+      // Missing: the root cgroup, or v2 without the memory controller there; neither limits anything.
+      if (!read.missing) unread.push(`${f.path}: ${read.error.message}`);
+      continue;
+    }
     const limit = parseMemoryLimit(read.text, f.version);
+    if (!limit.ok) unread.push(`${f.path}: ${limit.error}`);
     if (!limit.ok || limit.value === null) continue;
     if (least.bytes === null || limit.value < least.bytes) least = { bytes: limit.value, from: f.path };
   }
-  return least;
+  if (unread.length === 0) return least;
+  const why = `not read: ${unread.join("; ")}`;
+  return { bytes: least.bytes, from: least.bytes === null ? why : `${least.from} (${why})` };
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AddressesFacts, InterfaceAddress } from "../facts/host.js";
-import { overBounds } from "../../common/bounded-json.js";
+import { parseBoundedJson } from "../../common/bounded-json.js";
 import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
 
@@ -32,15 +32,14 @@ function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Pars
   // `ip -j` prints nothing at all (not "[]") for an empty route table on some iproute2 releases.
   if (text.trim() === "") return parsed([]);
   // Counted before parsing: a few MB of small objects is a parse of hundreds of MB (listing-bounds.ts).
-  const over = overBounds(text, LISTING_JSON_BOUNDS);
-  if (over) return unparsable(`${what} is too large to parse: ${over.message}`);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch {
-    return unparsable(`${what} is not JSON: ${excerpt(text)}`);
-  }
-  const r = z.array(item).safeParse(raw);
+  const read = parseBoundedJson(text, LISTING_JSON_BOUNDS);
+  if (!read.ok)
+    return unparsable(
+      read.kind === "not-json"
+        ? `${what} is not JSON: ${excerpt(text)}`
+        : `${what} is too large to parse: ${read.message}`,
+    );
+  const r = z.array(item).safeParse(read.doc);
   if (!r.success) return unparsable(`${what} has an unexpected shape: ${r.error.issues[0]?.message ?? ""}`);
   return parsed(r.data);
 }

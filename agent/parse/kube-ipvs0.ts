@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { KubeIpvs0Facts } from "../facts/ipvs.js";
 import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
-import { overBounds } from "../../common/bounded-json.js";
+import { parseBoundedJson } from "../../common/bounded-json.js";
 import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
 
 // `ip -j -d addr show dev kube-ipvs0` prints an array with the one link. Only the fields we use are
@@ -49,13 +49,13 @@ export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): P
 }
 
 function jsonOf(text: string): Parsed<unknown> {
-  const over = overBounds(text, LISTING_JSON_BOUNDS);
-  if (over) return unparsable(`ip -j printed a listing too large to parse: ${over.message}`);
-  try {
-    return parsed(JSON.parse(text) as unknown);
-  } catch {
-    return unparsable(`ip -j printed something that is not JSON: ${excerpt(text)}`);
-  }
+  const read = parseBoundedJson(text, LISTING_JSON_BOUNDS);
+  if (read.ok) return parsed(read.doc);
+  return unparsable(
+    read.kind === "not-json"
+      ? `ip -j printed something that is not JSON: ${excerpt(text)}`
+      : `ip -j printed a listing too large to parse: ${read.message}`,
+  );
 }
 
 function fromLinks(json: unknown, device: string): Parsed<KubeIpvs0Facts> {

@@ -52,8 +52,8 @@ export const SCAN_THREAD_LIMITS: ResourceLimits = {
 };
 // --- end resourceLimits ---
 
-// In a container, 512 MB of scan heap is more than the whole agent may have (the DaemonSet's limit is
-// 256Mi): a runaway parse got the agent OOM-killed before the thread's own limit acted. So the limit
+// In a container, 512 MB of scan heap is more than the whole agent may have (the DaemonSet's limit was
+// 256Mi, now 320Mi): a runaway parse got the agent OOM-killed before the thread's own limit acted. So the limit
 // comes from the container's memory limit, less what the rest of the process holds: bare Node 46 MB,
 // the serving thread's modules 47 MB and its heap 27-52 MB (bench/results/rss.md), the scan thread's
 // young generation and the tools' output buffers outside the heap. At the DaemonSet's 320Mi that

@@ -1,4 +1,11 @@
-import type { ClusterFacts, ConfigSource, KubeProxyDaemonSet, MirrorPod } from "../report/cluster-facts.js";
+import type {
+  ClusterFacts,
+  ConfigSource,
+  KubeProxyConfigFile,
+  KubeProxyDaemonSet,
+  MirrorPod,
+} from "../report/cluster-facts.js";
+import { flagValue } from "../parse/kube-proxy-config.js";
 import { detectDistribution, modeRemedy, type ConfigPlace, type Distribution } from "./distribution.js";
 
 export interface ObservedPhase {
@@ -35,6 +42,39 @@ function unreadGap(facts: ClusterFacts, configMap: string | null): string | null
 /** kube-proxy's config could not be read (a gap on its DaemonSet, its ConfigMap or its static pods). */
 export function kubeProxyUnread(facts: ClusterFacts): boolean {
   return unreadGap(facts, expectedConfigMap(facts)?.configMap ?? null) !== null;
+}
+
+/**
+ * The config kube-proxy runs with, when the API shows it: the ConfigMap its DaemonSet's --config
+ * mounts (or a lone one with no DaemonSet), read and parsed. Null: not read, or not kube-proxy's
+ * (without --config kube-proxy reads only its flags, kubernetes cmd/kube-proxy/app/options.go Complete).
+ */
+export function configKubeProxyReads(facts: ClusterFacts): KubeProxyConfigFile | null {
+  const cm = facts.kubeProxyConfigMap;
+  if (!cm?.config) return null;
+  const ds = facts.kubeProxyDaemonSet;
+  const mounted = ds
+    ? ds.configMount?.kind === "configmap" && ds.configMount.configMap === cm.name
+    : configSource(facts).kind === "configmap";
+  return mounted ? cm.config : null;
+}
+
+/** kube-proxy's DaemonSet passes no --config: it runs on its flags and their defaults alone. */
+export function onFlagsAlone(facts: ClusterFacts): KubeProxyDaemonSet | null {
+  const ds = facts.kubeProxyDaemonSet;
+  return ds && ds.configFlag === null && ds.configMount === null ? ds : null;
+}
+
+/**
+ * The nodePortAddresses kube-proxy runs with: its config's, or on flags alone its --nodeport-addresses
+ * ([] when unset: every address). Null: not read.
+ */
+export function nodePortAddressesInUse(facts: ClusterFacts): string[] | null {
+  const config = configKubeProxyReads(facts);
+  if (config) return config.nodePortAddresses ?? [];
+  const argv = onFlagsAlone(facts)?.argv;
+  if (!argv) return null;
+  return (flagValue(argv, "nodeport-addresses") ?? "").split(",").filter((x) => x !== "");
 }
 
 /** The ConfigMap kube-proxy's --config is read from: followed through the mount, or the conventional one. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { canonicalIp } from "../../agent/contract.js";
 import { findingPageUrl, REPOSITORY_URL } from "../../common/finding-page.js";
 import type { ApiService, ClusterFacts } from "./cluster-facts.js";
 import type { FleetNode, FleetReport, NodeFinding } from "./schema.js";
@@ -54,23 +55,31 @@ const nameOf = (s: ApiService) => `${s.namespace}/${s.name}`;
 const strings = (v: unknown): string[] | null =>
   Array.isArray(v) && v.every((x) => typeof x === "string") ? (v as string[]) : null;
 const CUT = /^… and \d+ more$/;
-const ipOf = (a: string) => a.replace(/^\[|\]$/g, "");
+// Compared in canonical form: the API keeps an address as written, the kernel prints RFC 5952.
+const ipOf = (a: string) => {
+  const bare = a.replace(/^\[|\]$/g, "");
+  return canonicalIp(bare) ?? bare;
+};
 
 /** Per node: the finding, or why the node cannot say (no report, probe not read), or null (not there). */
 type Seen = { node: string; finding: NodeFinding } | { node: string; unknown: string };
 
+/** Whether the switch is ahead of a node: it runs ipvs, or why that is not known; null: it does not. */
+function onIpvs(n: FleetNode): { unknown: string } | "ipvs" | null {
+  if (n.outcome !== "ok") return { unknown: `no usable report (${n.outcome})` };
+  if (n.phase === null || n.phase === "unknown") return { unknown: "its mode is not known" };
+  return n.phase === "ipvs" ? "ipvs" : null; // the change is behind it, or it never ran ipvs
+}
+
 function seenOn(nodes: readonly FleetNode[], id: string, needsEvidence: boolean, source: string): Seen[] {
   const out: Seen[] = [];
   for (const n of nodes) {
-    if (n.outcome !== "ok") {
-      out.push({ node: n.node, unknown: `no usable report (${n.outcome})` });
+    const on = onIpvs(n);
+    if (on === null) continue;
+    if (on !== "ipvs") {
+      out.push({ node: n.node, unknown: on.unknown });
       continue;
     }
-    if (n.phase === null || n.phase === "unknown") {
-      out.push({ node: n.node, unknown: "its mode is not known" });
-      continue;
-    }
-    if (n.phase !== "ipvs") continue; // the change is behind it, or it never ran ipvs
     const f = n.findings.find((x) => x.id === id);
     if (f) {
       if (needsEvidence && f.evidence === undefined)
@@ -207,15 +216,37 @@ const ROWS = {
   },
 } as const satisfies Record<string, Row>;
 
+/** A row that holds for the Service wherever the switch is ahead: every node still on ipvs. */
+function onIpvsNodes(s: ApiService, r: Row, nodes: readonly FleetNode[]): ChangeLine | null {
+  const on: string[] = [];
+  const notKnown: string[] = [];
+  for (const n of nodes) {
+    const x = onIpvs(n);
+    if (x === "ipvs") on.push(n.node);
+    else if (x !== null) notKnown.push(`${n.node}: ${x.unknown}`);
+  }
+  if (on.length > 0 && on.length === nodes.length) return line(s, r, "all");
+  if (on.length === 0 && notKnown.length === 0) return null;
+  return line(s, r, { nodes: on, notKnown, detail: [] });
+}
+
 /** Evidence entries that start with an address (maybe "[v6]"), then a space or the end. */
 const firstWord = (e: string) => ipOf(e.split(" ")[0] ?? "");
 
+/**
+ * Headless and ExternalName Services: kube-proxy proxies neither in any mode (kubernetes
+ * pkg/proxy/util/utils.go ShouldSkipService), so the switch changes nothing for them.
+ */
+const notProxied = (s: ApiService) =>
+  s.type === "ExternalName" || !s.clusterIPs.some((ip) => ip !== "" && ip !== "None");
+
 function perService(s: ApiService, nodes: readonly FleetNode[], source: string): ChangeLine[] {
+  if (notProxied(s)) return [];
   const out: (ChangeLine | null)[] = [];
   const seen = (id: string, ev = true) => seenOn(nodes, id, ev, source);
   const etpLocal = s.externalTrafficPolicy === "Local";
   const nodePorts = s.ports.filter((p) => p.nodePort !== null);
-  const outerIPs = [...(s.externalIPs ?? []), ...(s.loadBalancerIPs ?? [])];
+  const outerIPs = [...(s.externalIPs ?? []), ...(s.loadBalancerIPs ?? [])].map(ipOf);
 
   if (nodePorts.length > 0 && (s.type === "NodePort" || s.type === "LoadBalancer"))
     out.push(
@@ -237,7 +268,7 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
       }),
     );
   if (etpLocal) {
-    out.push(line(s, ROWS.etpLocal, "all"));
+    out.push(onIpvsNodes(s, ROWS.etpLocal, nodes));
     const hc = s.healthCheckNodePort;
     if (hc === undefined)
       out.push(
@@ -272,7 +303,7 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
   out.push(
     fromFinding(s, ROWS.cut, seen(ROWS.cut.finding), (f) => {
       const top = strings(f.evidence?.top) ?? [];
-      const addrs = new Set([...s.clusterIPs, ...outerIPs]);
+      const addrs = new Set([...s.clusterIPs.map(ipOf), ...outerIPs]);
       const hits = top.filter((e) => {
         const m = /^(\S+) (\[[^\]]+\]|[^\s:]+):(\d+) \((Service IP|NodePort)\)/.exec(e);
         if (m === null) return false;
@@ -291,7 +322,7 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
       return { hit: false };
     }),
   );
-  if (s.sessionAffinity === "ClientIP") out.push(line(s, ROWS.affinity, "all"));
+  if (s.sessionAffinity === "ClientIP") out.push(onIpvsNodes(s, ROWS.affinity, nodes));
   out.push(
     fromFinding(s, ROWS.scheduler, seen(ROWS.scheduler.finding, false), (f) => {
       const c = f.evidence?.configured;

@@ -1,5 +1,5 @@
 // The agent in a real memory cgroup with the DaemonSet's limit, scanning a huge listing. The scan
-// thread's heap limit was 512 MB, above the DaemonSet's 256Mi: a 10 MiB listing took the agent to
+// thread's heap limit was 512 MB, above the DaemonSet's limit (then 256Mi, now 320Mi): a 10 MiB listing took the agent to
 // 707 MB, so in a pod the kernel OOM-killed the whole agent before the thread's own limit acted. Now
 // the thread's limit comes from the cgroup (agent/io/cgroup-memory.ts), and the same scan must end as
 // a named scan failure (proxyscope_scan_failures_total) while the agent keeps serving; the next scan,

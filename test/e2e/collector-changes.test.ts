@@ -33,9 +33,11 @@ t.test("JSON: the ETP-Local and the ClientIP-affinity Services with their lines"
   t.equal(r.code, 0, r.stderr);
   const c = ServiceChanges.parse(JSON.parse(r.stdout));
   const of = (s: string, row: number) => c.lines.find((l) => l.service === s && l.row === row);
-  t.equal(of("prod/ingress", 8)?.where, "all nodes", "ETP Local: in-cluster callers reach all endpoints");
+  // node-gone's agent never answered: the Service-wide rows name the ipvs node and say node-gone is not known.
+  t.same(of("prod/ingress", 8)?.nodes, ["node-ipvs-a"], "ETP Local: in-cluster callers reach all endpoints");
+  t.match(of("prod/ingress", 8)?.notKnown.join(" "), /node-gone: no usable report/);
   t.match(of("prod/ingress", 8)?.findingPage, /cluster-services-etp-local\.md$/);
-  t.equal(of("prod/api", 9)?.where, "all nodes", "ClientIP affinity becomes per endpoint");
+  t.same(of("prod/api", 9)?.nodes, ["node-ipvs-a"], "ClientIP affinity becomes per endpoint");
   t.notOk(of("prod/web", 9), "no affinity line where there is none");
   // node-gone's agent never answered: a node-list row for it is not taken as "nothing there".
   const web1 = of("prod/web", 1);

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { V1DaemonSet, V1Pod } from "@kubernetes/client-node";
-import type { ApiService, ClusterFacts } from "../../collector/report/cluster-facts.js";
+import type { ClusterFacts } from "../../collector/report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "../../collector/report/schema.js";
 import { rollup, type RollupInput } from "../../collector/rollup.js";
 import { parseTargetVersion } from "../../collector/checks/target-version.js";
@@ -9,7 +9,7 @@ import {
   toKubeProxyDaemonSet,
   toMirrorPod,
 } from "../../collector/sources/kubernetes.js";
-import { apiNode, cfg, facts, ok } from "./fleet.js";
+import { apiNode, apiService, cfg, facts, hostFileFacts, ok } from "./fleet.js";
 import { reviewFleet } from "./review-fleet.js";
 
 // Fleets that between them raise every cluster finding and reach every kind of kube-proxy config
@@ -24,17 +24,7 @@ const mirror = (name: string, node: string) =>
   toMirrorPod(JSON.parse(JSON.stringify(fixture(name)).replaceAll("NODE", node)) as V1Pod);
 const v = (minor: number) => ({ gitVersion: `v1.${minor}.0`, major: 1, minor });
 
-const svc = (name: string, over: Partial<ApiService>): ApiService => ({
-  namespace: "prod",
-  name,
-  type: "ClusterIP",
-  clusterIPs: ["10.0.0.1"],
-  ports: [],
-  sessionAffinity: "None",
-  internalTrafficPolicy: "Cluster",
-  externalTrafficPolicy: null,
-  ...over,
-});
+const svc = apiService;
 const services = [
   svc("api", { sessionAffinity: "ClientIP" }),
   svc("web", {
@@ -165,15 +155,7 @@ function talos(): FleetReport[] {
 }
 
 function hostFile(): FleetReport {
-  const f = facts({}, null);
-  f.kubeProxyDaemonSet!.configMount = {
-    kind: "other-volume",
-    path: "/etc/kube-proxy/config.yaml",
-    volume: "host",
-    source: "hostPath",
-  };
-  f.kubeProxyConfigMap = null;
-  return fleet(f, [ok("a", "nftables", "clean")]);
+  return fleet(hostFileFacts(), [ok("a", "nftables", "clean")]);
 }
 
 function k3s(): FleetReport[] {

@@ -1,5 +1,10 @@
 import { failedObservation } from "../../collector/observe.js";
-import type { ApiNode, ClusterFacts, KubeProxyConfigFile } from "../../collector/report/cluster-facts.js";
+import type {
+  ApiNode,
+  ApiService,
+  ClusterFacts,
+  KubeProxyConfigFile,
+} from "../../collector/report/cluster-facts.js";
 import type { NodeObservation } from "../../collector/report/schema.js";
 
 // Cluster facts as the API would give them (a kubeadm-style kube-proxy), and small fleets for the rollup and the collector's server: API nodes, answered observations, rollup input.
@@ -56,6 +61,32 @@ export function facts(
     ...over,
   };
 }
+
+/** kube-proxy reading --config from a hostPath volume: a file the API cannot show. */
+export function hostFileFacts(): ClusterFacts {
+  const f = facts({}, null);
+  f.kubeProxyDaemonSet!.configMount = {
+    kind: "other-volume",
+    path: "/etc/kube-proxy/config.yaml",
+    volume: "host",
+    source: "hostPath",
+  };
+  f.kubeProxyConfigMap = null;
+  return f;
+}
+
+/** A ClusterIP Service as the API lists it, in namespace prod unless `over` says otherwise. */
+export const apiService = (name: string, over: Partial<ApiService> = {}): ApiService => ({
+  namespace: "prod",
+  name,
+  type: "ClusterIP",
+  clusterIPs: ["10.0.0.1"],
+  ports: [],
+  sessionAffinity: "None",
+  internalTrafficPolicy: "Cluster",
+  externalTrafficPolicy: null,
+  ...over,
+});
 
 export const apiNode = (
   name: string,

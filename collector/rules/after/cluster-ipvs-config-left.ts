@@ -1,4 +1,4 @@
-import { CONFIG_SOURCE_NEEDS, configSource } from "../../checks/config-source.js";
+import { CONFIG_SOURCE_NEEDS, configKubeProxyReads } from "../../checks/config-source.js";
 import { configuredMode } from "../../checks/proxy-config.js";
 import { rule } from "../rule.js";
 
@@ -11,8 +11,7 @@ export const ipvsBlockLeft = rule({
   evaluate({ facts }) {
     const mode = configuredMode(facts);
     // Only the ConfigMap kube-proxy reads: another one's ipvs block is not kube-proxy's config.
-    if (configSource(facts).kind === "file") return [];
-    const ipvs = facts.kubeProxyConfigMap?.config?.ipvs;
+    const ipvs = configKubeProxyReads(facts)?.ipvs;
     if (mode === "ipvs" || !ipvs || ipvs.keys.length === 0) return [];
     return [
       {

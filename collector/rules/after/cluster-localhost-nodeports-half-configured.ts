@@ -1,13 +1,15 @@
 import { effectiveGates } from "../../checks/proxy-config.js";
+import { CONFIG_SOURCE_NEEDS, nodePortAddressesInUse } from "../../checks/config-source.js";
 import { rule } from "../rule.js";
 
 export const localhostNodePortsHalfConfigured = rule({
   findings: { "cluster-localhost-nodeports-half-configured": { severity: "warning", stage: "after" } },
-  needs: ["kubeProxyConfigMap", "kubeProxyDaemonSet"],
+  needs: CONFIG_SOURCE_NEEDS,
   evaluate({ facts }) {
     if (effectiveGates(facts).KubeProxyNFTablesLocalhostNodePorts !== true) return [];
-    const npa = facts.kubeProxyConfigMap?.config?.nodePortAddresses ?? [];
-    if (npa.includes("localhost")) return [];
+    // Not read is not "without localhost".
+    const npa = nodePortAddressesInUse(facts);
+    if (npa === null || npa.includes("localhost")) return [];
     return [
       {
         id: "cluster-localhost-nodeports-half-configured",

@@ -1,4 +1,4 @@
-import { CONFIG_SOURCE_NEEDS, configSource } from "../../checks/config-source.js";
+import { CONFIG_SOURCE_NEEDS, configKubeProxyReads } from "../../checks/config-source.js";
 import { configuredMode } from "../../checks/proxy-config.js";
 import type { KubeProxyConfigFile, ModeKeys } from "../../report/cluster-facts.js";
 import { rule } from "../rule.js";
@@ -80,17 +80,12 @@ export const configKeysNotCarried = rule({
   findings: { "cluster-config-keys-not-carried": { severity: "warning", stage: ["before", "after"] } },
   needs: CONFIG_SOURCE_NEEDS,
   evaluate({ facts }) {
-    // Only the ConfigMap kube-proxy reads, and only when it was read: unread is not "no keys". Without
-    // --config kube-proxy runs on flags and defaults and the ConfigMap is nobody's config.
+    // Only the config kube-proxy reads, and only when it was read: unread is not "no keys". What flags
+    // set is in no ConfigMap (--masquerade-all, say, is mode-independent), nor is a host file's.
+    const cfg = configKubeProxyReads(facts);
     const cm = facts.kubeProxyConfigMap;
-    const mount = facts.kubeProxyDaemonSet?.configMount;
-    const readsIt = facts.kubeProxyDaemonSet
-      ? mount?.kind === "configmap" && mount.configMap === cm?.name
-      : configSource(facts).kind === "configmap";
-    if (!readsIt) return [];
-    const cfg = cm?.config;
     const mode = configuredMode(facts);
-    if (!cm || !cfg || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];
+    if (!cfg || !cm || (mode !== "ipvs" && mode !== "iptables" && mode !== "nftables")) return [];
     const keys = keysNotCarried(cfg, mode);
     if (keys.length === 0) return [];
     const after = mode === "nftables";

@@ -93,7 +93,8 @@ t.test("each Service gets the rows that apply to it, with the nodes the findings
   const c = serviceChanges(cluster, r);
   const lb = linesOf(c, "shop/lb");
   const row = (n: number) => lb.find((l) => l.row === n);
-  t.equal(row(8)?.where, "all nodes", "ETP Local: in-cluster callers go to all endpoints");
+  t.same(row(8)?.nodes, ["a", "b"], "ETP Local: in-cluster callers go to all endpoints, on the ipvs nodes");
+  t.match(row(8)?.notKnown.join(" "), /c: no usable report/, "c not read: not known");
   t.same(row(2)?.nodes, ["a"], "health-check NodePort shrinks where the finding names its port");
   t.same(row(1)?.nodes, ["a"]);
   t.match(row(1)?.detail.join(" "), /10\.0\.5\.1/, "the secondary addresses from the evidence");
@@ -108,7 +109,7 @@ t.test("each Service gets the rows that apply to it, with the nodes the findings
   t.match(row(2)?.why, /ipvs-to-nftables\.md.*row 2/);
 
   const sticky = linesOf(c, "shop/sticky");
-  t.equal(sticky.find((l) => l.row === 9)?.where, "all nodes", "ClientIP affinity changes everywhere");
+  t.same(sticky.find((l) => l.row === 9)?.nodes, ["a", "b"], "ClientIP affinity changes on every ipvs node");
   t.same(sticky.find((l) => l.row === 4)?.nodes, ["a"], "its ClusterIP:port holds connections on a");
   t.notOk(sticky.find((l) => l.row === 8));
 
@@ -204,4 +205,80 @@ t.test("a field or evidence not carried is not known; a node past the switch is 
   t.equal(row(3)?.known, false, "which IPs ARP answers needs the evidence");
   t.match(row(3)?.notKnown.join(" "), /a: .*--source prometheus carries no evidence/);
   t.match(row(2)?.where, /not known: .*healthCheckNodePort was not read/);
+});
+
+t.test("Services kube-proxy does not proxy get no line", async (t) => {
+  // Headless (clusterIP None) and ExternalName Services have no virtual server in any mode
+  // (kubernetes pkg/proxy/util/utils.go ShouldSkipService): the switch changes nothing for them.
+  const headless = svc({ name: "headless", clusterIPs: ["None"], sessionAffinity: "ClientIP" });
+  const external = svc({ name: "external", type: "ExternalName", clusterIPs: [], ports: [] });
+  const { report: r } = fleet();
+  const { cluster } = report([], [...SERVICES, headless, external]);
+  const c = serviceChanges(cluster, r);
+  t.same(linesOf(c, "shop/headless"), [], "headless: no scheduler, affinity or cut line");
+  t.same(linesOf(c, "shop/external"), [], "ExternalName: nothing");
+  t.ok(linesOf(c, "shop/plain").length > 0, "a proxied Service still gets its lines");
+});
+
+t.test("an IPv6 address the API spells another way still names its Service", async (t) => {
+  // The API keeps an address as written (a non-canonical IPv6 is accepted with a warning); the kernel,
+  // and so the evidence, prints the canonical form (RFC 5952).
+  const v6 = svc({
+    name: "v6",
+    type: "LoadBalancer",
+    clusterIPs: ["fd00:10:96:0:0:0:0:30"],
+    ports: [{ name: "https", protocol: "TCP", port: 443, nodePort: null }],
+    loadBalancerIPs: ["2001:DB8:0:0::240"],
+  });
+  const { cluster, report: r } = report(
+    [
+      ok("a", "ipvs", "attention", [
+        finding("service-ips-answered-by-arp", {
+          serviceIpsOnLink: ["2001:db8::240 (in eth0's 2001:db8::/64)"],
+        }),
+        finding("ipvs-connections-cut-at-switch", {
+          established: 3,
+          virtualServersWithConnections: 1,
+          top: ["TCP [fd00:10:96::30]:443 (Service IP): 3 established"],
+        }),
+      ]),
+    ],
+    [v6],
+  );
+  const lines = linesOf(serviceChanges(cluster, r), "shop/v6");
+  t.same(lines.find((l) => l.row === 3)?.nodes, ["a"], "ARP: its LB IP, canonical on the node");
+  t.same(lines.find((l) => l.row === 4)?.nodes, ["a"], "cut: its ClusterIP:port, canonical on the node");
+});
+
+t.test("the Service-wide rows name the ipvs nodes, not 'all nodes' past the switch", async (t) => {
+  // ETP Local and ClientIP affinity change where a node moves from ipvs to nftables: a node already
+  // past the switch changes nothing, a node not read is not known.
+  const { cluster, report: r } = report([
+    ok("a", "ipvs", "ready", []),
+    ok("b", "nftables", "clean", []),
+    // c gave no report
+  ]);
+  const c = serviceChanges(cluster, r);
+  const etp = linesOf(c, "shop/lb").find((l) => l.row === 8);
+  t.same(etp?.nodes, ["a"], "only the node still on ipvs");
+  t.match(etp?.notKnown.join(" "), /c: no usable report/);
+  const all = serviceChanges(
+    ...((x) => [x.cluster, x.report] as const)(
+      report([ok("a", "ipvs", "ready", []), ok("b", "ipvs", "ready", []), ok("c", "ipvs", "ready", [])]),
+    ),
+  );
+  t.equal(linesOf(all, "shop/sticky").find((l) => l.row === 9)?.where, "all nodes", "every node on ipvs");
+  const past = serviceChanges(
+    ...((x) => [x.cluster, x.report] as const)(
+      report([
+        ok("a", "nftables", "clean", []),
+        ok("b", "nftables", "clean", []),
+        ok("c", "iptables", "clean", []),
+      ]),
+    ),
+  );
+  t.notOk(
+    linesOf(past, "shop/sticky").find((l) => l.row === 9),
+    "no node on ipvs: no change",
+  );
 });

@@ -8,7 +8,7 @@ import {
   parseKubeProxyConfig,
 } from "../../../collector/parse/kube-proxy-config.js";
 import type { ClusterFacts } from "../../../collector/report/cluster-facts.js";
-import { cfg, facts } from "../../helpers/fleet.js";
+import { apiService, cfg, facts } from "../../helpers/fleet.js";
 
 // Typed ids: a misspelt id in an assertion fails the typecheck instead of passing as "not raised".
 const ids = (f: ClusterFacts, observed: Parameters<typeof clusterChecks>[1] = []): ClusterFindingId[] =>
@@ -104,17 +104,7 @@ t.test("kubeadm caveat, wide rollouts, kernels from Node objects", async (t) => 
 });
 
 t.test("Services: sessionAffinity, NodePorts, externalTrafficPolicy", async (t) => {
-  const svc = (name: string, over: object) => ({
-    namespace: "prod",
-    name,
-    type: "ClusterIP",
-    clusterIPs: ["10.0.0.1"],
-    ports: [],
-    sessionAffinity: "None",
-    internalTrafficPolicy: "Cluster",
-    externalTrafficPolicy: null,
-    ...over,
-  });
+  const svc = apiService;
   const f = facts({
     services: [
       svc("api", { sessionAffinity: "ClientIP" }),
@@ -180,4 +170,35 @@ t.test("parsing kube-proxy's config and flags", async (t) => {
   t.equal(flagValue(["kp", "--proxy-mode=ipvs", "--proxy-mode", "nftables"], "proxy-mode"), "nftables");
   t.equal(flagValue(["kp", "--config=/x"], "proxy-mode"), null);
   t.same(parseFeatureGatesFlag("KubeProxyIPVS=false, Foo=TRUE,bad,=1"), { KubeProxyIPVS: false, Foo: true });
+});
+
+t.test("config kube-proxy does not read: its nodePortAddresses and ipvs block say nothing", async (t) => {
+  // The gate on the DaemonSet's flag; the config itself not read (the API refused the ConfigMap).
+  const unread = facts(
+    { gaps: [{ what: "configmap kube-system/kube-proxy", reason: "HTTP 403 Forbidden" }] },
+    null,
+  );
+  unread.kubeProxyDaemonSet!.featureGatesFlag = { KubeProxyNFTablesLocalhostNodePorts: true };
+  t.notOk(
+    ids(unread).includes("cluster-localhost-nodeports-half-configured"),
+    "nodePortAddresses not read is not 'without localhost'",
+  );
+  // A DaemonSet on flags alone beside a leftover ConfigMap: that ConfigMap is not kube-proxy's config.
+  const leftover = facts(
+    {},
+    cfg({ mode: "nftables", ipvs: { scheduler: "lc", strictARP: true, keys: ["scheduler", "strictARP"] } }),
+  );
+  leftover.kubeProxyDaemonSet = {
+    ...leftover.kubeProxyDaemonSet!,
+    argv: ["/usr/local/bin/kube-proxy", "--proxy-mode=nftables"],
+    proxyModeFlag: "nftables",
+    configFlag: null,
+    configMount: null,
+  };
+  t.notOk(ids(leftover).includes("cluster-ipvs-config-left"), "not kube-proxy's config");
+  // On flags alone, --nodeport-addresses is where localhost would be named.
+  leftover.kubeProxyDaemonSet.featureGatesFlag = { KubeProxyNFTablesLocalhostNodePorts: true };
+  t.ok(ids(leftover).includes("cluster-localhost-nodeports-half-configured"), "flags without it: raised");
+  leftover.kubeProxyDaemonSet.argv.push("--nodeport-addresses=primary,localhost");
+  t.notOk(ids(leftover).includes("cluster-localhost-nodeports-half-configured"), "the flag names it");
 });

@@ -15,7 +15,7 @@ import {
   toKubeProxyDaemonSet,
   toMirrorPod,
 } from "../../../collector/sources/kubernetes.js";
-import { apiNode, cfg, facts } from "../../helpers/fleet.js";
+import { apiNode, cfg, facts, hostFileFacts } from "../../helpers/fleet.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 const fixture = (name: string): Json =>
@@ -225,14 +225,7 @@ t.test("Talos: --proxy-mode on the DaemonSet pins it; a ConfigMap RBAC cannot na
 });
 
 t.test("a --config file outside any ConfigMap is not read, so neither pinned nor empty", async (t) => {
-  const f = facts({}, null);
-  f.kubeProxyDaemonSet!.configMount = {
-    kind: "other-volume",
-    path: "/etc/kube-proxy/config.yaml",
-    volume: "host",
-    source: "hostPath",
-  };
-  f.kubeProxyConfigMap = null;
+  const f = hostFileFacts();
   t.match(configSource(f), { kind: "file", pin: "unknown" });
   const found = ids(f, [{ node: "a", phase: "nftables" }]);
   t.notOk(found.includes("cluster-proxy-mode-not-pinned"));

@@ -29,6 +29,8 @@ t.test("counts array items and object members at every depth, nothing in strings
     '{"a":1,"b":[{},{}],"c":{"d":[[]]}}',
     ' [ { "a" : "[1,2,{]" } , "\\"],[" , [ ] ] ',
     '{"k\\\\":"v\\\\","l":["\\u0022,"]}',
+    // Runs of backslashes before a quote: an odd run escapes it, an even run does not.
+    JSON.stringify(['a\\"],[', "\\", '\\\\"{', { "\\\\": [1, '\\"'] }, "\\", "]"]),
   ])
     t.equal(counted(text), elementsOf(JSON.parse(text)), text);
 });

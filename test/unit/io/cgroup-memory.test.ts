@@ -76,3 +76,22 @@ t.test("the scan thread's heap: the container's limit less the serving side, wit
   t.equal(at(128), MIN_SCAN_HEAP_MB, "never below the floor");
   t.equal(scanThreadLimits(256 * MiB).maxYoungGenerationSizeMb, SCAN_THREAD_LIMITS.maxYoungGenerationSizeMb);
 });
+
+t.test("a limit file not read is not 'no limit': the reason names it", async (t) => {
+  const { mkdtemp, mkdir, writeFile, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const dir = await mkdtemp(`${tmpdir()}/cgroup-`);
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  await mkdir(`${dir}/proc/self`, { recursive: true });
+  await mkdir(`${dir}/sys/fs/cgroup`, { recursive: true });
+  await writeFile(`${dir}/proc/self/cgroup`, "0::/\n");
+  await writeFile(
+    `${dir}/proc/self/mountinfo`,
+    "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+  );
+  await writeFile(`${dir}/sys/fs/cgroup/memory.max`, "lots\n");
+  const got = await containerMemoryLimit(dir);
+  t.equal(got.bytes, null, "no limit known");
+  t.match(got.from, /^not read: .*memory\.max/, "said as not read, not as no limit set");
+  t.notMatch(got.from, /no memory limit set/);
+});

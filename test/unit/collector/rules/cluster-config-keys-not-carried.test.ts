@@ -140,3 +140,47 @@ t.test("config not read: no finding", async (t) => {
     "an unreadable or absent config is not a config without these keys",
   );
 });
+
+t.test("kube-proxy on flags, a ConfigMap it does not read: no finding", async (t) => {
+  // Without --config kube-proxy reads its flags only (cmd/kube-proxy/app/options.go Complete), and
+  // --masquerade-all sets the mode-independent Linux.MasqueradeAll: a leftover ConfigMap's iptables
+  // block is not what it runs with, and adding an nftables block there would change nothing.
+  const p = parseKubeProxyConfig("mode: ipvs\niptables:\n  masqueradeAll: true\n");
+  if (!p.ok) throw new Error(p.error);
+  const base = facts({}, p.value);
+  const onFlags = facts(
+    {
+      kubeProxyDaemonSet: {
+        ...base.kubeProxyDaemonSet!,
+        argv: ["/usr/local/bin/kube-proxy", "--proxy-mode=ipvs", "--masquerade-all"],
+        proxyModeFlag: "ipvs",
+        configFlag: null,
+        configMapVolumes: [],
+        configMount: null,
+      },
+    },
+    p.value,
+  );
+  t.notOk(
+    clusterChecks(onFlags, []).some((f) => f.id === "cluster-config-keys-not-carried"),
+    "the ConfigMap is not kube-proxy's config",
+  );
+  // The --config mount names another ConfigMap than the one read: that one is not kube-proxy's either.
+  const other = facts(
+    {
+      kubeProxyDaemonSet: {
+        ...base.kubeProxyDaemonSet!,
+        configMount: { ...base.kubeProxyDaemonSet!.configMount!, configMap: "kube-proxy-custom" } as never,
+      },
+    },
+    p.value,
+  );
+  t.notOk(
+    clusterChecks(other, []).some((f) => f.id === "cluster-config-keys-not-carried"),
+    "a ConfigMap other than the mounted one",
+  );
+  t.ok(
+    clusterChecks(base, []).some((f) => f.id === "cluster-config-keys-not-carried"),
+    "the mounted ConfigMap itself still raises it",
+  );
+});
