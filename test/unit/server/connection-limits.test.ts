@@ -3,6 +3,7 @@
 // closed by the header deadline, and the server answers once they are gone. The real-process case
 // (a scan under the attack, a low fd limit) is test/e2e/agent-connections.test.ts.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -147,4 +148,50 @@ t.test("the collector's serve", async (t) => {
     limits,
   });
   await holdMoreThanTheCap(t, s.app, "/healthz");
+});
+
+t.test("on a dual-stack listener each IPv4 client is its own source, not one IPv4-mapped /64", async (t) => {
+  // Listening on "::", Node names every IPv4 peer ::ffff:a.b.c.d: counted as an IPv6 /64 those would
+  // all be one source, and one host holding its share would lock out the kubelet and Prometheus.
+  const app = hardenedFastify({
+    limits: {
+      ...connectionLimits(null),
+      maxConnections: 8,
+      maxPerSource: 2,
+      // Held far longer than the test takes on a busy machine: the share, not a deadline, turns away.
+      headersTimeoutMs: 60_000,
+      requestTimeoutMs: 120_000,
+    },
+  });
+  app.get("/healthz", async () => ({ ok: true }));
+  await app.listen({ host: "::", port: 0 });
+  t.teardown(() => app.close());
+  const port = (app.server.address() as net.AddressInfo).port;
+  const dial = () => {
+    const s = net.connect({ port, host: "127.0.0.1", localAddress: "127.0.0.2" });
+    s.on("error", () => undefined);
+    s.resume();
+    t.teardown(() => s.destroy());
+    return s;
+  };
+  const held = [dial(), dial()];
+  await Promise.all(held.map((s) => new Promise((r) => s.once("connect", r))));
+  // The third from the same address is turned away: accepted in order, so the two are counted.
+  const third = dial();
+  await new Promise((r) => third.once("close", r));
+  t.ok(
+    held.every((s) => !s.destroyed),
+    "the two within the share are held",
+  );
+  const status = await new Promise<number | string>((resolve) => {
+    const req = http.get(
+      { host: "127.0.0.1", port, path: "/healthz", localAddress: "127.0.0.1", agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+  t.equal(status, 200, "another IPv4 address still gets in");
 });
