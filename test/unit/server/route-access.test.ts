@@ -12,10 +12,9 @@ import { buildApp } from "../../../agent/server/app.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
-import { registerAccess } from "../../../agent/server/access.js";
-import type { WebSecurity } from "../../../agent/server/web-config.js";
+import type { WebSecurity } from "../../../common/web-config.js";
 import { rollup } from "../../../collector/rollup.js";
-import { buildServer, COLLECTOR_PROBE_ROUTES, COLLECTOR_PUBLIC_ROUTES } from "../../../collector/server.js";
+import { buildServer } from "../../../collector/server.js";
 import { apiNode, input, ok } from "../../helpers/fleet.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
@@ -53,17 +52,11 @@ async function agent(security: WebSecurity | null) {
 
 async function collector(security: WebSecurity | null) {
   const report = rollup(input([ok("a", "ipvs", "ready")], [apiNode("a")]));
-  const routes = { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES };
   const s = buildServer({
     intervalMs: 3_600_000,
     gather: async () => ({ ok: true, report }),
     log: () => undefined,
-    ...(security
-      ? {
-          access: (app: FastifyInstance) =>
-            registerAccess(app, { security, detailFrom: "loopback" }, routes, "proxyscope-collector"),
-        }
-      : {}),
+    security,
   });
   lateRoute(s.app);
   s.start();

@@ -9,7 +9,9 @@ import bcrypt from "bcryptjs";
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
-import { BasicAuthChecker, DETAIL_ROUTES, isLoopback } from "../../../agent/server/access.js";
+import { DETAIL_ROUTES } from "../../../agent/server/access.js";
+import { BasicAuthChecker } from "../../../common/basic-auth.js";
+import { isLoopback } from "../../../common/route-access.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
@@ -19,7 +21,7 @@ import {
   parseWebConfig,
   WebConfigError,
   type WebSecurity,
-} from "../../../agent/server/web-config.js";
+} from "../../../common/web-config.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 const HASH = bcrypt.hashSync("s3cret", 4);

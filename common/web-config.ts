@@ -3,7 +3,7 @@ import { dirname, resolve } from "node:path";
 import { createSecureContext } from "node:tls";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { readRegularBytes } from "../../common/regular-file.js";
+import { readRegularBytes } from "./regular-file.js";
 
 // The Prometheus exporter-toolkit web configuration (`--web.config.file`, the file node_exporter reads),
 // as documented in prometheus/exporter-toolkit docs/web-configuration.md. Unknown keys are errors, as in
