@@ -14,7 +14,10 @@ export interface AppOptions {
   lookupVirtualServer: VirtualServerLookup;
   /** The scan interval, so a client told to retry knows when a first report can exist. */
   retryAfterS?: number;
-  /** TLS, authentication and who may read the detail routes (common/web-access.ts, the routes in access.ts); none: all open, plain HTTP. */
+  /**
+   * TLS, authentication and who may read the detail routes (common/web-access.ts, the routes in
+   * access.ts); default: plain HTTP, no authentication, the detail for loopback clients only.
+   */
   access?: AccessOptions;
   /** Connection cap and deadlines; default: from this process's file descriptor limit. */
   limits?: ConnectionLimits;
@@ -38,7 +41,7 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     ...(tls ? { https: httpsOptions(tls) } : {}),
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
-  if (opts.access) registerAccess(app, opts.access, AGENT_ACCESS);
+  registerAccess(app, opts.access ?? { security: null, detailFrom: "loopback" }, AGENT_ACCESS);
   // The reports' zod schemas are loaded on the first schema request, not at start: ~8 MB of the
   // serving thread's memory for routes few clients ever ask for (bench/results/rss.md).
   let schemaJson: Promise<string> | null = null;

@@ -137,3 +137,24 @@ for (const [name, server] of Object.entries(SERVERS)) {
       t.equal((await app.inject({ url: path, remoteAddress: REMOTE })).statusCode, 200, `${path} open`);
   });
 }
+
+t.test(
+  "the agent's app without access options is closed as the collector's is: detail for loopback",
+  async (t) => {
+    const state = new AgentState(new AgentMetrics({ version: "0.1.0" }));
+    state.record(await renderScan(reportOf(movedWithBlackHole())));
+    const app = buildApp(state, { lookupVirtualServer: async () => ({ status: "not-found" }) });
+    t.teardown(() => app.close());
+    t.equal(
+      (await app.inject({ url: "/report", remoteAddress: REMOTE })).statusCode,
+      403,
+      "/report from afar",
+    );
+    t.equal(
+      (await app.inject({ url: "/report", remoteAddress: "127.0.0.1" })).statusCode,
+      200,
+      "from loopback",
+    );
+    t.equal((await app.inject({ url: "/metrics", remoteAddress: REMOTE })).statusCode, 200, "/metrics open");
+  },
+);
