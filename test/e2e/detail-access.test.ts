@@ -282,7 +282,7 @@ t.test(
     const port = await servedCollector(t, ns, agent.port, ["--web.config.file", webConfig(t, true)]);
     const m = await matrix(t, ns, port, COLLECTOR_ROUTES, true);
     allNeedAuth(t, m, COLLECTOR_ROUTES);
-    // One first: bcrypt runs at most twice at once (429 past that), and its verdict is remembered.
+    // One first: its verdict is remembered, and the rest need no comparison of their own.
     const target = { host: NODE_IP, port, tls: true };
     const first = await rawRequests(t, ns, target, ATTACKER_IP, ["/report"], AUTH);
     const r = [

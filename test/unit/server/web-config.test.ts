@@ -278,6 +278,21 @@ t.test("basic auth: good credentials are verified once, then remembered", async 
   t.equal(flood.bcryptRuns, runs, "a repeated wrong password is remembered too");
 });
 
+t.test("basic auth: the same credentials at once share one comparison, not a 429", async (t) => {
+  // Prometheus's first scrape and a second client (or a retry) with the same good credentials arrive
+  // together: the second waits for the comparison already running for exactly them.
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]));
+  const both = await Promise.all([c.check("alice", "s3cret"), c.check("alice", "s3cret")]);
+  t.same(both, [true, true]);
+  t.equal(c.bcryptRuns, 1, "one comparison for both");
+  const wrong = await Promise.all([c.check("alice", "nope"), c.check("alice", "nope")]);
+  t.same(wrong, [false, false], "a wrong password shared too: no extra comparison for an attacker");
+  t.equal(c.bcryptRuns, 2);
+  const other = c.check("alice", "other-1");
+  t.equal(await c.check("alice", "other-2"), "busy", "other credentials are still refused while one runs");
+  t.equal(await other, false);
+});
+
 t.test("basic auth: remembered only for a while", async (t) => {
   let clock = 0;
   const c = new BasicAuthChecker(new Map([["alice", HASH]]), { now: () => clock });
