@@ -11,12 +11,12 @@ import type { FastifyInstance } from "fastify";
 import t, { type Test } from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { buildApp } from "../../../agent/server/app.js";
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connectionLimits, softFdLimit, sourceOf } from "../../../common/connection-limits.js";
 import { hardenedFastify } from "../../../common/http-server.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { buildServer } from "../../../collector/server.js";
+import { selfSigned } from "../../helpers/self-signed.js";
 
 t.test("the cap follows the soft descriptor limit, leaving most of it to the probes", async (t) => {
   t.equal(connectionLimits(256).maxConnections, 64, "a quarter of a low limit");
@@ -63,24 +63,9 @@ t.test(
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "proxyscope-handshake-"));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const r = spawnSync(
-      "/usr/bin/openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        "k",
-      ].concat(["-out", "c", "-days", "1", "-subj", "/CN=t"]),
-      { cwd: dir, encoding: "utf8", timeout: 60_000 },
-    );
-    t.equal(r.status, 0, `openssl made a certificate ${r.status === 0 ? "" : r.stderr}`);
+    const pem = selfSigned(dir, "t");
     const app = hardenedFastify({
-      https: { key: readFileSync(join(dir, "k")), cert: readFileSync(join(dir, "c")) },
+      https: { key: readFileSync(pem.key), cert: readFileSync(pem.cert) },
       limits: { ...connectionLimits(null), handshakeTimeoutMs: 1000 },
     });
     app.get("/healthz", async () => ({ ok: true }));

@@ -23,6 +23,7 @@ import {
   type WebSecurity,
 } from "../../../common/web-config.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
+import { selfSigned } from "../../helpers/self-signed.js";
 
 const HASH = bcrypt.hashSync("s3cret", 4);
 
@@ -171,31 +172,6 @@ t.test(
     await t.rejects(loadWebConfig(join(dir, "big.yml")), /big\.yml: larger than 1048576 bytes/);
   },
 );
-
-/** A self-signed certificate and its key, in PEM, made by openssl (node:crypto cannot issue X.509). */
-function selfSigned(dir: string, name: string) {
-  execFileSync(
-    "/usr/bin/openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, `${name}.key`),
-      "-out",
-      join(dir, `${name}.crt`),
-      "-days",
-      "2",
-      "-subj",
-      `/CN=${name}`,
-    ],
-    { stdio: "ignore", timeout: 60_000 },
-  );
-}
 
 t.test(
   "TLS material is checked before listening: a key not the certificate's is a named error",
