@@ -33,6 +33,10 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     process.stderr.write(`proxyscope: ${safeText(security.error)}\n`);
     return EXIT.usage;
   }
+  // As the agent logs them: a port left open or passwords in clear text is said at start.
+  if (security !== null)
+    for (const warning of security.warnings)
+      process.stderr.write(`proxyscope: web config ${safeText(security.source)}: ${warning}\n`);
   const s = buildServer({
     intervalMs: c.intervalS * 1000,
     gather: () => gather(c),

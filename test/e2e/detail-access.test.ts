@@ -264,3 +264,22 @@ t.test("the collector's serve refuses a bad web config by name, before it listen
     t.notMatch(r.stderr, /serving on/, "it never listened");
   }
 });
+
+t.test("the collector's serve says at start what its web config leaves open", { skip }, async (t) => {
+  const ns = nodeNetwork(t);
+  const { lines } = await serveCollectorIn(t, ns.name, [
+    "--source",
+    "static",
+    "--agents",
+    "n=http://127.0.0.1:1",
+    "--interval-s",
+    "3600",
+    "--web.config.file",
+    webConfig(t, false),
+  ]);
+  t.match(
+    lines.join("\n"),
+    /^proxyscope: web config .*web\.yml: basic auth over plain HTTP: passwords cross the network in clear text/m,
+    "the same warning the agent logs",
+  );
+});
