@@ -6,7 +6,7 @@ import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
-import t from "tap";
+import t, { type Test } from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { DETAIL_ROUTES } from "../../../agent/server/access.js";
@@ -26,6 +26,20 @@ import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 import { selfSigned } from "../../helpers/self-signed.js";
 
 const HASH = bcrypt.hashSync("s3cret", 4);
+
+/** `text` is refused with a WebConfigError that names the file and whose words match `want`. */
+function refused(t: Test, text: string, want: RegExp) {
+  let caught: unknown = null;
+  try {
+    parseWebConfig(text, "w.yml");
+  } catch (e) {
+    caught = e;
+  }
+  t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
+  const message = String((caught as Error | null)?.message);
+  t.match(message, want, JSON.stringify(text));
+  t.match(message, /^web config w\.yml: /);
+}
 
 t.test("parses the toolkit's documented shape", async (t) => {
   // The shape of exporter-toolkit docs/web-config.yml (TLS files, bcrypt users with $2y$) plus headers.
@@ -67,16 +81,7 @@ t.test("a config that configures nothing is refused by name", async (t) => {
       /basic_auth_users is empty/,
     ],
   ];
-  for (const [text, want] of nothing) {
-    let caught: unknown = null;
-    try {
-      parseWebConfig(text, "w.yml");
-    } catch (e) {
-      caught = e;
-    }
-    t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
-    t.match(String((caught as Error | null)?.message), want, JSON.stringify(text));
-  }
+  for (const [text, want] of nothing) refused(t, text, want);
 });
 
 t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => {
@@ -110,17 +115,7 @@ t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => 
     ["- a list\n", /expected object/i],
     ["key: [unclosed\n", /not YAML/],
   ];
-  for (const [text, want] of bad) {
-    let caught: unknown = null;
-    try {
-      parseWebConfig(text, "w.yml");
-    } catch (e) {
-      caught = e;
-    }
-    t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
-    t.match(String((caught as Error | null)?.message), want, JSON.stringify(text));
-    t.match(String((caught as Error | null)?.message), /^web config w\.yml: /);
-  }
+  for (const [text, want] of bad) refused(t, text, want);
 });
 
 t.test("files are read relative to the config file; a missing one is a named failure", async (t) => {
