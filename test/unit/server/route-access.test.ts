@@ -96,10 +96,11 @@ for (const [name, server] of Object.entries(SERVERS)) {
     const app = await server.make(null);
     t.teardown(() => app.close());
     const local = await answers(t, app, server.detail, "127.0.0.1");
-    t.ok(
-      local.some((a) => a.what.startsWith("GET /late") && a.status === 200),
-      "the late route answers loopback (the test can see a leak)",
-    );
+    for (const path of ["/late", "/report"])
+      t.ok(
+        local.some((a) => a.what.startsWith(`GET ${path} `) && a.status === 200),
+        `GET ${path} answers loopback (the test can see a leak)`,
+      );
     const remote = await answers(t, app, server.detail, REMOTE);
     const leaked = remote.filter((a) => ![403, 404, 405].includes(a.status));
     t.same(
