@@ -117,7 +117,7 @@ async function runCommand(command: AgentCommand, cfg: AgentConfig): Promise<numb
     return await runServe(cfg, input);
   } catch (e) {
     // Loaded here, not before: serve loads web-config.ts only when a web config is given.
-    const { WebConfigError } = await import("./server/web-config.js");
+    const { WebConfigError } = await import("../common/web-config.js");
     if (!(e instanceof WebConfigError)) throw e;
     process.stderr.write(errorLine("proxyscope-agent", e.message));
     return EXIT.usage;

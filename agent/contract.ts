@@ -25,18 +25,3 @@ export { kernelMajorMinor, kubeMajorMinor, releaseCanRunNftables } from "./parse
 // Addresses in one spelling for both programs: the evidence carries the kernel's canonical form.
 export { canonicalIp } from "./parse/ip-text.js";
 export { METRIC, type MetricName } from "./metrics/names.js";
-// The port's access model (TLS, basic auth, the loopback-only detail) and the web config file it reads
-// (the exporter-toolkit format), which the collector's serve takes too. Loaded on demand: only a server
-// given --web.config.file needs yaml and bcrypt.
-export const webAccess = async () => {
-  const [config, access] = await Promise.all([
-    import("./server/web-config.js"),
-    import("./server/access.js"),
-  ]);
-  return {
-    loadWebConfig: config.loadWebConfig,
-    WebConfigError: config.WebConfigError,
-    registerAccess: access.registerAccess,
-    httpsOptions: access.httpsOptions,
-  };
-};

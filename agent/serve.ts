@@ -30,7 +30,7 @@ export async function runServe(
   const security =
     cfg.webConfigFile === null
       ? null
-      : await (await import("./server/web-config.js")).loadWebConfig(cfg.webConfigFile);
+      : await (await import("../common/web-config.js")).loadWebConfig(cfg.webConfigFile);
   for (const warning of security?.warnings ?? []) log.warn({ webConfig: security?.source }, warning);
   const state = new AgentState(new AgentMetrics({ version: input.agentVersion, processMetrics: true }));
   const app = buildApp(state, {

@@ -1,8 +1,9 @@
-import type { ServerOptions as HttpsServerOptions } from "node:https";
 import type { FastifyInstance } from "fastify";
 import type { ConnectionLimits } from "../common/connection-limits.js";
 import { fail, hardenedFastify } from "../common/http-server.js";
-import { registerRouteAccess, type DetailFrom } from "../common/route-access.js";
+import type { DetailFrom } from "../common/route-access.js";
+import { httpsOptions, registerAccess, type ServerAccess } from "../common/web-access.js";
+import type { WebSecurity } from "../common/web-config.js";
 import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
 import { renderHtml } from "./render/html.js";
@@ -16,16 +17,20 @@ export interface ServeOptions {
   limits?: ConnectionLimits;
   /** Who may read the fleet report (/report, /): loopback clients only, or anyone who reaches the port. */
   detailFrom?: DetailFrom;
-  /** Serve HTTPS with these (from --web.config.file). */
-  https?: HttpsServerOptions;
-  /** Registers the access model given by a web config instead of the loopback-only detail alone. */
-  access?: (app: FastifyInstance) => void;
+  /** TLS and authentication from --web.config.file (common/web-access.ts); none: plain HTTP. */
+  security?: WebSecurity | null;
 }
 
 // The fleet report carries every node's findings with their evidence (addresses, rule text): the
 // agents' detail, gathered in one place. The probe and the fleet gauges stay open.
 export const COLLECTOR_PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz"]);
 export const COLLECTOR_PUBLIC_ROUTES: ReadonlySet<string> = new Set(["/metrics"]);
+export const COLLECTOR_ACCESS: ServerAccess = {
+  routes: { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES },
+  realm: "proxyscope-collector",
+  loopbackOnly:
+    "the fleet report answers loopback clients only (kubectl port-forward arrives there): configure authentication (--web.config.file) or --detail-from any",
+};
 
 /**
  * `proxyscope serve`: gather on an interval, always serve the last good report (with its age), never
@@ -67,18 +72,12 @@ export function buildServer(opts: ServeOptions): {
   }
 
   // Held connections must not take the descriptors the gather needs for its agent calls.
+  const security = opts.security ?? null;
   const app = hardenedFastify({
     ...(opts.limits ? { limits: opts.limits } : {}),
-    ...(opts.https ? { https: opts.https } : {}),
+    ...(security?.tls ? { https: httpsOptions(security.tls) } : {}),
   });
-  if (opts.access) opts.access(app);
-  else
-    registerRouteAccess(app, {
-      classes: { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES },
-      detailFrom: opts.detailFrom ?? "loopback",
-      loopbackOnly:
-        "the fleet report answers loopback clients only (kubectl port-forward arrives there): configure authentication (--web.config.file) or --detail-from any",
-    });
+  registerAccess(app, { security, detailFrom: opts.detailFrom ?? "loopback" }, COLLECTOR_ACCESS);
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {

@@ -88,10 +88,15 @@ export function fastifyLimitOptions(l: ConnectionLimits) {
   };
 }
 
+/** The IPv4 address inside an IPv4-mapped one (how a dual-stack listener names IPv4 peers), else as is. */
+export function unmapIPv4(address: string): string {
+  return address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+}
+
 /** Whose share a connection counts against: the IPv4 address, or the /64 of an IPv6 one. */
 export function sourceOf(address: string | undefined): string {
   if (address === undefined) return "";
-  const a = address.startsWith("::ffff:") && isIP(address.slice(7)) === 4 ? address.slice(7) : address;
+  const a = unmapIPv4(address);
   if (isIP(a) !== 6) return a;
   // One host is handed a whole /64 (SLAAC, a pod's range): its addresses are one source.
   const [head = "", tail = ""] = a.split("::");

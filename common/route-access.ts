@@ -1,5 +1,6 @@
 import { isIP } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { unmapIPv4 } from "./connection-limits.js";
 
 /**
  * Who may read which route of one of our servers (the agent's, the collector's `serve`), decided on
@@ -35,7 +36,7 @@ export interface RouteAccessOptions {
 
 export function isLoopback(address: string | undefined): boolean {
   if (address === undefined) return false;
-  const a = address.startsWith("::ffff:") ? address.slice(7) : address;
+  const a = unmapIPv4(address);
   if (isIP(a) === 4) return a.startsWith("127.");
   return a === "::1";
 }

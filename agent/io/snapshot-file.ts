@@ -32,15 +32,25 @@ function chain(dir: string): string[] {
  * root and writable by nobody else (a sticky one too: others could still create the path first). The
  * ones above: the same, except that a sticky world-writable one (/tmp) is allowed, since nobody else can
  * rename or remove what we own in it. Checked on the path as given and on the path its symlinks lead to.
+ * `holdsIt` false: judging an ancestor of a directory that is not there.
+ *
+ * By path, not on an open descriptor (Node has no openat): it holds because what it requires, that
+ * nobody but us or root can write any directory on the way, is also what keeps anyone else from
+ * renaming or replacing one of them between this check and the open; the file itself is judged on
+ * its descriptor (readSnapshotFile), so a hard link to another user's file is refused by its owner.
  */
-export async function untrustedDirectory(dir: string): Promise<string | null | "missing"> {
+export async function untrustedDirectory(dir: string, holdsIt = true): Promise<string | null | "missing"> {
   let real: string;
   try {
     real = await realpath(dir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return "missing";
-    return `directory ${dir}: ${code ?? (e as Error).message}`;
+    if (code !== "ENOENT" && code !== "ENOTDIR") return `directory ${dir}: ${code ?? (e as Error).message}`;
+    // Absent is "none taken" only where nobody else could have removed it: the nearest directory
+    // that is there is judged as one above (a sticky one keeps what we made in it).
+    const parent = dirname(resolve(dir));
+    if (parent === resolve(dir)) return "missing";
+    return (await untrustedDirectory(parent, false)) ?? "missing";
   }
   for (const [path, final] of [resolve(dir), real].flatMap((d) =>
     chain(d).map((p, i, all) => [p, i === all.length - 1] as const),
@@ -56,7 +66,7 @@ export async function untrustedDirectory(dir: string): Promise<string | null | "
     if (st.isSymbolicLink()) continue;
     const othersWrite = (st.mode & GROUP_OR_OTHER_WRITE) !== 0;
     const sticky = (st.mode & STICKY) !== 0;
-    if (othersWrite && (final || !sticky))
+    if (othersWrite && ((final && holdsIt) || !sticky))
       return `directory ${path} is writable by group or others (${mode(st)}): another user could put or replace the snapshot`;
   }
   return null;

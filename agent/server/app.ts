@@ -1,7 +1,8 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import type { ConnectionLimits } from "../../common/connection-limits.js";
 import { fail, hardenedFastify } from "../../common/http-server.js";
-import { httpsOptions, registerAccess, type AccessOptions } from "./access.js";
+import { httpsOptions, registerAccess, type AccessOptions } from "../../common/web-access.js";
+import { AGENT_ACCESS } from "./access.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
 import type { AgentState, ScanRecord } from "./state.js";
@@ -13,7 +14,10 @@ export interface AppOptions {
   lookupVirtualServer: VirtualServerLookup;
   /** The scan interval, so a client told to retry knows when a first report can exist. */
   retryAfterS?: number;
-  /** TLS, authentication and who may read the detail routes (access.ts); none: all open, plain HTTP. */
+  /**
+   * TLS, authentication and who may read the detail routes (common/web-access.ts, the routes in
+   * access.ts); default: plain HTTP, no authentication, the detail for loopback clients only.
+   */
   access?: AccessOptions;
   /** Connection cap and deadlines; default: from this process's file descriptor limit. */
   limits?: ConnectionLimits;
@@ -37,7 +41,7 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     ...(tls ? { https: httpsOptions(tls) } : {}),
     ...(opts.limits ? { limits: opts.limits } : {}),
   });
-  if (opts.access) registerAccess(app, opts.access);
+  registerAccess(app, opts.access ?? { security: null, detailFrom: "loopback" }, AGENT_ACCESS);
   // The reports' zod schemas are loaded on the first schema request, not at start: ~8 MB of the
   // serving thread's memory for routes few clients ever ask for (bench/results/rss.md).
   let schemaJson: Promise<string> | null = null;

@@ -1,38 +1,24 @@
-import { webAccess } from "../../agent/contract.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
 import { ConfigError, safeText } from "../../common/cli.js";
 import { listenError } from "../../common/listen-error.js";
+import type { WebSecurity } from "../../common/web-config.js";
 import { gather, staticTargets } from "../gather.js";
-import {
-  buildServer,
-  COLLECTOR_PROBE_ROUTES,
-  COLLECTOR_PUBLIC_ROUTES,
-  type ServeOptions,
-} from "../server.js";
+import { buildServer } from "../server.js";
 
 /**
- * What a web config adds to the server: HTTPS and the agent's access model over the collector's routes.
- * A bad file is its message: serve then stops before it listens, since serving without the protection
- * asked for is worse.
+ * The web config's TLS and authentication, or the file's problem: serve then stops before it listens,
+ * since serving without the protection asked for is worse. Loaded on demand: only a server given
+ * --web.config.file needs yaml.
  */
-async function webServer(
-  file: string,
-  detailFrom: CollectorConfig["detailFrom"],
-): Promise<Pick<ServeOptions, "https" | "access"> | { error: string }> {
-  const web = await webAccess();
-  let security;
+async function webSecurity(file: string): Promise<WebSecurity | { error: string }> {
+  const { loadWebConfig, WebConfigError } = await import("../../common/web-config.js");
   try {
-    security = await web.loadWebConfig(file);
+    return await loadWebConfig(file);
   } catch (e) {
-    if (e instanceof web.WebConfigError) return { error: e.message };
+    if (e instanceof WebConfigError) return { error: e.message };
     throw e;
   }
-  const routes = { probe: COLLECTOR_PROBE_ROUTES, public: COLLECTOR_PUBLIC_ROUTES };
-  return {
-    ...(security.tls ? { https: web.httpsOptions(security.tls) } : {}),
-    access: (app) => web.registerAccess(app, { security, detailFrom }, routes, "proxyscope-collector"),
-  };
 }
 
 /** `proxyscope serve`: gather on an interval and serve the last good report until SIGTERM or SIGINT. */
@@ -42,18 +28,22 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
     const listed = await staticTargets(c);
     if (!listed.ok) throw new ConfigError(listed.error);
   }
-  const web = c.webConfigFile === null ? {} : await webServer(c.webConfigFile, c.detailFrom);
-  if ("error" in web) {
-    process.stderr.write(`proxyscope: ${safeText(web.error)}\n`);
+  const security = c.webConfigFile === null ? null : await webSecurity(c.webConfigFile);
+  if (security !== null && "error" in security) {
+    process.stderr.write(`proxyscope: ${safeText(security.error)}\n`);
     return EXIT.usage;
   }
+  // As the agent logs them: a port left open or passwords in clear text is said at start.
+  if (security !== null)
+    for (const warning of security.warnings)
+      process.stderr.write(`proxyscope: web config ${safeText(security.source)}: ${warning}\n`);
   const s = buildServer({
     intervalMs: c.intervalS * 1000,
     gather: () => gather(c),
     // A failed gather's line carries the API's and the agents' words.
     log: (l) => process.stderr.write(`${new Date().toISOString()} ${safeText(l)}\n`),
     detailFrom: c.detailFrom,
-    ...web,
+    security,
   });
   try {
     await s.app.listen({ host: c.listen, port: c.port });

@@ -4,16 +4,61 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "nod
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Test } from "tap";
 import { buildReport } from "../../agent/assemble/report.js";
 import { fleetDigestOf } from "../../agent/contract.js";
 import { NodeReport, type NodeFacts } from "../../agent/report/schema.js";
 import { startStandin, AGENT_CLI } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
-import { spawnOwned } from "../helpers/children.js";
+import { spawnOwned, stopOwned } from "../helpers/children.js";
 
 export const COLLECTOR_CLI = join(REPO_ROOT, "dist/collector/cli.js");
 export const APISERVER = join(REPO_ROOT, "dist/test/standins/apiserver.js");
 const FIX = join(REPO_ROOT, "test/fixtures/kubernetes");
+
+/**
+ * The collector's `serve` inside network namespace `ns`, on every address there, with `args` after
+ * the listen ones; stopped at teardown. Resolves once it says where it serves (with `gathered`, once
+ * its first gather is in too), with its port and its stderr lines until then.
+ */
+export async function serveCollectorIn(
+  t: Test,
+  ns: string,
+  args: string[],
+  opts: { gathered?: boolean } = {},
+): Promise<{ port: number; lines: string[] }> {
+  const child = spawnOwned(
+    "ip",
+    [
+      "netns",
+      "exec",
+      ns,
+      process.execPath,
+      COLLECTOR_CLI,
+      "serve",
+      "--listen",
+      "0.0.0.0",
+      "--port",
+      "0",
+    ].concat(args),
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  t.teardown(() => stopOwned(child));
+  const lines: string[] = [];
+  let port = 0;
+  for await (const line of createInterface({ input: child.stderr! })) {
+    lines.push(line);
+    const serving = /serving on .*:(\d+)$/.exec(line);
+    if (serving) port = Number(serving[1]);
+    if (opts.gathered && /gather failed/.test(line)) throw new Error(line);
+    if (port !== 0 && (!opts.gathered || /gathered 1 nodes/.test(line))) break;
+  }
+  // Read on, unread: a full pipe would stop it.
+  child.stderr!.resume();
+  if (port === 0) throw new Error(`the collector never said where it serves: ${lines.join(" | ")}`);
+  return { port, lines };
+}
 export const fixture = <T = unknown>(name: string): T =>
   JSON.parse(readFileSync(join(FIX, name), "utf8")) as T;
 

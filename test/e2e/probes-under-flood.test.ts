@@ -7,14 +7,11 @@
 // /metrics from a third address. The outcome asserted is the kubelet's: probes answered out of the
 // rounds, and never failureThreshold failures in a row (a restart). The kube-proxy the agent reads is
 // the STAND-IN.
-import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import t, { type Test } from "tap";
 import { parseAllDocuments } from "yaml";
-import { spawnOwned, stopOwned } from "../helpers/children.js";
 import { netnsAvailable, type NetNs } from "../helpers/netns.js";
 import {
   ATTACKER_IP,
@@ -24,9 +21,10 @@ import {
   PROMETHEUS_IP,
   type FloodAnswer,
 } from "../helpers/netns-clients.js";
+import { selfSigned } from "../helpers/self-signed.js";
 import { startStandin } from "../helpers/standin.js";
 import { agentBuilt, startAgent } from "./agent-process.js";
-import { COLLECTOR_CLI } from "./collector-fleet.js";
+import { serveCollectorIn } from "./collector-fleet.js";
 
 t.setTimeout(1_200_000);
 const skip =
@@ -139,39 +137,15 @@ t.test(
 
 t.test("the collector's serve: its probe and scrape answered under the same attack", { skip }, async (t) => {
   const ns = nodeNetwork(t);
-  const child = spawnOwned(
-    "ip",
-    [
-      "netns",
-      "exec",
-      ns.name,
-      process.execPath,
-      COLLECTOR_CLI,
-      "serve",
-      "--listen",
-      "0.0.0.0",
-      "--port",
-      "0",
-      "--source",
-      "static",
-      // Nothing listens there: the gather fails, and /healthz and /metrics still answer.
-      "--agents",
-      "n=http://127.0.0.1:1",
-      "--interval-s",
-      "3600",
-    ],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  t.teardown(() => stopOwned(child));
-  let port = 0;
-  for await (const line of createInterface({ input: child.stderr! })) {
-    const m = /serving on .*:(\d+)$/.exec(line);
-    if (m) {
-      port = Number(m[1]);
-      break;
-    }
-  }
-  child.stderr!.resume();
+  // Nothing listens at the agent's address: the gather fails, and /healthz and /metrics still answer.
+  const { port } = await serveCollectorIn(t, ns.name, [
+    "--source",
+    "static",
+    "--agents",
+    "n=http://127.0.0.1:1",
+    "--interval-s",
+    "3600",
+  ]);
   const k = probeSettings("collector-deployment.yaml");
   const r = await flood(t, ns, {
     target: { host: NODE_IP, port },
@@ -199,21 +173,7 @@ t.test(
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "proxyscope-flood-tls-"));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const r0 = spawnSync(
-      "/usr/bin/openssl",
-      ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"].concat([
-        "-keyout",
-        "tls.key",
-        "-out",
-        "tls.crt",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=proxyscope-agent",
-      ]),
-      { cwd: dir, encoding: "utf8", timeout: 60_000 },
-    );
-    if (r0.status !== 0) throw new Error(`openssl: ${r0.stderr}`);
+    selfSigned(dir, "tls");
     writeFileSync(join(dir, "web.yml"), "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n");
     const ns = nodeNetwork(t);
     // Ready for the probes before the attack: the first scan's report is what /readyz waits for.

@@ -44,7 +44,7 @@ const SCAN_SIDE = [
   "agent/facts/sources.ts",
   "agent/verify/run.ts",
   "agent/metrics/node-values.ts",
-  "agent/server/web-config.ts",
+  "common/web-config.ts",
   "common/structured.ts",
 ];
 const PACKAGES = ["yaml", "bcryptjs", "@kubernetes/client-node"];

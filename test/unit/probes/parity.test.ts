@@ -7,6 +7,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  linkSync,
   symlinkSync,
   writeFileSync,
   truncateSync,
@@ -316,6 +317,14 @@ t.test("a snapshot another user could have written is refused by name, never com
     why: new RegExp(`untrusted snapshot, not read: .*s\\.json: the file is owned by uid ${NOBODY}`),
   });
 
+  // A hard link to it under a name of ours: judged on the opened file (the inode), not the name.
+  const hard = join(safe, "hard.json");
+  linkSync(theirs, hard);
+  t.match(await compare(hard), {
+    state: "corrupt",
+    why: new RegExp(`untrusted snapshot, not read: .*hard\\.json: the file is owned by uid ${NOBODY}`),
+  });
+
   // Ours, but others may write it.
   const loose = join(safe, "loose.json");
   writeFileSync(loose, losing());
@@ -358,6 +367,13 @@ t.test("a snapshot another user could have written is refused by name, never com
     { state: "no-snapshot" },
     "no directory: none taken",
   );
+  // No directory, but in one others can write (not sticky): they could have removed it, snapshot and
+  // all, so its absence says nothing. Below a sticky one nobody else could remove ours: none taken.
+  t.match(await compare(join(open, "gone", "deeper", "s.json")), {
+    state: "corrupt",
+    why: /^untrusted snapshot, not read: directory .*proxyscope-probe-[^/]+ is writable by group or others \(mode 0777\)/,
+  });
+  t.match(await compare(join(shared, "gone", "s.json")), { state: "no-snapshot" });
 });
 
 t.test("ipvs mode: no snapshot written where others could replace it", async (t) => {

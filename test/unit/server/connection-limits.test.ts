@@ -3,6 +3,7 @@
 // closed by the header deadline, and the server answers once they are gone. The real-process case
 // (a scan under the attack, a low fd limit) is test/e2e/agent-connections.test.ts.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,12 +11,12 @@ import type { FastifyInstance } from "fastify";
 import t, { type Test } from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { buildApp } from "../../../agent/server/app.js";
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connectionLimits, softFdLimit, sourceOf } from "../../../common/connection-limits.js";
 import { hardenedFastify } from "../../../common/http-server.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { buildServer } from "../../../collector/server.js";
+import { selfSigned } from "../../helpers/self-signed.js";
 
 t.test("the cap follows the soft descriptor limit, leaving most of it to the probes", async (t) => {
   t.equal(connectionLimits(256).maxConnections, 64, "a quarter of a low limit");
@@ -62,24 +63,9 @@ t.test(
   async (t) => {
     const dir = mkdtempSync(join(tmpdir(), "proxyscope-handshake-"));
     t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-    const r = spawnSync(
-      "/usr/bin/openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        "k",
-      ].concat(["-out", "c", "-days", "1", "-subj", "/CN=t"]),
-      { cwd: dir, encoding: "utf8", timeout: 60_000 },
-    );
-    t.equal(r.status, 0, `openssl made a certificate ${r.status === 0 ? "" : r.stderr}`);
+    const pem = selfSigned(dir, "t");
     const app = hardenedFastify({
-      https: { key: readFileSync(join(dir, "k")), cert: readFileSync(join(dir, "c")) },
+      https: { key: readFileSync(pem.key), cert: readFileSync(pem.cert) },
       limits: { ...connectionLimits(null), handshakeTimeoutMs: 1000 },
     });
     app.get("/healthz", async () => ({ ok: true }));
@@ -147,4 +133,50 @@ t.test("the collector's serve", async (t) => {
     limits,
   });
   await holdMoreThanTheCap(t, s.app, "/healthz");
+});
+
+t.test("on a dual-stack listener each IPv4 client is its own source, not one IPv4-mapped /64", async (t) => {
+  // Listening on "::", Node names every IPv4 peer ::ffff:a.b.c.d: counted as an IPv6 /64 those would
+  // all be one source, and one host holding its share would lock out the kubelet and Prometheus.
+  const app = hardenedFastify({
+    limits: {
+      ...connectionLimits(null),
+      maxConnections: 8,
+      maxPerSource: 2,
+      // Held far longer than the test takes on a busy machine: the share, not a deadline, turns away.
+      headersTimeoutMs: 60_000,
+      requestTimeoutMs: 120_000,
+    },
+  });
+  app.get("/healthz", async () => ({ ok: true }));
+  await app.listen({ host: "::", port: 0 });
+  t.teardown(() => app.close());
+  const port = (app.server.address() as net.AddressInfo).port;
+  const dial = () => {
+    const s = net.connect({ port, host: "127.0.0.1", localAddress: "127.0.0.2" });
+    s.on("error", () => undefined);
+    s.resume();
+    t.teardown(() => s.destroy());
+    return s;
+  };
+  const held = [dial(), dial()];
+  await Promise.all(held.map((s) => new Promise((r) => s.once("connect", r))));
+  // The third from the same address is turned away: accepted in order, so the two are counted.
+  const third = dial();
+  await new Promise((r) => third.once("close", r));
+  t.ok(
+    held.every((s) => !s.destroyed),
+    "the two within the share are held",
+  );
+  const status = await new Promise<number | string>((resolve) => {
+    const req = http.get(
+      { host: "127.0.0.1", port, path: "/healthz", localAddress: "127.0.0.1", agent: false },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
+    req.on("error", (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+  });
+  t.equal(status, 200, "another IPv4 address still gets in");
 });

@@ -6,10 +6,12 @@ import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import bcrypt from "bcryptjs";
-import t from "tap";
+import t, { type Test } from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
-import { BasicAuthChecker, DETAIL_ROUTES, isLoopback } from "../../../agent/server/access.js";
+import { DETAIL_ROUTES } from "../../../agent/server/access.js";
+import { BasicAuthChecker } from "../../../common/basic-auth.js";
+import { isLoopback } from "../../../common/route-access.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
@@ -19,10 +21,25 @@ import {
   parseWebConfig,
   WebConfigError,
   type WebSecurity,
-} from "../../../agent/server/web-config.js";
+} from "../../../common/web-config.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
+import { selfSigned } from "../../helpers/self-signed.js";
 
 const HASH = bcrypt.hashSync("s3cret", 4);
+
+/** `text` is refused with a WebConfigError that names the file and whose words match `want`. */
+function refused(t: Test, text: string, want: RegExp) {
+  let caught: unknown = null;
+  try {
+    parseWebConfig(text, "w.yml");
+  } catch (e) {
+    caught = e;
+  }
+  t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
+  const message = String((caught as Error | null)?.message);
+  t.match(message, want, JSON.stringify(text));
+  t.match(message, /^web config w\.yml: /);
+}
 
 t.test("parses the toolkit's documented shape", async (t) => {
   // The shape of exporter-toolkit docs/web-config.yml (TLS files, bcrypt users with $2y$) plus headers.
@@ -64,16 +81,7 @@ t.test("a config that configures nothing is refused by name", async (t) => {
       /basic_auth_users is empty/,
     ],
   ];
-  for (const [text, want] of nothing) {
-    let caught: unknown = null;
-    try {
-      parseWebConfig(text, "w.yml");
-    } catch (e) {
-      caught = e;
-    }
-    t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
-    t.match(String((caught as Error | null)?.message), want, JSON.stringify(text));
-  }
+  for (const [text, want] of nothing) refused(t, text, want);
 });
 
 t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => {
@@ -107,17 +115,7 @@ t.test("refuses, by name, what it cannot honour or what is wrong", async (t) => 
     ["- a list\n", /expected object/i],
     ["key: [unclosed\n", /not YAML/],
   ];
-  for (const [text, want] of bad) {
-    let caught: unknown = null;
-    try {
-      parseWebConfig(text, "w.yml");
-    } catch (e) {
-      caught = e;
-    }
-    t.ok(caught instanceof WebConfigError, `refused: ${JSON.stringify(text)}`);
-    t.match(String((caught as Error | null)?.message), want, JSON.stringify(text));
-    t.match(String((caught as Error | null)?.message), /^web config w\.yml: /);
-  }
+  for (const [text, want] of bad) refused(t, text, want);
 });
 
 t.test("files are read relative to the config file; a missing one is a named failure", async (t) => {
@@ -169,31 +167,6 @@ t.test(
     await t.rejects(loadWebConfig(join(dir, "big.yml")), /big\.yml: larger than 1048576 bytes/);
   },
 );
-
-/** A self-signed certificate and its key, in PEM, made by openssl (node:crypto cannot issue X.509). */
-function selfSigned(dir: string, name: string) {
-  execFileSync(
-    "/usr/bin/openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, `${name}.key`),
-      "-out",
-      join(dir, `${name}.crt`),
-      "-days",
-      "2",
-      "-subj",
-      `/CN=${name}`,
-    ],
-    { stdio: "ignore", timeout: 60_000 },
-  );
-}
 
 t.test(
   "TLS material is checked before listening: a key not the certificate's is a named error",
@@ -274,6 +247,21 @@ t.test("basic auth: good credentials are verified once, then remembered", async 
   t.equal(flood.bcryptRuns, runs, "still remembered after 300 wrong passwords");
   t.equal(await flood.check("alice", "wrong-299"), false);
   t.equal(flood.bcryptRuns, runs, "a repeated wrong password is remembered too");
+});
+
+t.test("basic auth: the same credentials at once share one comparison, not a 429", async (t) => {
+  // Prometheus's first scrape and a second client (or a retry) with the same good credentials arrive
+  // together: the second waits for the comparison already running for exactly them.
+  const c = new BasicAuthChecker(new Map([["alice", HASH]]));
+  const both = await Promise.all([c.check("alice", "s3cret"), c.check("alice", "s3cret")]);
+  t.same(both, [true, true]);
+  t.equal(c.bcryptRuns, 1, "one comparison for both");
+  const wrong = await Promise.all([c.check("alice", "nope"), c.check("alice", "nope")]);
+  t.same(wrong, [false, false], "a wrong password shared too: no extra comparison for an attacker");
+  t.equal(c.bcryptRuns, 2);
+  const other = c.check("alice", "other-1");
+  t.equal(await c.check("alice", "other-2"), "busy", "other credentials are still refused while one runs");
+  t.equal(await other, false);
 });
 
 t.test("basic auth: remembered only for a while", async (t) => {

@@ -3,11 +3,11 @@ import { dirname, resolve } from "node:path";
 import { createSecureContext } from "node:tls";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
-import { readRegularBytes } from "../../common/regular-file.js";
+import { readRegularBytes } from "./regular-file.js";
 
 // The Prometheus exporter-toolkit web configuration (`--web.config.file`, the file node_exporter reads),
 // as documented in prometheus/exporter-toolkit docs/web-configuration.md. Unknown keys are errors, as in
-// the toolkit (it unmarshals strictly). Settings the toolkit has and this agent does not implement are
+// the toolkit (it unmarshals strictly). Settings the toolkit has and proxyscope does not implement are
 // refused by name rather than ignored: a security setting silently dropped is worse than a failed start.
 
 const CLIENT_AUTH_TYPES = [
@@ -27,7 +27,7 @@ const TlsVersion = z.enum(Object.keys(TLS_VERSIONS) as [TlsVersionName, ...TlsVe
 const BCRYPT = /^\$2[aby]\$(0[4-9]|[12]\d|3[01])\$[./A-Za-z0-9]{53}$/;
 
 const notSupported = (why: string) =>
-  z.unknown().refine(() => false, { message: `not supported by proxyscope-agent (${why}); remove it` });
+  z.unknown().refine(() => false, { message: `not supported by proxyscope (${why}); remove it` });
 
 const TlsServerConfig = z
   .strictObject({
@@ -73,7 +73,7 @@ const TlsServerConfig = z
   });
 
 const HttpServerConfig = z.strictObject({
-  // HTTP/2 is an offer the toolkit makes over TLS; this agent speaks HTTP/1.1, which every scraper accepts.
+  // HTTP/2 is an offer the toolkit makes over TLS; proxyscope speaks HTTP/1.1, which every scraper accepts.
   http2: z.boolean().optional(),
   headers: z
     .strictObject({
@@ -173,7 +173,7 @@ function refuseEmpty(cfg: WebConfigFile, file: string): void {
   if (cfg.basic_auth_users !== undefined && Object.keys(cfg.basic_auth_users).length === 0)
     throw new WebConfigError(
       file,
-      "basic_auth_users is empty: nobody could log in, and the agent would serve without authentication; list users or remove the key",
+      "basic_auth_users is empty: nobody could log in, and the server would serve without authentication; list users or remove the key",
     );
   if (
     cfg.tls_server_config === undefined &&
@@ -182,7 +182,7 @@ function refuseEmpty(cfg: WebConfigFile, file: string): void {
   )
     throw new WebConfigError(
       file,
-      "configures nothing (no tls_server_config, no basic_auth_users, no headers): the agent would serve plain HTTP without authentication as if no file were given; configure TLS or users, or drop --web.config.file",
+      "configures nothing (no tls_server_config, no basic_auth_users, no headers): the server would serve plain HTTP without authentication as if no file were given; configure TLS or users, or drop --web.config.file",
     );
 }
 

@@ -11,7 +11,8 @@ const GOOD_MAX = 64;
 // Remembered refusals: a client retrying one wrong password costs one comparison. Kept apart from the
 // good ones, so a flood of distinct wrong passwords cannot push Prometheus's credentials out.
 const BAD_MAX = 256;
-// The toolkit runs one comparison at a time (bcryptMtx); the next is refused (429), not queued.
+// The toolkit runs one comparison at a time (bcryptMtx); the next is refused (429), not queued,
+// unless it is for the very credentials being compared.
 const MAX_IN_FLIGHT = 1;
 // Comparisons may take at most a quarter of one core on average (a leaky bucket of wall time spent
 // comparing, which on a busy thread only overstates the CPU), with a second's worth of burst.
@@ -35,6 +36,7 @@ export class BasicAuthChecker {
   private readonly key = randomBytes(32);
   private readonly good = new Map<string, number>();
   private readonly bad = new Set<string>();
+  private readonly running = new Map<string, Promise<boolean>>();
   private inFlight = 0;
   private runs = 0;
   private tokens: number;
@@ -105,7 +107,21 @@ export class BasicAuthChecker {
       this.good.delete(key);
     }
     if (this.bad.has(key)) return false;
+    // The same credentials already being compared (a scrape and its retry, two clients of one
+    // Secret): wait for that verdict rather than refuse; it costs no comparison more.
+    const running = this.running.get(key);
+    if (running !== undefined) return running;
     if (this.inFlight >= MAX_IN_FLIGHT || this.level() <= 0) return "busy";
+    const verdict = this.compare(key, password, hash);
+    this.running.set(key, verdict);
+    try {
+      return await verdict;
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  private async compare(key: string, password: string, hash: string | undefined): Promise<boolean> {
     this.inFlight++;
     const started = this.now();
     try {
