@@ -113,7 +113,7 @@ export function renderMarkdown(r: Json): string {
     ``,
     `### /metrics and /report while scans run back to back`,
     ``,
-    `\`serve --scan-interval-s 0.5\`. Paced: 4 clients at 200 requests/s in all, against the agent and then against a`,
+    `\`serve --scan-interval-ms 500\`. Paced: 4 clients at 200 requests/s in all, against the agent and then against a`,
     `bare node:http server of the same bytes; saturated: 8 clients back to back. Latency ms p50 / p99. Event loop:`,
     `the longest delay of the serving thread (monitorEventLoopDelay, 250 ms intervals over 5 ms / all).`,
     ``,

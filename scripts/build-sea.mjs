@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 // A build step, not part of either program: it runs node, npm and tar with fixed argv and no shell.
 // eslint-disable-next-line no-restricted-imports
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import process from "node:process";
 import { fileURLToPath } from "node:url";
@@ -102,23 +102,28 @@ function nodeBinary(target) {
   const dir = join(OUT, "node", `${target}-${process.versions.node}`);
   const bin = join(dir, "package/bin/node");
   if (existsSync(bin)) return bin;
-  mkdirSync(dir, { recursive: true });
+  // Unpacked beside it and renamed into place whole: a run stopped half-way never leaves a truncated
+  // node that the check above would take as the cached one.
+  const partial = `${dir}.partial`;
+  rmSync(partial, { recursive: true, force: true });
+  mkdirSync(partial, { recursive: true });
   const spec = `node-${target}@${process.versions.node}`;
-  const pack = spawnSync("npm", ["pack", spec, "--json", "--pack-destination", dir], {
+  const fail = (why) => {
+    rmSync(partial, { recursive: true, force: true });
+    process.stderr.write(`build-sea: ${why}\n`);
+    process.exit(1);
+  };
+  const pack = spawnSync("npm", ["pack", spec, "--json", "--pack-destination", partial], {
     encoding: "utf8",
     timeout: 600_000,
   });
-  if (pack.status !== 0) {
-    process.stderr.write(`build-sea: npm pack ${spec} failed: ${pack.stderr}\n`);
-    process.exit(1);
-  }
-  const tgz = join(dir, JSON.parse(pack.stdout)[0].filename);
-  const tar = spawnSync("tar", ["-xzf", tgz, "-C", dir, "package/bin/node"], { encoding: "utf8" });
+  if (pack.status !== 0) fail(`npm pack ${spec} failed: ${pack.stderr}`);
+  const tgz = join(partial, JSON.parse(pack.stdout)[0].filename);
+  const tar = spawnSync("tar", ["-xzf", tgz, "-C", partial, "package/bin/node"], { encoding: "utf8" });
   rmSync(tgz, { force: true });
-  if (tar.status !== 0) {
-    process.stderr.write(`build-sea: cannot unpack ${spec}: ${tar.stderr}\n`);
-    process.exit(1);
-  }
+  if (tar.status !== 0) fail(`cannot unpack ${spec}: ${tar.stderr}`);
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(partial, dir);
   return bin;
 }
 

@@ -45,7 +45,8 @@
  *   bare object of the kind with metadata.resourceVersion. ?sendInitialEvents=true (client-go's
  *   WatchList, reflector.go watchList): an ADDED per object, then a BOOKMARK annotated
  *   "k8s.io/initial-events-end": "true", as the API server with WatchList on answers it. The watch ends
- *   after timeoutSeconds, as the server's does; client-go then watches again.
+ *   after timeoutSeconds, as the server's does, and when the stand-in stops (its last chunk
+ *   sent, not cut); client-go then watches again.
  * - Field selectors: `path=value`, `path==value`, `path!=value` terms on the object's dotted path;
  *   label selectors also `!key`, `key` and `key!=value` (apimachinery labels.Parse).
  *
@@ -243,10 +244,17 @@ function fieldsMatch(sel: string | null, o: Obj): boolean {
 
 const RESOURCE_VERSION = "4711";
 
+/** The watches being served: ended, not cut, when the stand-in stops (see stop below). */
+const openWatches = new Set<http.ServerResponse>();
+
 /** A watch: the events client-go's reflector reads (see the header), until timeoutSeconds or the client goes. */
 function watch(res: http.ServerResponse, kind: string, apiVersion: string, items: Obj[], q: URLSearchParams) {
   const one = kind.replace(/List$/, "");
   res.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" });
+  // The API server sends the head at once (watch.go HandleHTTP: WriteHeader, then flusher.Flush()):
+  // client-go's watch is established on the status, not on a first event that may never come.
+  res.flushHeaders();
+  openWatches.add(res);
   const event = (type: string, object: object) => res.write(`${JSON.stringify({ type, object })}\n`);
   const bookmark = (annotations?: Record<string, string>) =>
     event("BOOKMARK", {
@@ -264,6 +272,7 @@ function watch(res: http.ServerResponse, kind: string, apiVersion: string, items
   const timeout = Number(q.get("timeoutSeconds") ?? 0);
   const end = timeout > 0 ? setTimeout(() => res.end(), timeout * 1000) : undefined;
   res.on("close", () => {
+    openWatches.delete(res);
     clearInterval(timer);
     clearTimeout(end);
   });
@@ -419,10 +428,13 @@ server.listen(listenPort, listenHost, () => {
   const a = server.address();
   process.stdout.write(`ready ${typeof a === "object" && a ? a.port : 0}\n`);
 });
-// A "hang" fault holds its connections open: close them, or close() would wait for ever.
+// A watch is ended as a shutting-down API server ends it (the stream's last chunk, so client-go sees
+// the watch close and not a broken connection); then a "hang" fault's connections, which would hold
+// close() for ever, are cut.
 const stop = () => {
+  const ended = [...openWatches].map((res) => new Promise<void>((done) => res.end(done)));
   server.close(() => process.exit(0));
-  server.closeAllConnections();
+  void Promise.all(ended).then(() => server.closeAllConnections());
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -292,7 +292,10 @@ function metricsText(live: Live, nowMs: number): string {
       name: "kubeproxy_network_programming_duration_seconds",
       help: alpha("In Cluster Network Programming Latency in seconds"),
       type: "histogram",
-      hist: histSeries(NPL_BUCKETS, 1),
+      // Observed only for EndpointSlices annotated with a last-change-trigger-time, which the stand-in's
+      // (none) are not: from v1.33, a HistogramVec, it is then absent (the real binaries recorded in
+      // test/fixtures/kube-proxy/real/ say so); before, a plain histogram, it is there at zero.
+      hist: labeled ? [] : hist(famLabels, NPL_BUCKETS, 1, 0),
     },
     {
       name: "kubeproxy_sync_proxy_rules_last_timestamp_seconds",
@@ -431,6 +434,24 @@ function metricsText(live: Live, nowMs: number): string {
     });
   }
   if (mode === "nftables") {
+    // Full and partial sync latencies, as the real nftables-mode binaries export them (recorded in
+    // test/fixtures/kube-proxy/real/): before v1.33 plain histograms, both there; from v1.33 per-family
+    // HistogramVecs, there once observed, and the stand-in's syncs (like a freshly started kube-proxy's)
+    // were full ones.
+    fams.push(
+      {
+        name: "kubeproxy_sync_full_proxy_rules_duration_seconds",
+        help: alpha("SyncProxyRules latency in seconds for full resyncs"),
+        type: "histogram",
+        hist: histSeries(SYNC_BUCKETS, 0.032),
+      },
+      {
+        name: "kubeproxy_sync_partial_proxy_rules_duration_seconds",
+        help: alpha("SyncProxyRules latency in seconds for partial resyncs"),
+        type: "histogram",
+        hist: labeled ? [] : hist(famLabels, SYNC_BUCKETS, 0.008, 0),
+      },
+    );
     fams.push(
       {
         name: "kubeproxy_sync_proxy_rules_nftables_sync_failures_total",
@@ -497,6 +518,18 @@ function metricsText(live: Live, nowMs: number): string {
 
 // -------------------------------------------------------------------------------------- /configz
 
+// The client connection and logging kube-proxy's defaults give (pkg/proxy/apis/config/v1alpha1
+// defaults.go: protobuf, QPS 5, burst 10; component-base logs: text, flushed every 5s, verbosity 0),
+// with the kubeconfig kubeadm mounts. Logging has lower-case keys in both shapes: the internal type
+// embeds component-base's versioned LoggingConfiguration.
+const KUBECONFIG = "/var/lib/kube-proxy/kubeconfig.conf";
+const LOGGING = {
+  format: "text",
+  flushFrequency: "5s",
+  verbosity: 0,
+  options: { text: { infoBufferSize: "0" }, json: { infoBufferSize: "0" } },
+};
+
 function configz(live: Live): string {
   const { sc, mode } = live;
   const c = sc.config ?? {};
@@ -534,6 +567,14 @@ function configz(live: Live): string {
       },
       Windows: { RunAsService: false },
       FeatureGates: featureGates,
+      ClientConnection: {
+        Kubeconfig: KUBECONFIG,
+        AcceptContentTypes: "",
+        ContentType: "application/vnd.kubernetes.protobuf",
+        QPS: 5,
+        Burst: 10,
+      },
+      Logging: LOGGING,
       HostnameOverride: "",
       BindAddress: "0.0.0.0",
       HealthzBindAddress: healthzBind,
@@ -575,6 +616,14 @@ function configz(live: Live): string {
   };
   if (featureGates && Object.keys(featureGates).length > 0) versioned.featureGates = featureGates; // omitempty
   Object.assign(versioned, {
+    clientConnection: {
+      kubeconfig: KUBECONFIG,
+      acceptContentTypes: "",
+      contentType: "application/vnd.kubernetes.protobuf",
+      qps: 5,
+      burst: 10,
+    },
+    logging: LOGGING,
     hostnameOverride: "",
     bindAddress: "0.0.0.0",
     healthzBindAddress: healthzBind,

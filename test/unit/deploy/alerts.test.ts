@@ -1,6 +1,7 @@
 // The alert rules: promtool accepts them, each alert fires on a series history that should fire it and
 // stays silent on one that should not (promtool test rules), the PrometheusRule carries the same groups,
-// and every metric name is one the agent or kube-proxy really exports.
+// every metric name is one the agent or kube-proxy really exports, and the dashboard panel that counts
+// the same failures agrees with its alert.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -529,6 +530,96 @@ t.test(
     const r = run(["test", "rules", testFile]);
     t.not(r.status, 0, "promtool reports the missing alert");
     t.match(`${r.stdout}${r.stderr}`, /ProxyscopeBlackHoledAddresses/);
+  },
+);
+
+// The dashboard's "Failed probes" panel and ProxyscopeProbeFailing say which probe failures count: the
+// two expressions are written apart, so promtool evaluates both over nodes of every kind (kube-proxy-free
+// with a kernel probe failing too, kube-proxy gone on an ipvs node, a healthy nftables node) and any
+// (probe) one counts and the other does not, or counts differently, is a disagreement.
+const DASHBOARD_FILE = join(MANIFESTS, "grafana/proxyscope-dashboard.json");
+const failedProbesPanel = (dashboardText: string): string => {
+  const d = JSON.parse(dashboardText) as { panels: { title: string; targets?: { expr: string }[] }[] };
+  const targets = d.panels.find((p) => p.title === "Failed probes")?.targets ?? [];
+  if (targets.length !== 1) throw new Error(`the "Failed probes" panel has ${targets.length} queries, not 1`);
+  return targets[0]!.expr;
+};
+
+function agreementFile(panelExpr: string): string {
+  const alertExpr = byName.get("ProxyscopeProbeFailing")!.expr;
+  const ag = (n: string) => `instance="10.0.0.${n}:9977",job="proxyscope-agent",node="n${n}"`;
+  const probe = (n: string, p: string, v: number): [string, string] => [
+    `proxyscope_probe_success{${ag(n)},probe="${p}"}`,
+    `${v}x10`,
+  ];
+  const phase = (n: string, on: string) =>
+    ["ipvs", "nftables", "none"].map((p): [string, string] => [
+      `proxyscope_node_phase{${ag(n)},phase="${p}"}`,
+      `${p === on ? 1 : 0}x10`,
+    ]);
+  const series: [string, string][] = [
+    // kube-proxy-free: its kube-proxy probes fail by design, a kernel probe fails for real.
+    ...phase("1", "none"),
+    probe("1", "kube-proxy-mode", 0),
+    probe("1", "kube-proxy-health", 0),
+    probe("1", "sysctls", 0),
+    probe("1", "nftables", 1),
+    // kube-proxy gone while its ipvs state stays.
+    ...phase("2", "ipvs"),
+    probe("2", "kube-proxy-mode", 0),
+    probe("2", "kube-proxy-health", 1),
+    probe("2", "ipvs", 1),
+    // Healthy.
+    ...phase("3", "nftables"),
+    probe("3", "kube-proxy-mode", 1),
+    probe("3", "sysctls", 1),
+  ];
+  const alerting = `count by (probe) (${alertExpr})`;
+  const panel = `(${panelExpr})`;
+  const empty = (expr: string) => ({ expr, eval_time: "5m", exp_samples: [] });
+  return stringify({
+    rule_files: [],
+    evaluation_interval: "1m",
+    tests: [
+      {
+        name: "Failed probes panel vs ProxyscopeProbeFailing",
+        interval: "1m",
+        input_series: series.map(([s, values]) => ({ series: s, values })),
+        promql_expr_test: [
+          // Not vacuous: the alert counts the kernel probe on the kube-proxy-free node and kube-proxy on
+          // the ipvs node.
+          {
+            expr: alerting,
+            eval_time: "5m",
+            exp_samples: [
+              { labels: '{probe="kube-proxy-mode"}', value: 1 },
+              { labels: '{probe="sysctls"}', value: 1 },
+            ],
+          },
+          empty(`${alerting} unless on (probe) (${panel} > 0)`),
+          empty(`(${panel} > 0) unless on (probe) ${alerting}`),
+          empty(`${alerting} != on (probe) ${panel}`),
+        ],
+      },
+    ],
+  });
+}
+
+t.test(
+  "the dashboard's Failed probes panel counts exactly what ProxyscopeProbeFailing alerts on",
+  { skip: promtool === null && "promtool not installed" },
+  async (t) => {
+    const panel = failedProbesPanel(readFileSync(DASHBOARD_FILE, "utf8"));
+    const testFile = join(dir, "panel-agrees.yaml");
+    writeFileSync(testFile, agreementFile(panel));
+    const r = run(["test", "rules", testFile]);
+    t.equal(r.status, 0, `${r.stdout}${r.stderr}`);
+    // The check bites: the panel as it was before the kube-proxy-free exception counts kube-proxy's probes
+    // on the kube-proxy-free node, which the alert leaves out.
+    writeFileSync(testFile, agreementFile("sum by (probe) (1 - proxyscope_probe_success)"));
+    const broken = run(["test", "rules", testFile]);
+    t.not(broken.status, 0, "a panel without the exception disagrees");
+    t.match(`${broken.stdout}${broken.stderr}`, /kube-proxy-health/);
   },
 );
 

@@ -1,5 +1,6 @@
 import t, { type Test } from "tap";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,10 @@ import { realCluster } from "../../helpers/real-cluster.js";
 // shapes of apimachinery's watch.Event stream.
 
 async function start(t: Test): Promise<string> {
+  return (await startChild(t)).base;
+}
+
+async function startChild(t: Test): Promise<{ base: string; child: ChildProcess }> {
   const dir = mkdtempSync(join(tmpdir(), "proxyscope-apiwatch-"));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const cluster = realCluster("v1.34.4") as { services: object[] };
@@ -39,7 +44,7 @@ async function start(t: Test): Promise<string> {
     });
     child.once("exit", (c) => reject(new Error(`stand-in exited ${c}`)));
   });
-  return `http://127.0.0.1:${port}`;
+  return { base: `http://127.0.0.1:${port}`, child };
 }
 
 /** The first `n` newline-delimited JSON events of a watch, then the connection is dropped. */
@@ -161,4 +166,27 @@ t.test("kube-proxy's Events are accepted", async (t) => {
   });
   t.equal(r.status, 201);
   t.match(await r.json(), { reason: "Starting" });
+});
+
+t.test("SIGTERM with a watch open: the stand-in ends the stream and exits by itself", async (t) => {
+  const { base, child } = await startChild(t);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  // A watch with no timeoutSeconds and no event to send: only the stand-in's shutdown can end it. The
+  // head comes at once, as the API server flushes it: the watch is open before the first event.
+  const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
+    http.get(`${base}/api/v1/services?watch=true&allowWatchBookmarks=true`, resolve).once("error", reject),
+  );
+  t.equal(res.statusCode, 200, "the watch is open");
+  let ended = false;
+  let cut: string | null = null;
+  res.on("end", () => (ended = true));
+  res.on("error", (e) => (cut = e.message));
+  res.resume();
+  const closed = new Promise<void>((resolve) => res.once("close", () => resolve()));
+  child.kill("SIGTERM");
+  await closed;
+  t.same({ ended, cut }, { ended: true, cut: null }, "the stream ended with its last chunk, not cut");
+  t.same(await exited, { code: 0, signal: null }, "exited 0 on its own, not killed");
 });
