@@ -52,7 +52,7 @@ export const AgentConfig = z.object({
   }),
   callTimeoutMs: positiveMs,
   probeTimeoutMs: positiveMs,
-  // The parity snapshot (issue #17): the one file the agent writes, off unless a path is given.
+  // The parity snapshot: the one file the agent writes, off unless a path is given.
   paritySnapshot: z.string().startsWith("/").max(4096).nullable(),
   parityMaxAgeS: count(60, 90 * 86400),
   // scan, verify, cleanup
@@ -76,7 +76,7 @@ export const AgentConfig = z.object({
     .refine((s) => parseHostPort(s) !== null, "must be IP:PORT or [IPv6]:PORT")
     .nullable(),
   skipConnect: z.boolean(),
-  // The mode the node should be in: nftables after the switch, ipvs after a rollback (#12 point 11).
+  // The mode the node should be in: nftables after the switch, ipvs after a rollback.
   expectMode: z.enum(["nftables", "ipvs"]),
   nodePortConnect: z.boolean(),
   // cleanup

@@ -10,11 +10,11 @@ export {
   Severity,
   Verdict,
 } from "./report/schema.js";
-// GET /report/fleet: the part of a NodeReport the fleet rollup reads, a document of its own (#14 f).
+// GET /report/fleet: the part of a NodeReport the fleet rollup reads, a document of its own (the fleet digest).
 export { DigestParity, FLEET_DIGEST_VERSION, FleetDigest, ParityDiffer } from "./report/fleet-digest.js";
 export { fleetDigestOf } from "./view/fleet-digest.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
-// The parity counts of facts.parity (#17), which the fleet report carries per node.
+// The parity counts of facts.parity, which the fleet report carries per node.
 export { ParityCounts } from "./facts/parity.js";
 // Finding ids the fleet plan acts on, derived from the rules' declarations.
 export { AFTER_CONFIG_IDS, FINDING_IDS, MEASURE_IDS } from "./rules/catalogue.js";

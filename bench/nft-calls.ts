@@ -1,7 +1,7 @@
 // Which `nft` calls are cheap at N Services: kube-proxy's nftables-mode state is built once in a
 // network namespace (bench/lib/netns.ts), then each candidate call is timed under GNU time (wall,
 // user + sys CPU, peak RSS of nft itself) with its output counted and discarded. Writes a JSON file
-// and a markdown table. Issue #14: "which calls build the full cache on nft 1.0.6" is measured
+// and a markdown table. "Which calls build the full cache on nft 1.0.6" is measured
 // here, not guessed. How to run it: USAGE, which --help prints.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";

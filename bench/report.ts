@@ -1,4 +1,4 @@
-// Renders bench/results/latest.json as the Markdown the README carries: first the issue #14 targets,
+// Renders bench/results/latest.json as the Markdown the README carries: first the agent-cost targets,
 // one row each with its baseline measured in the same run (bench/lib/targets.ts), then the details
 // behind them. Every figure is a median over runs with its spread (min–max) in brackets.
 import { fmt, percentiles, summarize, type Summary } from "./lib/stats.js";
@@ -97,7 +97,7 @@ export function renderMarkdown(r: Json): string {
     `${plan.fleetNodes} agents, ${plan.promNodes} Prometheus nodes, ${plan.rssScans} RSS scans, \`serve\` windows of ${plan.cpuHourS} s and ${plan.loadS} s; raw results \`bench/results/*.json\`).`,
     `Figures are medians over ${plan.reps} runs with min–max in brackets; every ratio is against a baseline measured in the same run.`,
     ``,
-    `### Targets (issue #14)`,
+    `### Targets`,
     ``,
     ...renderTargets(targetRows(r)),
     ``,

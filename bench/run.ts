@@ -1,4 +1,4 @@
-// `npm run bench`: the issue #14 targets, one row each, every baseline measured in the same run. How to
+// `npm run bench`: the agent-cost targets, one row each, every baseline measured in the same run. How to
 // run it, its flags and phases: USAGE, which --help prints.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -15,7 +15,7 @@ const USAGE = `\
 Usage: npm run bench -- [flags]
        node dist/bench/run.js [flags]
        scripts/bench.sh [flags]     (as root on Debian: installs what it needs and builds first)
-The issue #14 targets, one row each, every baseline measured in the same run. Writes
+The agent-cost targets, one row each, every baseline measured in the same run. Writes
 bench/results/<stamp>.json, latest.json and latest.md (the README's table).
   --only nft,ipvs,fleet   the phases to run (default: all three)
   --quick                 1,000 Services, 500 / 5,000 nodes, 100 RSS scans

@@ -5,7 +5,7 @@
  * The gather's budget (gatherBudget) reserves nothing for a call until its answer's headers arrive,
  * then the whole declared length (the per-answer cap when none is declared) in one go, waiting first
  * come first served while holding nothing: an agent that has not answered yet costs no bytes, so the
- * calls in flight are bounded by the bytes they bring, not by a count (issue #14). A reader holding
+ * calls in flight are bounded by the bytes they bring, not by a count. A reader holding
  * its whole answer's room never waits again, so no set of readers can block each other.
  *
  * Every read starts with a small reservation (`initial`, enough for any ordinary report) taken at

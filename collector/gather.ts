@@ -126,7 +126,7 @@ export async function gather(
       break;
     }
   }
-  // #17: the flagged Services' current EndpointSlices, so the rollup can tell churn from a loss.
+  // Parity: the flagged Services' current EndpointSlices, so the rollup can tell churn from a loss.
   const slices =
     kube !== null && cluster !== null
       ? await readEndpointSlices(kube.kc, flaggedServices(observations, cluster), {

@@ -7,7 +7,7 @@ import type {
 } from "./report/cluster-facts.js";
 import type { FleetNode, FleetReport, NodeParity, ParityCheck, ParityDiffer } from "./report/schema.js";
 
-// #17 in the fleet: each node's parity after its switch, its lost addresses named from the API, and
+// Parity in the fleet: each node's parity after its switch, its lost addresses named from the API, and
 // the fleet-wide tally the plan's canary step reads. Pure.
 
 /** "10.96.0.20:80/TCP" or "nodeport:30080/TCP" -> "ns/name (10.96.0.20:80/TCP)" when a Service holds it. */
@@ -78,7 +78,7 @@ export function canaryParityNote(nodes: readonly FleetNode[]): { blocked: string
   };
 }
 
-// --- Confirming against the API (#17): the flagged entries held against the current Services and
+// --- Confirming against the API: the flagged entries held against the current Services and
 // their EndpointSlices. Pure: gather reads the slices (sources/kubernetes.ts), this judges them.
 
 type Held = { svc: ApiService; port: ApiService["ports"][number] };

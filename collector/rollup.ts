@@ -38,7 +38,7 @@ export interface RollupInput {
   missingOutcome: "no-agent" | "no-data";
   /** `--target-version`: judge what breaks when the cluster reaches it. */
   targetVersion?: TargetVersion | null;
-  /** #17: the current EndpointSlices of the Services parity flagged (gather reads them). */
+  /** Parity: the current EndpointSlices of the Services parity flagged (gather reads them). */
   slices?: SliceReads;
 }
 
@@ -335,7 +335,7 @@ export function plan(
         a.pool.localeCompare(b.pool),
     );
   const canaries = poolList.flatMap((p) => p.readyNodes.slice(0, 1));
-  // #17: a switched node that lost Services stops the next pool; one not compared is not proof.
+  // Parity: a switched node that lost Services stops the next pool; one not compared is not proof.
   const parity = canaryParityNote(nodes);
   // Nodes whose switch would cut live IPVS connections (the agent's ipvs-connections-cut-at-switch).
   const drain = pre.flatMap((n) => {

@@ -5,8 +5,8 @@ import { isIP, type Socket } from "node:net";
 /**
  * How many connections an HTTP server of ours (the agent's, the collector's `serve`) holds at once,
  * and for how long. Without a cap anyone who reaches the port could hold slow connections up to the
- * file descriptor limit, and the agent's next scan then failed to open files and spawn tools
- * (issue #13.2). Node has no getrlimit: the soft limit comes from /proc/self/limits.
+ * file descriptor limit, and the agent's next scan then failed to open files and spawn tools.
+ * Node has no getrlimit: the soft limit comes from /proc/self/limits.
  */
 export interface ConnectionLimits {
   maxConnections: number;

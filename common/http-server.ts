@@ -33,7 +33,7 @@ const BODY_LIMIT = 1024;
 export function hardenedFastify(opts: HardenedServerOptions = {}): FastifyInstance {
   const limits = opts.limits ?? connectionLimits();
   const app = Fastify({
-    // Held connections must not take the descriptors scans and agent calls need (#13.2).
+    // Held connections must not take the descriptors scans and agent calls need.
     ...fastifyLimitOptions(limits),
     ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
     // Scrapes every few seconds would drown the rest of the log; errors are still logged.

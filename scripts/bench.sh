@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The benchmarks, one command, on a fresh Debian machine as root: installs what they need, raises
 # vm.max_map_count (a UML guest with GBs of memory needs it), builds, runs `npm run bench`. Results:
-# bench/results/latest.md (issue #14's targets, one row each, then the details; the README's table)
+# bench/results/latest.md (the agent-cost targets, one row each, then the details; the README's table)
 # and *.json. The load average is recorded with them: the figures are only as quiet as the machine.
 #   scripts/bench.sh                    every row at its target's size: 10,000 Services, 5,000 agents,
 #                                       50,000 Prometheus nodes, 1,000 RSS scans (hours: 1,000 scans

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * How fresh one expensive source of the report is (issue #14): read in this scan, or reused from an
+ * How fresh one expensive source of the report is: read in this scan, or reused from an
  * earlier one because the nf_tables generation had not moved. The names are a closed list so the metric's
  * `source` label stays bounded.
  */

@@ -75,7 +75,7 @@ export const IptablesBackendRead = z.object({
  */
 export const IptablesBackendUnread = z.object({ ...BackendId, read: z.literal(false), why: ProbeError });
 
-// Agents before #13.1 sent `available` (false with an `error` string and empty lists): read as unread.
+// Older agents sent `available` (false with an `error` string and empty lists): read as unread.
 function fromOlderAgent(v: unknown): unknown {
   if (typeof v !== "object" || v === null || "read" in v || !("available" in v)) return v;
   const o = v as Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 // Per-Service parity between what IPVS served before the switch and what kube-proxy's nftables
-// tables serve after it (issue #17).
+// tables serve after it.
 
 export const SNAPSHOT_FORMAT = "proxyscope-ipvs-snapshot/1" as const;
 

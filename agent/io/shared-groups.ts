@@ -1,6 +1,6 @@
 /**
  * The process groups a scan thread's tool calls run in, written where its parent thread can read
- * them (issue #14): a worker that crashes or is terminated runs none of its own exit hooks, and the
+ * them: a worker that crashes or is terminated runs none of its own exit hooks, and the
  * tools it started would outlive it. The worker writes each group on spawn and clears it once the
  * group is gone; the parent kills whatever is still listed when the worker is gone. Fixed slots in
  * a SharedArrayBuffer, written with Atomics, so no message can be lost with a dying thread.

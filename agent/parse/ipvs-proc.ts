@@ -26,7 +26,7 @@ export interface IpvsProcOptions {
   keepRealServersOf?: VirtualServerKey;
   /** Note every virtual server's forwarding methods (cleanup: kube-proxy only masquerades). */
   collectForwards?: boolean;
-  /** Keep every virtual server's real servers (the parity snapshot, issue #17). */
+  /** Keep every virtual server's real servers (the parity snapshot). */
   collectRealServers?: boolean;
 }
 

@@ -8,7 +8,7 @@ import {
 import type { RealServer, VirtualServer } from "../facts/ipvs.js";
 import { endpointText, type NftServed } from "./nft-services.js";
 
-// The pure half of issue #17: which IPVS virtual servers are kube-proxy's (the snapshot), and how they
+// The pure half of parity: which IPVS virtual servers are kube-proxy's (the snapshot), and how they
 // compare with what the nftables tables serve after the switch.
 
 const CUT = 10;

@@ -153,7 +153,7 @@ async function compare(
 }
 
 /**
- * Issue #17: while kube-proxy answers ipvs, keep a snapshot of what IPVS serves (the one file the
+ * Parity: while kube-proxy answers ipvs, keep a snapshot of what IPVS serves (the one file the
  * agent writes, and only with --parity-snapshot); once it answers nftables, compare. Only kube-proxy's
  * own answer counts: a guessed phase neither overwrites the snapshot nor compares against it.
  */

@@ -4,7 +4,7 @@ import type { IpvsProcTable } from "../parse/ipvs-proc.js";
 import type { NftChainServed } from "../parse/nft-services.js";
 
 /**
- * What a long-running agent keeps between scans (issue #14: "do not redo work that cannot have
+ * What a long-running agent keeps between scans ("do not redo work that cannot have
  * changed"): the nf_tables reads, each under the ruleset generation id it was read at. The kernel
  * bumps that id on every committed nf_tables transaction — kube-proxy's, iptables-nft's, anyone's —
  * and never on a read or a packet, so a read is reused only when the id now equals the one the read

@@ -32,7 +32,7 @@ export interface ProbeContext {
   nodeIPs: string[];
   /** Deadline for one external call or HTTP request inside a probe. */
   callTimeoutMs: number;
-  /** The parity snapshot (issue #17): its file, its age limit and this node's name; absent: off. */
+  /** The parity snapshot: its file, its age limit and this node's name; absent: off. */
   parity?: ParityOptions | null;
   /** What a long-running agent keeps between scans (serve); absent or null: read everything. */
   cache?: ScanCache | null;

@@ -4,7 +4,7 @@ import { Finding, Phase, Verdict } from "./schema.js";
 
 /**
  * GET /report/fleet: what the fleet collector's rollup reads of a NodeReport, and nothing else (issue
- * #14 row f). The full report is ~180 KB at 1,000 Services in ipvs mode, almost all of it addresses,
+ * The fleet digest). The full report is ~180 KB at 1,000 Services in ipvs mode, almost all of it addresses,
  * kube-ipvs0 and the IPVS table the rollup only counts; parsing and validating that was a third of a
  * 5,000-node gather's CPU. This is a document of its own, validated whole by the collector, so a broken
  * one is still garbage; it is derived from the report by view/fleet-digest.ts fleetDigestOf, the one function that says how.

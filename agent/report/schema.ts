@@ -66,7 +66,7 @@ export const ModeEvidence = z.object({
 
 export { NodeFacts };
 
-/** Whether kube-proxy's rules accept NodePorts on one of the node's own addresses (#12 point 11). */
+/** Whether kube-proxy's rules accept NodePorts on one of the node's own addresses. */
 export const NodePortAddressReach = z.object({
   address: z.string(),
   interface: z.string(),
@@ -155,8 +155,8 @@ export const NodeReport = z.object({
   view: ViewSummary.optional(),
   probes: z.array(ProbeStatus),
   /**
-   * How fresh each expensive source is: read in this scan or reused under an unchanged nf_tables generation
-   * (issue #14). Absent from agents that predate it, and from a scan that read everything afresh
+   * How fresh each expensive source is: read in this scan or reused under an unchanged nf_tables generation.
+   * Absent from agents that predate it, and from a scan that read everything afresh
    * without a cache (the one-shot `scan` command).
    */
   sources: z.array(SourceFreshness).optional(),

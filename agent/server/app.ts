@@ -84,7 +84,7 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
       .type("application/json; charset=utf-8")
       .send(r.summaryJson);
   });
-  // Issue #17: the per-Service parity list (the report's facts.parity, which /report also carries).
+  // Parity: the per-Service parity list (the report's facts.parity, which /report also carries).
   app.get("/parity", (_req, reply) => {
     const r = state.current;
     if (r === null) return fail(reply, 503, "no scan has completed yet");

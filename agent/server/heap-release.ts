@@ -1,7 +1,7 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-// Issue #14 row (e). After a scan that read a lot (the hourly nf_tables full read at 10,000 Services)
+// Memory. After a scan that read a lot (the hourly nf_tables full read at 10,000 Services)
 // the scan thread's heap is mostly garbage that V8 keeps committed: no later scan
 // allocates enough to start a major GC, so RSS stays at the high-water mark (bench/results/rss.md). A
 // memory-reducing GC ("last resort": V8 collects twice and gives free pages back at once) took RSS from

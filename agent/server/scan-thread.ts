@@ -40,7 +40,7 @@ export class ScanThreadError extends Error {
 
 const WORKER_URL = new URL("./scan-worker.js", import.meta.url);
 
-// --- resourceLimits (issue #14 row e; bench/results/rss.md) ---
+// --- resourceLimits (bench/results/rss.md) ---
 // The scan thread's own V8 heap bounds. Young generation: V8's default lets a scan's garbage grow the
 // worker's new space to tens of MB that stay committed between scans; a small one is collected more
 // often instead. Old generation: headroom far above a 10,000-Service scan's peak, so only a runaway

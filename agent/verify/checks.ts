@@ -239,7 +239,7 @@ function connect(c: ConnectInput): VerifyCheck {
 
 const ago = (s: number) => (s < 3600 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
 
-// Issue #17: every Service IPVS served is served by nftables. A snapshot that cannot be compared is
+// Parity: every Service IPVS served is served by nftables. A snapshot that cannot be compared is
 // said so by name, never passed as "nothing lost".
 function parity(r: NodeReport): VerifyCheck {
   const name = "every Service served before the switch is served now";
@@ -295,7 +295,7 @@ const REACH_FIX: Record<string, string> = {
   ipvs: "ipvs mode puts a NodePort virtual server on every address its nodePortAddresses matches: check that setting and kube-proxy's sync",
 };
 
-// #12 point 11: the silent regression of the move (guide: a client on a secondary interface stops
+// The silent regression of the move (guide: a client on a secondary interface stops
 // reaching a NodePort while kube-proxy stays healthy). Read from kube-proxy's own rules, per address.
 function nodePortAddresses(reach: NodePortReach): VerifyCheck {
   const id = "nodeport-addresses";

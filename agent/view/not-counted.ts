@@ -4,7 +4,7 @@ import { sysctlValue } from "../facts/host.js";
 
 // State a "before the switch" check sees but does not count, each with why: the CNI's, the container
 // runtime's or kube-proxy's own, which no person has to act on. Rules filter by these; the view lists
-// them so a report still says what was seen (#12 point 6).
+// them so a report still says what was seen.
 
 export interface NotCounted {
   /** The finding id whose check saw it. */

@@ -1,4 +1,4 @@
-// What one tool spawn costs the agent as its memory grows (issue #14, rows a and c): Node's spawn forks
+// What one tool spawn costs the agent as its memory grows (spawn cost): Node's spawn forks
 // the whole process (libuv uses fork(), not vfork or posix_spawn, on Linux), so the kernel copies its page
 // tables. Spawns /bin/true 20 times at each resident size and prints CPU (user + sys of this process) and
 // wall time per spawn. The baseline is the same spawns at the smallest size, in the same run.

@@ -1,5 +1,5 @@
-// Steady-scan CPU of one build, for A/B runs of two builds alternated in the same namespace (issue #14,
-// row a): one scan fills the cache, three settle, then 20 steady scans are measured (agent CPU, its
+// Steady-scan CPU of one build, for A/B runs of two builds alternated in the same namespace:
+// one scan fills the cache, three settle, then 20 steady scans are measured (agent CPU, its
 // tools' CPU) under the V8 profiler, whose profile is written beside the figures. Run inside a namespace
 // built by `node dist/bench/nft-calls.js --n 10000 --ns NAME --keep`:
 //   DIST=/path/to/other/dist ip netns exec NAME node bench/alt/steady-ab.mjs [OUT.cpuprofile]

@@ -1,4 +1,4 @@
-// The "new floor" of issue #14: the cheapest set of kernel reads that answers every question the
+// The "new floor": the cheapest set of kernel reads that answers every question the
 // report asks, chosen from what each read costs (bench/results/nft-reads.md, nft-calls-10000.md), not
 // a replay of the calls the scan happens to make. Each read says which question only it answers; the
 // benchmark times each one under /usr/bin/time in the node's namespace and sums them.

@@ -1,4 +1,4 @@
-// Issue #14's targets, one row each: the value measured, the target, its baseline measured in the same
+// The agent-cost targets, one row each: the value measured, the target, its baseline measured in the same
 // run, the ratio, and met / missed. Pure: it reads the results JSON the benchmark wrote. A row whose
 // figures are missing says "not measured", never "met"; a row measured at a smaller N than its target
 // says so beside the verdict (a quick run's "met" is not a "met" at 10,000).

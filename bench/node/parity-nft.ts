@@ -1,4 +1,4 @@
-// #17: what the parity check's reads cost on a node in nftables mode at N Services x 10 endpoints:
+// Parity: what the parity check's reads cost on a node in nftables mode at N Services x 10 endpoints:
 // the nft calls the parity probe makes (never a rule listing) and the in-process parse and compare.
 // Run as root after `npm run build`: node dist/bench/node/parity-nft.js 1000 10000
 import { spawnSync } from "node:child_process";

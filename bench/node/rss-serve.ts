@@ -1,4 +1,4 @@
-// Issue #14 row (e), taken apart: `serve` scanning back to back in a namespace that already holds
+// Memory, taken apart: `serve` scanning back to back in a namespace that already holds
 // kube-proxy's nftables state (bench/nft-calls.ts --keep builds one), its RSS read after each scan
 // (as node-bench.ts does), plus each thread's own V8 heap from bench/node/mem-preload.ts, so the
 // figure says whether the memory is the serving thread's, the scan worker's or outside both (malloc).

@@ -1,4 +1,4 @@
-// Issue #14: what a steady-state scan costs (nothing changed since the last one, so the chain listing
+// What a steady-state scan costs (nothing changed since the last one, so the chain listing
 // is reused under its fingerprint) against a full scan, measured side by side in one run, alternating,
 // so both see the same machine load. Runs in a namespace that already holds kube-proxy's nftables
 // state (bench/nft-calls.ts --keep builds one), with the kube-proxy STAND-IN (test/standins/, built

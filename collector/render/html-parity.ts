@@ -1,7 +1,7 @@
 import type { FleetNode, FleetReport, NodeParity } from "../report/schema.js";
 import { html as h } from "../../common/escape.js";
 
-// #17 on the page: per-Service parity between the IPVS snapshot before the switch and kube-proxy's
+// Parity on the page: per-Service parity between the IPVS snapshot before the switch and kube-proxy's
 // nftables maps after it, per node and fleet-wide. Everything here came from a node or the API, so
 // every value is escaped. A node that switched but shows no parity is "not reported": unknown, never 0.
 

@@ -63,7 +63,7 @@ export function renderMarkdown(r: FleetReport): string {
         md(nodeNote(n)),
       ]),
     );
-  // #17: per-Service parity on the nodes that carry it.
+  // Parity: per-Service parity on the nodes that carry it.
   const withParity = r.nodes.filter((n) => n.parity != null && n.parity.state !== "off");
   if (withParity.length > 0) {
     const fp = s.parity;

@@ -131,7 +131,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
       (l) => `  ${l}`,
     ),
   );
-  // #17: each Service parity flagged, as the API's current EndpointSlices judge it.
+  // Parity: each Service parity flagged, as the API's current EndpointSlices judge it.
   const checked = r.nodes.filter((n) => (n.parity?.checks ?? []).length > 0);
   if (checked.length > 0) {
     out.push("", c("bold", "PARITY vs API (the flagged Services against their current EndpointSlices)"));

@@ -38,7 +38,7 @@ export const NodeFinding = Finding.partial().required({ id: true, severity: true
 export type NodeFinding = z.infer<typeof NodeFinding>;
 
 /**
- * #17: the node's per-Service parity after its switch, as its agent reported it. Absent from sources
+ * Parity: the node's per-Service parity after its switch, as its agent reported it. Absent from sources
  * that do not carry it (Prometheus, older agents): unknown, never "nothing lost".
  */
 /** One "endpoints differ" Service port as the agent saw it after the switch (its FleetDigest's). */
@@ -176,7 +176,7 @@ export const FleetReport = z.object({
     byOutcome: counts,
     /** Findings by severity, nodes and cluster together. */
     bySeverity: counts,
-    /** #17, fleet-wide: nodes by parity state, and the Service entries over every compared node. */
+    /** Parity, fleet-wide: nodes by parity state, and the Service entries over every compared node. */
     parity: z
       .object({
         byState: counts,

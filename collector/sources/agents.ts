@@ -119,7 +119,7 @@ export function proxyRefusal(
   };
 }
 
-/** The agent's FleetDigest (#14 f); an agent older than it answers 404 there and is read on /report. */
+/** The agent's FleetDigest; an agent older than it answers 404 there and is read on /report. */
 export const FLEET_PATH = "/report/fleet";
 export const REPORT_PATH = "/report";
 

@@ -122,7 +122,7 @@ export function queries(nodeLabel: string) {
     probeFailed: `${by("probe")} (${METRIC.probeSuccess} == 0)`,
     lastScan: `${by()} (${METRIC.lastScanTimestampSeconds})`,
     buildInfo: `${by("version")} (${METRIC.buildInfo})`,
-    // #17: the parity state, the counts (only while compared) and when the snapshot was taken.
+    // Parity: the parity state, the counts (only while compared) and when the snapshot was taken.
     parityState: `${by("state")} (${METRIC.parityState} == 1)`,
     parityServices: `${by("status")} (${METRIC.parityServices})`,
     paritySnapshot: `${by()} (${METRIC.paritySnapshotTimestampSeconds})`,
@@ -236,7 +236,7 @@ const STATUS = {
 } as const;
 
 /**
- * Pure: a node's parity from its three gauges. No state series (an agent that predates #17, or whose
+ * Pure: a node's parity from its three gauges. No state series (an agent that predates parity, or whose
  * parity probe failed): null, "not reported", never zero. "compared" only with all four counts: a
  * partial set of series is not a reading, and a canary must not pass on it.
  */

@@ -1,4 +1,4 @@
-// Issue #13.2 (the server's part): anyone who reaches the agent's port could hold slow connections up
+// Held connections (the server's part): anyone who reaches the agent's port could hold slow connections up
 // to the file descriptor limit, and the next scan then had no descriptors for its files and tools. A
 // real agent under a low fd limit (prlimit, soft 256 -> a cap of 64 connections) is held by far more
 // slow connections than its cap, from more sources than its share per source covers — half idle, half

@@ -108,7 +108,7 @@ const ANSWERS: Record<string, Record<string, string>> = {
     "-j list chains": `${NETFILTER}nft-list-chains.json`,
     "-j list sets ip": `${NETFILTER}nft-list-sets-ip.json`,
     "-j list maps ip": `${NETFILTER}nft-list-maps-ip.json`,
-    // The probe's reads since #14: terse declarations, then kube-proxy's named sets and maps one by one.
+    // The probe's reads since they were cut down: terse declarations, then kube-proxy's named sets and maps one by one.
     "-j -t list sets": `${NETFILTER}nft-list-t-sets.json`,
     "-j -t list maps": `${NETFILTER}nft-list-t-maps.json`,
     "-j list set ip kube-proxy cluster-ips": `${NETFILTER}nft-list-set-ip-kube-proxy-cluster-ips.json`,
@@ -118,7 +118,7 @@ const ANSWERS: Record<string, Record<string, string>> = {
     "-j list map ip kube-proxy no-endpoint-services": `${NETFILTER}nft-list-map-ip-kube-proxy-no-endpoint-services.json`,
     "-j list map ip kube-proxy service-ips": `${NETFILTER}nft-list-map-ip-kube-proxy-service-ips.json`,
     "-j list map ip kube-proxy service-nodeports": `${NETFILTER}nft-list-map-ip-kube-proxy-service-nodeports.json`,
-    // The parity probe's reads (#17): each family's chains, then kube-proxy's four maps.
+    // The parity probe's reads: each family's chains, then kube-proxy's four maps.
     ...PARITY_NFT_ANSWERS,
   },
   ipset: { "list -terse": `${FIX}ipvs/ipsets/kube/ipset-list-terse.txt` },
@@ -238,7 +238,7 @@ interface Row {
   tools?: { broken: string[]; fault: ToolFault };
   files?: (root: string) => (() => void) | void;
   standin?: Record<string, unknown>;
-  /** #17: scan with --parity-snapshot; `file` puts (or breaks) the snapshot at `path`. */
+  /** Parity: scan with --parity-snapshot; `file` puts (or breaks) the snapshot at `path`. */
   parity?: { file: (path: string) => (() => void) | void; maxAgeS?: number };
 }
 
@@ -404,7 +404,7 @@ rows.push({
   standin: { faults: { healthz: { refuse: true } } },
 });
 
-// #17, parity after the switch: kube-proxy answers nftables, the agent runs with --parity-snapshot. The
+// Parity after the switch: kube-proxy answers nftables, the agent runs with --parity-snapshot. The
 // snapshot file unreadable, corrupt, oversized or stale, or one of the nft reads parity needs failing:
 // each is named in /report and /parity, the parity findings stay unproven (never "nothing lost": no
 // finding, no counts, verify's parity line not ok), and nothing else changes.

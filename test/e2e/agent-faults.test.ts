@@ -146,7 +146,7 @@ t.test("iptables-nft-save: Operation not permitted", { skip }, async (t) => {
   const s = await scanWith(t, {
     tools: { "iptables-nft-save": "echo 'iptables-nft-save: Operation not permitted' >&2; exit 1" },
   });
-  // Stricter since #13.1: one refused backend fails the probe (success 0) whatever the other three say;
+  // Stricter since an unread backend is typed: one refused backend fails the probe (success 0) whatever the other three say;
   // it used to be allowed to pass as ok with the backend marked inside its facts.
   expectFailed(t, s, { iptables: "not-permitted" });
   t.match(s.report.probes.find((x) => x.name === "iptables")?.error?.message ?? "", /not permitted/i);

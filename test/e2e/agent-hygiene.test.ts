@@ -1,4 +1,4 @@
-// The built agent leaves no process behind, whatever its tools do (#18). Every tool in the list is a real
+// The built agent leaves no process behind, whatever its tools do. Every tool in the list is a real
 // hanging wrapper (test/helpers/hanging-tools.ts); the processes are counted from /proc by the tool
 // directory's marker. `scan` must exit at all (tap's timeout is the only clock, far past the deadlines
 // plus the kill grace) with nothing left; `serve` must not gain processes scan after scan.
@@ -72,7 +72,7 @@ t.test("serve: scan after scan with hanging tools, the process count does not gr
   });
   t.teardown(() => agent.stop());
   // At most one scan runs at a time (a tick during a scan is skipped), so at any moment at most every
-  // tool of one scan is running: its wrapper and its sleep. Before #18 each scan left one more.
+  // tool of one scan is running: its wrapper and its sleep. Before the whole process group was killed, each scan left one more.
   const perScan = 2 * Object.keys(TOOLS).length;
   const counts: number[] = [];
   for (let n = 1; n <= 6; n++) {

@@ -1,4 +1,4 @@
-// Issue #16, tried as a new user would, through the built CLIs: help per command (not the global help,
+// Tried as a new user would, through the built CLIs: help per command (not the global help,
 // not the JSON Schema), --version on both, errors that name the flag as typed and suggest the one meant,
 // every flag from an environment variable, the output formats, and kubectl's habits on the collector
 // (--kubeconfig, --context, KUBECONFIG, -n) with an error that says where it looked for a kubeconfig.

@@ -1,4 +1,4 @@
-// Issue #13 (9) through the built CLIs: usage errors exit 2 with one clear line (not "internal error"
+// Bounded inputs, through the built CLIs: usage errors exit 2 with one clear line (not "internal error"
 // and a stack), and in static mode --fail-on unanswered passes when every agent answered — the API
 // the user chose not to ask is not an unanswered read. Agents are loopback stand-ins serving reports
 // the agent's own builder made.
@@ -72,7 +72,7 @@ t.test("usage errors: exit 2, one line naming the flag, no stack", async (t) => 
   for (const [argv, msg] of [
     [["serve", "--listen", "256.1.1.1", "--port", "0"], /^proxyscope: invalid --listen: /],
     [["serve", "--interval-s", "3000000"], /^proxyscope: invalid --interval-s: .*2147483 \(s\)/],
-    // Each command takes its own flags (#16): another command's flag is named as such.
+    // Each command takes its own flags: another command's flag is named as such.
     [["report", "--interval-s", "300"], /^proxyscope: Unknown option '--interval-s' \(a flag of serve\)/],
     [["report", "--source", "static", "stray"], /^proxyscope: unexpected argument\(s\) "stray"/],
   ] as [string[], RegExp][]) {

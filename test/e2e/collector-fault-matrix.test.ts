@@ -53,7 +53,7 @@ const AGENT_FAULTS: Record<string, { ip: string; b: AgentBehaviour | null }> = {
   "another node's report": { ip: "127.0.0.51", b: { report: ipvs } },
 };
 // The same faults from agents that serve /report/fleet (the ones above predate it: the collector
-// reads them on /report after a 404). A fault must come out the same by either route (#14 f).
+// reads them on /report after a 404). A fault must come out the same by either route (the fleet digest).
 const CURRENT_IP: Record<keyof typeof AGENT_FAULTS, string> = {
   down: "127.0.0.61",
   stalled: "127.0.0.62",

@@ -1,4 +1,4 @@
-// From a laptop (#16): outside the cluster the collector cannot dial pod IPs, so it reaches each agent
+// From a laptop: outside the cluster the collector cannot dial pod IPs, so it reaches each agent
 // through the API server's pod proxy (GET /api/v1/namespaces/NS/pods/NAME:PORT/proxy/report) with the
 // kubeconfig's credentials. Everything runs in a network namespace of this test's own that has only
 // loopback, as a laptop has no route to the pod network (here 198.51.100.0/24, TEST-NET-2): the API

@@ -1,4 +1,4 @@
-// Managed and packaged distributions, end to end (issue #12 point 10): the official client against the
+// Managed and packaged distributions, end to end: the official client against the
 // API server STAND-IN serving each distribution's kube-proxy objects in their real shapes
 // (test/fixtures/kubernetes/README.md says where each comes from), agents on loopback serving
 // NodeReports the real agent made against the kube-proxy stand-in. What the report must get right:

@@ -1,4 +1,4 @@
-// #17, the collector's half: a switched node's parity (made by the agent's own comparison and report
+// Parity, the collector's half: a switched node's parity (made by the agent's own comparison and report
 // builder, served over HTTP as an agent would) held against the Services and EndpointSlices the API
 // server STAND-IN serves in their real shapes. The official client reads them; the report classifies
 // each flagged Service: confirmed loss, deleted since the snapshot, churn, a real loss of endpoints —

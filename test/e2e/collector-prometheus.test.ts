@@ -24,7 +24,7 @@ const fleet = [
   { name: "prom-old", ip: "127.0.0.42", kernel: "4.18.0-553.el8_10.x86_64", mode: "ipvs" as const },
   { name: "prom-nft", ip: "127.0.0.43", kernel: "6.1.0-26-amd64", mode: "nftables" as const },
 ];
-// #17: prom-parity switched with a snapshot and an nft that answers the parity probe's reads from the
+// Parity: prom-parity switched with a snapshot and an nft that answers the parity probe's reads from the
 // recorded 1.34 ruleset (and nothing else: its nftables probe fails, named); prom-nft has a snapshot
 // but no nft at all, so its parity is not read and its parity metrics are absent.
 const parityDir = mkdtempSync(join(tmpdir(), "proxyscope-prom-parity-"));
@@ -224,7 +224,7 @@ t.test("Prometheus unreachable: no report, its own exit code", async (t) => {
   t.match(r.stderr, /Prometheus at http:\/\/127\.0\.0\.1:\d+/);
 });
 
-// Issue #14 (g): one query answers for the whole fleet, and at 50,000 nodes Prometheus needs seconds of
+// Prometheus at fleet scale: one query answers for the whole fleet, and at 50,000 nodes Prometheus needs seconds of
 // CPU for it; the per-call --timeout-ms (one agent's answer) failed every such query, so the source
 // gave no report at all. The same real Prometheus, its answers relayed unchanged but each held past
 // the per-call deadline: the queries share the gather's deadline, and every node is still read.

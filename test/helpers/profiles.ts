@@ -152,7 +152,7 @@ export function umlNodeScript(name: string, s: NodeState): string {
   return lines.join("\n");
 }
 
-/** The corpus's invariant ("Done when", issue #12): a deleting remedy is the thing to do only when
+/** The corpus's invariant ("Done when" of the real-cluster verdicts): a deleting remedy is the thing to do only when
  *  kube-proxy itself answered /proxyMode; otherwise it confirms first and deletes only on a condition.
  *  Returns what breaks it, empty when nothing does. */
 export function deletionViolations(r: NodeReport): string[] {

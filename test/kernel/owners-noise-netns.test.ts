@@ -6,11 +6,11 @@ import { finding, findingIds, parseScanOutput } from "../helpers/scan-report.js"
 import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
-// Issue #12 points 4 and 6 on the host kernel: a k3s-like node (kube-proxy in ipvs mode, kube-router's
+// Other owners and noise, on the host kernel: a k3s-like node (kube-proxy in ipvs mode, kube-router's
 // network-policy controller as k3s embeds it, Flannel, Docker, NodeLocal DNSCache, kube-proxy's own
 // conntrack.tcpBeLiberal), every ruleset built from the plugin's own source (the fixtures' headers and
 // test/fixtures/netfilter/README.md cite it), loaded for real; kube-proxy's endpoints are the stand-in.
-// Expected verdicts: test/profiles/profiles.md (P6 k3s, "Plugins", and "#12 points 4 and 6").
+// Expected verdicts: test/profiles/profiles.md (P6 k3s, "Plugins").
 
 const src = (f: string) => readFileSync(join(REPO_ROOT, "test/fixtures/netfilter/sources", f), "utf8");
 

@@ -9,7 +9,7 @@ import { emptyFacts, metrics, noKernelState } from "../helpers/facts.js";
 import { judge, NOW } from "../helpers/rules.js";
 import { ParityFacts } from "../../agent/facts/parity.js";
 
-// #17 end to end on real kernels. Before: the Services of kube-proxy's own nftables test ruleset
+// Parity end to end on real kernels. Before: the Services of kube-proxy's own nftables test ruleset
 // (pkg/proxy/nftables/proxier_test.go TestOverallNFTablesRules, test/fixtures/netfilter/sources/
 // kube-proxy-nft-v1.34-ip.nft) built as ipvs mode builds them — real IPVS virtual servers, a real
 // kube-ipvs0, real KUBE-NODE-PORT-TCP ipset — in User-Mode Linux, and snapshotted by the real probe.

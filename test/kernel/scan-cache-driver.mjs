@@ -1,7 +1,7 @@
 // Runs the real nftables and iptables probes from dist/ (build first) several times with one
 // ScanCache, in whatever network namespace it is started in, reading the real nf_tables generation
 // with the agent's own proxyscope-nft-generation and changing the kernel's rules between scans with
-// the real nft and iptables-nft (issue #14: what is cached must never make a finding stale).
+// The real nft and iptables-nft (what is cached must never make a finding stale).
 // argv[2]: a directory with add-service.nft, foreign-chain.nft and foreign-element.nft; argv[3]:
 // where to write each scan's outcome as JSON.
 import { writeFileSync } from "node:fs";

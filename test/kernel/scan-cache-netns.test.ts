@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { netnsAvailable, withNetns } from "../helpers/netns.js";
 import { REPO_ROOT } from "../helpers/uml.js";
 
-// Issue #14 on the host kernel: the nftables and iptables-nft reads are reused while the nf_tables
+// Reuse between scans, on the host kernel: the nftables and iptables-nft reads are reused while the nf_tables
 // generation stands still (read by the agent's own proxyscope-nft-generation), and what is reused
 // never makes a report stale: every change between two scans, by kube-proxy or anyone else, is seen at
 // once. kube-proxy's v1.34 table (its own proxier_test.go rules, test/fixtures/netfilter/sources),

@@ -53,7 +53,7 @@ if (!netnsAvailable()) {
     withNetns(async (ns) => {
       up(ns);
       ns.loadNft(src("kube-proxy-nft-v1.34-ip.nft"));
-      // nftables mode programs both families on every node (#12 point 8; the next test leaves one out).
+      // nftables mode programs both families on every node (the next test leaves one out).
       ns.loadNft(src("kube-proxy-nft-v1.33-ip6.nft"));
       ns.iptablesRestore(src("kubelet.rules"), "nft", "ipv4");
       ns.ipsetRestore(src("ipvs-mode.ipset"));
@@ -90,7 +90,7 @@ if (!netnsAvailable()) {
     }),
   );
 
-  // Issue #12 point 8: kube-proxy in nftables mode programs table ip and table ip6 kube-proxy; one
+  // kube-proxy in nftables mode programs table ip and table ip6 kube-proxy; one
   // missing is named by family (before, only both missing were seen).
   t.test("nftables mode with only table ip kube-proxy: the ip6 family is named missing", (t) =>
     withNetns(async (ns) => {
@@ -139,7 +139,7 @@ if (!netnsAvailable()) {
     }),
   );
 
-  // Issue #12 point 1. This kernel has no IPVS (the live virtual servers are in scenarios-uml, whose kernel
+  // A guessed phase. This kernel has no IPVS (the live virtual servers are in scenarios-uml, whose kernel
   // in turn has no ip-family nftables), so the ipvs node here is its ipsets and chains plus the table an
   // nftables canary left; kube-proxy does not answer. Today's rule called it a broken nftables node and
   // offered ipset destroy / kube-proxy --cleanup as the fix.
@@ -176,7 +176,7 @@ if (!netnsAvailable()) {
     }),
   );
 
-  // Issue #12 point 9. The crash's trigger is a set in the host netns written by nft 1.1.2+; the agent reads
+  // nft 1.1 on the host. The crash's trigger is a set in the host netns written by nft 1.1.2+; the agent reads
   // the host's nft from its package database: the recorded Debian 12 host tree with the nftables stanza's
   // Version raised to 1.1.3-1 (a host with a newer nft). #137501 (1.35.4) fixed kube-proxy's listing only.
   t.test("host nft 1.1.3, kube-proxy 1.35.4 in iptables mode: a canary warning, not a pass", (t) =>
@@ -246,7 +246,7 @@ if (!netnsAvailable()) {
     }),
   );
 
-  // Issue #12 point 11 (a): kube-proxy's gauge says which policy; ITP Local alone was reported as "external".
+  // kube-proxy's gauge says which policy; ITP Local alone was reported as "external".
   t.test(
     "ipvs mode, internalTrafficPolicy: Local without a local endpoint: named internal, not external",
     (t) =>
@@ -268,7 +268,7 @@ if (!netnsAvailable()) {
       }),
   );
 
-  // Issue #12 point 11 (b): kube-proxy 1.30 in iptables mode exports no localhost-NodePort counter (it came
+  // kube-proxy 1.30 in iptables mode exports no localhost-NodePort counter (it came
   // in 1.31, the stand-in follows RegisterMetrics). Today that was silence, read by a person as "none".
   t.test("iptables mode on kube-proxy 1.30: localhost NodePorts said to be not measurable", (t) =>
     withNetns(async (ns) => {

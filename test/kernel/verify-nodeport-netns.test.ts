@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { VerifyResult } from "../../common/verify-result.js";
 import { NetNs, netnsAvailable } from "../helpers/netns.js";
 
-// #12 point 11: verify's NodePort check on the node's own addresses, on real nftables state. A network
+// verify's NodePort check on the node's own addresses, on real nftables state. A network
 // namespace (the host kernel has the ip family UML lacks) holds a primary address, a secondary one, a CNI
 // bridge's and a DNS cache's address, and kube-proxy's own 1.34 ruleset, verbatim from its proxier_test
 // (test/fixtures/netfilter/sources/kube-proxy-nft-v1.34-ip.nft): `nodeport-ips` holds only the primary

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { VerifyResult } from "../../common/verify-result.js";
 import { bootUml, hostScratchDir, REPO_ROOT, umlRunsHere, umlUnavailableReason } from "../helpers/uml.js";
 
-// #12 point 11: `verify --expect-mode ipvs` after a rollback, on real IPVS in User-Mode Linux. One boot,
+// `verify --expect-mode ipvs` after a rollback, on real IPVS in User-Mode Linux. One boot,
 // one namespace per scenario (verify-rollback-uml-guest.sh): the data plane whole again, kube-ipvs0
 // missing a Service IP that IPVS serves, and nothing of ipvs mode's state at all. kube-proxy is the
 // STAND-IN (test/standins/kube-proxy.ts) answering ipvs. Needs `npx tsc -p .`. UML's nftables has no ip

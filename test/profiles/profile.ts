@@ -73,7 +73,7 @@ export interface Expected {
   /** Evidence a finding must carry, by finding id then key (compared with t.same). */
   evidence?: Record<string, Record<string, unknown>>;
   /**
-   * Set while main does not give this verdict yet: which fix of issue #12 it waits for. The expectation
+   * Set while main does not give this verdict yet: which fix it waits for. The expectation
    * stays what a careful SRE expects; the test still asserts it (and fails until the fix lands).
    */
   waitsFor?: string;

@@ -1,6 +1,6 @@
 import { listed, rule } from "../rule.js";
 
-// Issue #17: a Service IP or NodePort IPVS served before the switch that no kube-proxy nftables map
+// Parity: a Service IP or NodePort IPVS served before the switch that no kube-proxy nftables map
 // serves now. IPVS carries no names, so the address is the name here; the collector turns it into
 // namespace/Service from the API.
 export const servicesLostInSwitch = rule({

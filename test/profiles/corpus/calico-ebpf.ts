@@ -9,7 +9,7 @@ export const profile: Profile = {
     "Calico eBPF: kube-proxy removed after a move off ipvs (kube-ipvs0 left); on AKS kube-proxy stays alongside",
   sources: [
     "test/profiles/profiles.md Plugins: Calico eBPF ('native support for Kubernetes services (without needing kube-proxy)', https://docs.tigera.io/calico/latest/operations/ebpf/install; on AKS+Azure CNI 'it is not possible to disable kube-proxy', https://docs.tigera.io/calico/3.28/operations/ebpf/enabling-ebpf)",
-    "issue #12 point 2 (black hole in any phase) and the 'Done when' deletion rule",
+    "kube-ipvs0 is a black hole in any phase, and the 'Done when' deletion rule",
     "test/fixtures/netfilter/sources/calico-ebpf.rules (felix/rules/rule_defs.go chain names; BPF-mode rule bodies not read)",
   ],
   nodes: [

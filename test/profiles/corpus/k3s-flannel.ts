@@ -17,7 +17,7 @@ export const profile: Profile = {
   sources: [
     "test/profiles/profiles.md P6 (kube-proxy inside the k3s process: argsMap proxy-mode=iptables, healthz-bind-address=127.0.0.1, --kube-proxy-arg extras; KUBE-ROUTER-*/KUBE-NWPLCY-*/KUBE-POD-FW-* chains and KUBE-SRC-/KUBE-DST- ipsets are not kube-proxy's)",
     "test/fixtures/netfilter/sources/kube-router-netpol.rules, .ipset (cloudnativelabs/kube-router @7c2c2779 pkg/controllers/netpol)",
-    "issue #12 point 4: kube-router's chains and ipsets are not kube-proxy's",
+    "kube-router's chains and ipsets are not kube-proxy's",
     "version string form vX.Y.Z+k3sN: k3s release tags (the node's kubeletVersion); the agent must read it as 1.33",
   ],
   nodes: [

@@ -10,7 +10,7 @@ import {
 import type { Profile } from "../profile.js";
 
 // kOps with spec.kubeAPIServer.serviceNodePortRange 40000-40100: the NodePort lives outside the default
-// range, in kube-proxy's KUBE-NODE-PORT-TCP ipset (issue #12 point 3).
+// range, in kube-proxy's KUBE-NODE-PORT-TCP ipset.
 const base = kubeProxyVirtualServers("172.20.33.14", 40080);
 
 export const profile: Profile = {
@@ -20,7 +20,7 @@ export const profile: Profile = {
   title: "kOps cluster with a custom NodePort range and Calico, kube-proxy static pods in ipvs mode",
   sources: [
     "test/profiles/profiles.md P5 (spec.kubeProxy.proxyMode; kube-proxy as static pods, kops PR #10115)",
-    "issue #12 point 3: NodePorts are learned from the node's KUBE-NODE-PORT-* ipsets; a custom --service-node-port-range is accepted",
+    "NodePorts are learned from the node's KUBE-NODE-PORT-* ipsets; a custom --service-node-port-range is accepted",
     "test/fixtures/netfilter/sources/calico-iptables.rules, calico.ipset",
   ],
   nodes: [

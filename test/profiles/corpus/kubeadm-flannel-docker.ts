@@ -20,7 +20,7 @@ export const profile: Profile = {
   title: "kubeadm + Flannel on a node that also runs Docker and NodeLocal DNSCache (169.254.20.10)",
   sources: [
     "test/profiles/profiles.md P1, Plugins: Flannel, Docker on the node, NodeLocal DNSCache",
-    "issue #12 point 6: nodeport-addresses-shrink must not fire on cni0/docker0/flannel.1/nodelocaldns; host-firewall-needs-nodeport-range must not fire on Docker's FORWARD DROP",
+    "nodeport-addresses-shrink must not fire on cni0/docker0/flannel.1/nodelocaldns; host-firewall-needs-nodeport-range must not fire on Docker's FORWARD DROP",
     "forward-drop-after-switch: pkg/proxy/nftables/proxier.go v1.34.4 nftablesBaseChains (DNAT at prerouting, filter-forward only rejects); pkg/proxy/ipvs/proxier.go v1.34.4 KUBE-FORWARD; kubernetes/kubernetes#39823",
     "test/fixtures/netfilter/sources/flannel.rules (flannel-io/flannel), docker.rules (moby/moby iptablesdoc new-daemon.md), nodelocaldns.rules (kubernetes/dns node-cache)",
     "DESIGN.md 'Facts that trip people': kube-proxy's ipvs cleanup leaves ipsets/chains unless run; kubelet owns KUBE-FIREWALL etc.",

@@ -18,8 +18,8 @@ export const profile: Profile = {
     "Talos: cluster.proxy.mode nftables with Flannel; and a node moved to Cilium KPR with kube-proxy's ipvs state left",
   sources: [
     "test/profiles/profiles.md P8 (cluster.proxy {disabled, mode, extraArgs}; proxy.disabled: true is common with Cilium; siderolabs/talos machine config types)",
-    "issue #12 point 2: kube-ipvs0 holding addresses with no virtual servers is a black hole whatever the phase",
-    "issue #12 point 1 / DESIGN.md invariants: kube-proxy silent, phase guessed: deleting remedies only on the condition that kube-proxy is gone for good",
+    "kube-ipvs0 holding addresses with no virtual servers is a black hole whatever the phase",
+    "kube-proxy silent, phase guessed: deleting remedies only on the condition that kube-proxy is gone for good",
   ],
   nodes: [
     {

@@ -4,7 +4,7 @@ import { dirname, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 // `serve`'s serving thread keeps, for the agent's whole life, every module it loaded: it must not load
-// what only the scan thread or the one-shot commands use (issue #14 row e; bench/results/rss.md).
+// What only the scan thread or the one-shot commands use (bench/results/rss.md).
 // Static value imports only: a type import costs nothing at run time, and a dynamic import() is loaded
 // when (if) its command or route runs.
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");

@@ -1,4 +1,4 @@
-// The target decides which row an answer fills (issue #13.5). With URL-only static targets an agent
+// The target decides which row an answer fills. With URL-only static targets an agent
 // named itself: two agents claiming one name made the rollup keep one answer and drop the other row
 // (a node vanished from a 17-target report), and an agent claiming a node another target names hid
 // that node's failure behind its own "ok". Real loopback HTTP agents answering real NodeReports.

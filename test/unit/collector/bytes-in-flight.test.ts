@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { gatherBudget } from "../../../collector/byte-budget.js";
 import { fetchAgents, type AgentTarget } from "../../../collector/sources/agents.js";
 
-// Issue #14: the gather bounds the bytes in flight, not the calls. An agent that has not answered
+// The gather bounds the bytes in flight, not the calls. An agent that has not answered
 // holds no room, so slow and hung agents do not keep answering ones waiting; an answer takes its
 // declared length once its headers arrive. Asserted on the budget's own counters, never on time.
 const KiB = 1024;

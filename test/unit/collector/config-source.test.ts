@@ -1,4 +1,4 @@
-// Where kube-proxy's mode comes from (issue #12 point 10): --config followed to the volume and the
+// Where kube-proxy's mode comes from: --config followed to the volume and the
 // ConfigMap it mounts, static pods, the distribution; and the rule that only a source read and found
 // empty is "not pinned". Objects are the recorded shapes in test/fixtures/kubernetes/ (README there).
 import { readFileSync } from "node:fs";

@@ -1,4 +1,4 @@
-// Issue #14 (f): the agent serves a FleetDigest on /report/fleet, rendered once per scan, and the
+// The fleet digest: the agent serves a FleetDigest on /report/fleet, rendered once per scan, and the
 // collector reads it (validated whole) instead of the ~180 KB /report; an agent older than the route
 // answers 404 there and is read on /report, as before, so a DaemonSet mid-rollout keeps working.
 import { createServer } from "node:http";

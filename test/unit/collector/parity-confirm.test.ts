@@ -8,7 +8,7 @@ import type {
 } from "../../../collector/report/cluster-facts.js";
 import type { FleetNode, NodeParity } from "../../../collector/report/schema.js";
 
-// #17, the pure half of the collector's confirmation: which endpoints kube-proxy would program from the
+// Parity, the pure half of the collector's confirmation: which endpoints kube-proxy would program from the
 // current EndpointSlices (pkg/proxy/topology.go CategorizeEndpoints), and what each flagged entry is.
 
 const svc = (over: Partial<ApiService> = {}): ApiService => ({

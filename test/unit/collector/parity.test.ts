@@ -10,7 +10,7 @@ import { reportOf } from "../../helpers/reports.js";
 import { emptyFacts, metrics, noKernelState } from "../../helpers/facts.js";
 import { NOW } from "../../helpers/rules.js";
 
-// #17 in the fleet: each switched node's parity, its lost addresses named from the API's Services,
+// Parity in the fleet: each switched node's parity, its lost addresses named from the API's Services,
 // the fleet tally, and the canary step stopping the next pool on a lost Service.
 const parity = (missing: string[]): NodeFacts["parity"] => ({
   state: "compared",

@@ -79,7 +79,7 @@ const hostileReport: fc.Arbitrary<FleetReport> = fc
             phase: "ipvs",
             verdict: "attention",
             failedProbes: [h.title],
-            // #17: a hostile parity state and lost address (a Service name from a node or the API).
+            // Parity: a hostile parity state and lost address (a Service name from a node or the API).
             parity: {
               state: h.title,
               snapshotAgeSeconds: 60,

@@ -1,4 +1,4 @@
-// Issue #13 (9): --agents-file reads regular files only, capped (a FIFO hung the collector, /dev/zero
+// --agents-file reads regular files only, capped (a FIFO hung the collector, /dev/zero
 // ran it out of memory); an agent's year-old report is a named "stale" failure for that node, not its
 // present state; and --fail-on unanswered does not count the API the user chose not to ask.
 import t from "tap";

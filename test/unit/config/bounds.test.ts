@@ -1,4 +1,4 @@
-// Issue #13 (8, 9): every duration flag is bounded below Node's timer limit, ports are decimal digits,
+// Every duration flag is bounded below Node's timer limit, ports are decimal digits,
 // --listen is an address or a host name, and stray positionals are refused — each error names what
 // the user typed. Before the fix each of these was accepted and misbehaved later.
 import t from "tap";

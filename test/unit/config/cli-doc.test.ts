@@ -1,5 +1,5 @@
 // docs/cli.md's flag tables are the reference for both programs: every flag each command takes, and the
-// environment variables it is read from, must be in them (#16), so the document cannot drift from the code.
+// environment variables it is read from, must be in them, so the document cannot drift from the code.
 import { readFileSync } from "node:fs";
 import t from "tap";
 import { AGENT_FLAGS } from "../../../agent/config.js";

@@ -1,7 +1,7 @@
 import t from "tap";
 import { ConfigError, loadConfig, ruleOptions } from "../../../agent/config.js";
 
-// Issue #12 point 3: the API server's --service-node-port-range is not published by kube-proxy; a cluster
+// The API server's --service-node-port-range is not published by kube-proxy; a cluster
 // with a custom one sets it here, so its NodePort virtual servers are never called foreign.
 t.test("--node-port-range reaches the rules", async (t) => {
   const cfg = loadConfig(["--node-port-range", "40000-40100"], {});

@@ -227,7 +227,7 @@ t.test("the agent DaemonSet", async (t) => {
     }))
     .filter((m: { host?: unknown }) => m.host !== undefined);
   const lock = hostMounts.filter((m: { host: { path: string } }) => m.host.path === "/run/xtables.lock");
-  // #17: the agent's own state directory, the one place it writes: the parity snapshot.
+  // Parity: the agent's own state directory, the one place it writes: the parity snapshot.
   const state = hostMounts.filter((m: { host: { path: string } }) => m.host.path === "/var/lib/proxyscope");
   t.equal(state.length, 1, "one state directory");
   t.same(state[0]?.host, { path: "/var/lib/proxyscope", type: "DirectoryOrCreate" });
@@ -360,7 +360,7 @@ t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
   ]);
 });
 
-t.test("the laptop ClusterRole (#16): agent pods and pods/proxy, read only, bound by the user", async (t) => {
+t.test("the laptop ClusterRole: agent pods and pods/proxy, read only, bound by the user", async (t) => {
   const role = find("ClusterRole", "proxyscope-laptop");
   t.same(role.rules, [
     { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },

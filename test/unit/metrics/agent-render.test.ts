@@ -3,7 +3,7 @@ import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 
 // The agent's own exposition is rendered on the serving thread once per scan; with the process
 // metrics that render must let the event loop turn between families rather than hold it for the
-// whole registry (issue #14 row d). Counted in turns of the loop, never timed.
+// whole registry (render cost). Counted in turns of the loop, never timed.
 
 const node = new TextEncoder().encode(
   "# HELP proxyscope_phase p\n# TYPE proxyscope_phase gauge\nproxyscope_phase 1\n",

@@ -187,7 +187,7 @@ t.test("upstream's exact rule text, nfacct matches included, parses the same", a
 });
 
 t.test(
-  "comments with a newline (#13.1): one rule over several lines, as the real iptables-legacy-save prints it",
+  "comments with a newline: one rule over several lines, as the real iptables-legacy-save prints it",
   async (t) => {
     // recorded/odd-comments (record.sh): kube-proxy's ipvs-mode rules and OUTPUT rules whose comments
     // hold newlines, "COMMIT" and "*filter" on lines of their own, a quote, a backslash, a tab.
@@ -228,7 +228,7 @@ t.test(
   },
 );
 
-// #12 point 4: kube-router's KUBE-* chains and sets are not kube-proxy's; a foreign rule matching
+// kube-router's KUBE-* chains and sets are not kube-proxy's; a foreign rule matching
 // kube-proxy's ipset is a reference. Recorded from kube-router/Flannel/Docker rulesets built from their source.
 t.test("kube-router's chains and sets are nobody's references; a match on kube-proxy's set is", async (t) => {
   const r = parseIptablesSave(read("k3s-kube-router", "iptables-nft-save.txt"), "nft", "ipv4");

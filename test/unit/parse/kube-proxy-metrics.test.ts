@@ -161,7 +161,7 @@ t.test("NaN/Inf sums are left out rather than reported as numbers", async (t) =>
   }
 });
 
-// #12 point 11: the no-local-endpoints gauge is read per traffic_policy, so ITP Local is not called ETP.
+// The no-local-endpoints gauge is read per traffic_policy, so ITP Local is not called ETP.
 t.test("no_local_endpoints is split by traffic_policy (internal, external)", async (t) => {
   const g = "kubeproxy_sync_proxy_rules_no_local_endpoints_total";
   t.same(facts("ipvs-v1.31").metrics[g]?.byLabel, { traffic_policy: { internal: 0, external: 0 } });

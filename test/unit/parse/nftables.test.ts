@@ -52,7 +52,7 @@ t.test("1.34 layout: kube-proxy table, iptables-nft's compat tables (kubelet) ma
       family: "ip",
       name: "kube-proxy",
       sets: V134_SETS,
-      // From the recorded service-nodeports and no-endpoint-nodeports maps (#12 point 3).
+      // From the recorded service-nodeports and no-endpoint-nodeports maps.
       nodePorts: ["TCP:3001", "TCP:3002", "TCP:3003"],
       // ns2/svc2's 3001 is also in no-endpoint-nodeports (ETP Local, no local endpoint): no connect goes there.
       nodePortsWithEndpoints: ["TCP:3002", "TCP:3003"],

@@ -50,7 +50,7 @@ t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => 
       kubeProxy: true,
     },
   );
-  // #12 point 3: the NodePorts, from the one KUBE-NODE-PORT-* set with members.
+  // The NodePorts, from the one KUBE-NODE-PORT-* set with members.
   t.same(r.facts.nodePorts, ["TCP:30080"]);
   t.same(d.calls(), ["ipset list -terse", "ipset list KUBE-NODE-PORT-TCP"]);
 

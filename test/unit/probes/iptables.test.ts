@@ -65,7 +65,7 @@ t.test("iptables: a missing legacy backend is recorded per backend, the rest sti
   const r = await iptablesProbe.run(ctx(dir));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   const [legacy4, legacy6, nft4, nft6] = r.facts.backends;
-  // Unread (#13.1): why, and no lists or counts a reader could take for "none".
+  // Unread: why, and no lists or counts a reader could take for "none".
   t.match(legacy4, {
     backend: "legacy",
     family: "ipv4",
@@ -108,7 +108,7 @@ t.test("iptables: a legacy tool failing where the kernel has no legacy tables re
   );
 });
 
-t.test("iptables: garbage from one backend leaves it unread, the others read (#13.1)", async (t) => {
+t.test("iptables: garbage from one backend leaves it unread, the others read", async (t) => {
   const dir = toolDir({
     "iptables-nft-save": { file: "iptables-mode/iptables-nft-save.txt" },
     "ip6tables-nft-save": { file: "iptables-mode/ip6tables-nft-save.txt" },

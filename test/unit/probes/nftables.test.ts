@@ -64,7 +64,7 @@ t.test("nftables: reads tables, chains, sets and maps, never a whole table", asy
 t.test(
   "nftables: the same facts as the family-wide listings, from the named sets and maps alone",
   async (t) => {
-    // The recordings of `nft -j list sets|maps <family>` (what the probe read before #14: 8-14 s of CPU
+    // The recordings of `nft -j list sets|maps <family>` (what the probe read before the reads were cut down: 8-14 s of CPU
     // at 10,000 Services) are the reference the cheap reads must reproduce, set by set and count by count.
     const { readdirSync, existsSync, readFileSync } = await import("node:fs");
     const { parseNftChains, parseNftSets, parseNftTables } = await import("../../../agent/parse/nft-json.js");

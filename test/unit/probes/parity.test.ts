@@ -21,7 +21,7 @@ import type { ProbeContext } from "../../../agent/probes/types.js";
 import { SNAPSHOT_FORMAT } from "../../../agent/facts/parity.js";
 import { tree } from "../../helpers/probe-context.js";
 
-// #17's probe against real files and a stand-in nft that prints what the real nft 1.0.6 printed for
+// The parity probe against real files and a stand-in nft that prints what the real nft 1.0.6 printed for
 // kube-proxy's 1.34 test ruleset (test/fixtures/netfilter/recorded/nftables-v1.34).
 const rec = new URL("../../fixtures/netfilter/recorded/nftables-v1.34/", import.meta.url).pathname;
 const NFT = (fail: boolean, noChains = false) => `#!/bin/sh

@@ -4,14 +4,14 @@ import { join } from "node:path";
 import { FINDING_IDS } from "../../../agent/rules/catalogue.js";
 import { loadProfiles, SOURCES } from "../../helpers/profiles.js";
 
-// The profile corpus is data; this checks the data itself (cheaply, no kernel): it covers what issue #12
+// The profile corpus is data; this checks the data itself (cheaply, no kernel): it covers what real clusters
 // asks for, every node is buildable where it says, every ruleset it loads exists, and every expected id
 // is one the agent has — unless the profile says which fix it waits for.
 
 const profiles = await loadProfiles();
 const nodes = profiles.flatMap((p) => p.nodes.map((n) => ({ p, n })));
 
-t.test("covers the distributions and network plugins issue #12 names", async (t) => {
+t.test("covers the distributions and network plugins users run", async (t) => {
   const dists = profiles.map((p) => p.distribution).join(" | ");
   for (const d of [
     /kubeadm/,

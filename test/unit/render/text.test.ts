@@ -52,7 +52,7 @@ t.test("a report renders by severity, names failed probes, and validates against
   t.ok(coloured.includes("\u001b[31m"), "colour only when asked");
 });
 
-// #12 point 6: what a check filtered as noise is printed, escaped like everything a node supplies.
+// What a check filtered as noise is printed, escaped like everything a node supplies.
 t.test("what a check saw and did not count is said, escaped", async (t) => {
   const r = buildReport(
     [

@@ -7,7 +7,7 @@ import { summaryOf } from "../../../agent/view/summary.js";
 import { emptyFacts, noKernelState, refused, vs } from "../../helpers/facts.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
-// Issue #12 point 1: a phase inferred from kernel state is said so in the verdict, the report's view
+// A phase inferred from kernel state is said so in the verdict, the report's view
 // summary, the text report and the metrics — not only in a probe list a reader may skip.
 
 const guessed = () =>

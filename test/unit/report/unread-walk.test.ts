@@ -13,7 +13,7 @@ import { checkFails } from "../../../common/verify-result.js";
 import { addresses, ipvsNode, kernel, NOW } from "../../helpers/rules.js";
 import { configz, emptyFacts, iptablesBackend, metrics, noKernelState } from "../../helpers/facts.js";
 
-// #13.1: a part of the node not read never counts as absent. Every probe, and every iptables backend,
+// A part of the node not read never counts as absent. Every probe, and every iptables backend,
 // is walked through "not read" on a node that is otherwise clean (after the switch) and one that is
 // otherwise ready (before it): never clean, ready, verify PASS, "nothing to remove" or success 1.
 

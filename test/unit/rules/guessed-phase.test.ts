@@ -16,7 +16,7 @@ import {
 import { firstDeletion } from "../../helpers/remedies.js";
 import { recordedConnNode } from "../../helpers/recorded-conn-node.js";
 
-// Issue #12 point 1: when /proxyMode did not answer, the phase is a guess. No finding may then offer a
+// When /proxyMode did not answer, the phase is a guess. No finding may then offer a
 // command that deletes kernel state as the thing to do: it first says how to confirm what runs there and
 // gives the deletion only conditionally. This walks the catalogue: every id either fires on one of the
 // guessed-phase nodes below (and its remedy is checked), or is shown to need kube-proxy's own answer.
@@ -309,7 +309,7 @@ function cleanupNode(failures: number): NodeFacts {
     ),
   });
 }
-/** A node after the switch whose parity snapshot was compared (#17): what IPVS served before, per Service. */
+/** A node after the switch whose parity snapshot was compared: what IPVS served before, per Service. */
 function parityNode(counts: {
   same: number;
   missingAfter: number;

@@ -25,7 +25,7 @@ t.test("the deprecation alone does not hold a node back from ready", async (t) =
   t.equal(j.verdict, "ready");
 });
 
-// Issue #12 point 7: broken now is worse than "plan something". Before the switch too, a node whose
+// Broken now is worse than "plan something". Before the switch too, a node whose
 // kube-proxy rules are stale or whose kube-proxy reports itself unhealthy is unhealthy, not attention.
 t.test("an ipvs node with stale rules is unhealthy, not attention", async (t) => {
   const j = judge(

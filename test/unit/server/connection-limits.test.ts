@@ -1,4 +1,4 @@
-// The connection cap of both servers (#13.2): the agent's and the collector's `serve`. Real sockets on
+// The connection cap of both servers: the agent's and the collector's `serve`. Real sockets on
 // loopback: past the cap each new connection is closed by the server at once, the held ones are
 // closed by the header deadline, and the server answers once they are gone. The real-process case
 // (a scan under the attack, a low fd limit) is test/e2e/agent-connections.test.ts.

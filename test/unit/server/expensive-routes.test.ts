@@ -5,7 +5,7 @@ import { buildApp } from "../../../agent/server/app.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
-// #13.6: /ipvs/virtual-server costs a full read of /proc/net/ip_vs (~320 ms of CPU at 10,000
+// /ipvs/virtual-server costs a full read of /proc/net/ip_vs (~320 ms of CPU at 10,000
 // Services); /metrics and /report are rendered once per scan, never per request. All by behaviour:
 // a window of an hour on a clock the test moves, so nothing depends on how fast this machine is.
 

@@ -5,7 +5,7 @@ import { parseNftSets } from "../../../agent/parse/nft-json.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
 
-// The pure side of verify's NodePort and rollback lines (#12 point 11); the kernel side is in
+// The pure side of verify's NodePort and rollback lines; the kernel side is in
 // test/kernel/verify-nodeport-netns.test.ts and verify-rollback-uml.test.ts.
 const NOW = Date.parse("2026-01-01T00:00:00.000Z") / 1000;
 const iface = (name: string, address: string, kind: string | null = null) => ({

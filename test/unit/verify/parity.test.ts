@@ -6,7 +6,7 @@ import { reportOf } from "../../helpers/reports.js";
 import { emptyFacts, metrics, noKernelState } from "../../helpers/facts.js";
 import { NOW } from "../../helpers/rules.js";
 
-// #17: verify's parity line. Lost Services fail it; a snapshot that cannot be compared is named, never
+// Parity: verify's parity line. Lost Services fail it; a snapshot that cannot be compared is named, never
 // passed as "nothing lost"; a corrupt one or an unread probe fails the verification.
 const PATH = "/var/lib/proxyscope/ipvs-snapshot.json";
 function parityCheck(parity: NodeFacts["parity"]) {

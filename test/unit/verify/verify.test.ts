@@ -44,7 +44,7 @@ const ADDRESSES: NodeFacts["addresses"] = {
   ],
   primary: { ipv4: "10.0.0.1", ipv6: null, source: "default-route" },
 };
-// A switch that lost nothing (#17); test/unit/verify/parity.test.ts walks the other states.
+// A switch that lost nothing; test/unit/verify/parity.test.ts walks the other states.
 const COMPARED_CLEAN: NodeFacts["parity"] = {
   state: "compared",
   path: "/var/lib/proxyscope/ipvs-snapshot.json",

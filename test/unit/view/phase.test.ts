@@ -73,7 +73,7 @@ const liveIpvs = {
   },
 };
 
-// Stricter since #12: the Service IPs sit on kube-ipvs0 (ipvs mode always binds them there); virtual
+// Stricter now: the Service IPs sit on kube-ipvs0 (ipvs mode always binds them there); virtual
 // servers with no kube-ipvs0 are someone else's and no longer make the phase ipvs (next test).
 t.test("kube-proxy silent: inferred from kernel state", async (t) => {
   const d = decidePhase(

@@ -17,7 +17,7 @@ import { movedWithBlackHole, reportOf } from "../../../helpers/reports.js";
 
 t.test("every metric name in the collector's PromQL is in the agent's registry output", async (t) => {
   const m = new AgentMetrics({ version: "0.1.0" });
-  // With parity compared (#17), so the parity counts and snapshot time are exposed too.
+  // With parity compared, so the parity counts and snapshot time are exposed too.
   m.recordScan(
     (
       await renderScan(

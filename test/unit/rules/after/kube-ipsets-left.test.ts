@@ -9,7 +9,7 @@ t.test("nftables node: leftovers without harm -> leftovers; kubelet chains are n
     configz: configz({ mode: "nftables" }),
     kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 5 }),
     nftables: {
-      // Both families, as nftables mode programs them on every node (#12 point 8).
+      // Both families, as nftables mode programs them on every node.
       tables: (["ip", "ip6"] as const).map((family) => ({ family, name: "kube-proxy", owner: "kube-proxy" })),
       kubeProxyTableName: "kube-proxy",
       kubeProxy: (["ip", "ip6"] as const).map((family) => ({
@@ -59,7 +59,7 @@ t.test("nftables node: leftovers without harm -> leftovers; kubelet chains are n
   t.equal(j.findings[0]!.evidence.ipv6Sets, 1);
 });
 
-// #12 point 4: the remedy names kube-proxy's sets exactly; `grep '^KUBE-'` would destroy kube-router's
+// The remedy names kube-proxy's sets exactly; `grep '^KUBE-'` would destroy kube-router's
 // in-use KUBE-SRC-*/KUBE-DST-* sets on every k3s node.
 t.test("the remedy destroys kube-proxy's sets by name, never every KUBE-* set", async (t) => {
   const set = (name: string, kubeProxy: boolean) => ({

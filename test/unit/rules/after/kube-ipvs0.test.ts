@@ -59,7 +59,7 @@ t.test("kube-ipvs0 with addresses but no IPVS reading: left, not called a black 
   t.notOk(ids(j).includes("kube-ipvs0-black-hole"));
 });
 
-// Issue #12 point 2: kube-ipvs0 holding addresses with no IPVS virtual server behind them is a black hole
+// kube-ipvs0 holding addresses with no IPVS virtual server behind them is a black hole
 // whatever the phase — kube-proxy crashed or gone (a guessed ipvs phase), or a mode it does not name.
 const partial = (over: Partial<NodeFacts> = {}) =>
   emptyFacts({

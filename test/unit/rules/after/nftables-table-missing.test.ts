@@ -3,7 +3,7 @@ import { ids, judge, NOW } from "../../../helpers/rules.js";
 import { emptyFacts, metrics, noKernelState } from "../../../helpers/facts.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 
-// Issue #12 point 8: nftables mode programs `table ip kube-proxy` and `table ip6 kube-proxy` on every node
+// nftables mode programs `table ip kube-proxy` and `table ip6 kube-proxy` on every node
 // (cmd/kube-proxy/app/server_linux.go assumes both families for nftables mode; test/profiles
 // upstream-facts.md §c). A missing family is named, not only the case where both are missing.
 const table = (family: "ip" | "ip6") => ({

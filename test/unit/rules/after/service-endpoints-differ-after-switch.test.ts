@@ -4,7 +4,7 @@ import { emptyFacts, metrics, noKernelState } from "../../../helpers/facts.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 import type { ServiceParity } from "../../../../agent/facts/parity.js";
 
-// #17: endpoints differ between the snapshot and now: churn (info) unless a Service lost them all or
+// Parity: endpoints differ between the snapshot and now: churn (info) unless a Service lost them all or
 // many differ (warning).
 const differ = (before: number, after: number): ServiceParity => ({
   service: "web/api:https",

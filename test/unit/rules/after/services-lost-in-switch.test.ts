@@ -4,7 +4,7 @@ import { emptyFacts, metrics, noKernelState } from "../../../helpers/facts.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 import type { ServiceParity } from "../../../../agent/facts/parity.js";
 
-// #17: a Service address IPVS served before the switch that no kube-proxy nftables map serves now.
+// Parity: a Service address IPVS served before the switch that no kube-proxy nftables map serves now.
 const lost: ServiceParity = {
   service: null,
   protocol: "TCP",

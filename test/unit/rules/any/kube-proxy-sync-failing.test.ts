@@ -5,7 +5,7 @@ import { buildReport } from "../../../../agent/assemble/report.js";
 import { DEFAULT_RULE_OPTIONS } from "../../../../agent/view/options.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 
-// Issue #12 point 5: kube-proxy's *_failures_total counters are cumulative. A failure is current when the
+// kube-proxy's *_failures_total counters are cumulative. A failure is current when the
 // counter rose since the previous scan (serve keeps it) or the last successful sync is stale; a past
 // failure that has not recurred is info at most — the alerts already use rates, and so does the verdict.
 

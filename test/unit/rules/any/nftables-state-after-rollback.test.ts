@@ -21,7 +21,7 @@ t.test("kube-proxy's nftables table on a node back in ipvs mode is told", async 
   t.notOk(ids(judge(ipvsNode(), new Map(), NOW)).includes("nftables-state-after-rollback"));
 });
 
-// #12 point 11 (d): after a rollback, kube-proxy answering ipvs is not enough: its data plane must be back.
+// After a rollback, kube-proxy answering ipvs is not enough: its data plane must be back.
 t.test(
   "rollback to ipvs: the ipvs data plane checked (virtual servers, kube-ipvs0 with ClusterIPs)",
   async (t) => {

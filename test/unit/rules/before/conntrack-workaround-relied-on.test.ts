@@ -19,7 +19,7 @@ t.test("nf_conntrack_tcp_be_liberal=1 before the switch is told; 0 is not", asyn
   );
 });
 
-// #12 point 6: kube-proxy's own conntrack.tcpBeLiberal (KubeProxyConntrackConfiguration.TCPBeLiberal) sets the
+// kube-proxy's own conntrack.tcpBeLiberal (KubeProxyConntrackConfiguration.TCPBeLiberal) sets the
 // sysctl in every mode (cmd/kube-proxy/app/server_linux.go), so the switch loses nothing: not relied on.
 t.test(
   "be_liberal set by kube-proxy's own config is seen, not counted; unread config still counts",

@@ -18,7 +18,7 @@ t.test("Services with a Local policy and no local endpoint, in ipvs mode, are to
   );
 });
 
-// #12 point 11: ipvs falls back for internalTrafficPolicy: Local as well as externalTrafficPolicy: Local.
+// ipvs falls back for internalTrafficPolicy: Local as well as externalTrafficPolicy: Local.
 t.test(
   "the evidence splits internal and external; internal alone is named, not called external",
   async (t) => {

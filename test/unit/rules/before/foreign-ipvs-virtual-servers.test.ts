@@ -30,7 +30,7 @@ t.test("without kube-ipvs0 facts nothing is called foreign", async (t) => {
   t.notOk(ids(j).includes("foreign-ipvs-virtual-servers"));
 });
 
-// Issue #12 point 3: a cluster with a custom --service-node-port-range has NodePort virtual servers
+// A cluster with a custom --service-node-port-range has NodePort virtual servers
 // outside 30000-32767. The node itself says which ports are NodePorts (KUBE-NODE-PORT-* ipsets in ipvs
 // mode, the service-nodeports map in nftables mode), and a configured range is accepted too.
 const customRange = () => {

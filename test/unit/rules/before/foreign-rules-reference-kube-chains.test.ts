@@ -22,7 +22,7 @@ t.test("a rule of someone else's that jumps into a KUBE-* chain is told", async 
   );
 });
 
-// #12 point 4: a foreign rule matching kube-proxy's ipset by name breaks like a jump when nftables mode
+// A foreign rule matching kube-proxy's ipset by name breaks like a jump when nftables mode
 // destroys the set; the parser lists only kube-proxy's exact names (kube-router's KUBE-SRC-* never).
 t.test("a foreign match on kube-proxy's ipset is told, beside the jumps", async (t) => {
   const m = {

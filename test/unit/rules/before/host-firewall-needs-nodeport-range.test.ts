@@ -17,7 +17,7 @@ t.test("an INPUT policy DROP before the switch is told; ACCEPT is not", async (t
   t.notOk(ids(accept).includes("host-firewall-needs-nodeport-range"));
 });
 
-// #12 point 6: dockerd sets FORWARD to DROP when it enables ip_forward (moby setupIPForwarding); that alone
+// dockerd sets FORWARD to DROP when it enables ip_forward (moby setupIPForwarding); that alone
 // is no host firewall that NodePorts must be opened in. Said as not counted, with why.
 t.test("Docker's own FORWARD DROP is seen, not counted; anything else still is", async (t) => {
   const docker = ["DOCKER", "DOCKER-FORWARD", "DOCKER-USER"];

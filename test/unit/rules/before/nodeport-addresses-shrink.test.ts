@@ -24,7 +24,7 @@ t.test("NodePorts with traffic on a secondary address are an error; without traf
   t.notOk(ids(judge(pinned, new Map(), NOW)).includes("nodeport-addresses-shrink"));
 });
 
-// #12 point 6: the pod network's, Docker's, kube-router's and NodeLocal DNSCache's addresses are no NodePort
+// The pod network's, Docker's, kube-router's and NodeLocal DNSCache's addresses are no NodePort
 // destination (each plugin's own interface name; agent/view/not-counted.ts cites them).
 const withIfs = (ifs: { name: string; kind: string | null; address: string }[]) => {
   const a = addresses("192.168.4.11");
