@@ -11,6 +11,7 @@ import { createInterface } from "node:readline";
 import { defaultAgentCalls } from "../collector/sources/kubernetes.js";
 import { behaviour } from "./fleet/agents.js";
 import { prometheusRow } from "./fleet/prometheus.js";
+import { timedRun, type TimedRun } from "./lib/timed-run.js";
 
 const log = (m: string) => process.stderr.write(`[fleet] ${m}\n`);
 const PORT_BASE = 19100;
@@ -19,34 +20,6 @@ const CLOSED_PORT = 19099;
 const REPS = 3;
 // The collector's own default for a static list (straight to the agents); the floor holds as many.
 const CALLS = defaultAgentCalls(true);
-
-export interface TimedRun {
-  wallMs: number;
-  cpuMs: number;
-  maxRssMb: number;
-  exit: number | null;
-  stdout: string;
-  /** Its last words (why a collector gave no report). */
-  stderr: string;
-}
-
-/** A command under GNU time, its stdout kept (the collector's JSON report). */
-export function timedRun(argv: readonly string[]): TimedRun {
-  const r = spawnSync("/usr/bin/time", ["-f", "@@TIME %e %U %S %M", ...argv], {
-    encoding: "utf8",
-    maxBuffer: 512 * 2 ** 20,
-  });
-  const m = /@@TIME (\S+) (\S+) (\S+) (\S+)/.exec(r.stderr ?? "");
-  if (!m) throw new Error(`${argv.join(" ")}: no timing: ${(r.stderr ?? "").slice(-500)}`);
-  return {
-    wallMs: Number(m[1]) * 1000,
-    cpuMs: (Number(m[2]) + Number(m[3])) * 1000,
-    maxRssMb: Number(m[4]) / 1024,
-    exit: r.status,
-    stdout: r.stdout,
-    stderr: (r.stderr ?? "").replace(/@@TIME.*\n?/, "").slice(-400),
-  };
-}
 
 export function fleetTargets(n: number): string {
   const lines: string[] = [];

@@ -26,7 +26,7 @@ import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { queries } from "../../collector/sources/prometheus.js";
-import { timedRun, type TimedRun } from "../fleet.js";
+import { timedRun, type TimedRun } from "../lib/timed-run.js";
 import { benchArgs, count, usageError } from "../lib/args.js";
 
 const USAGE = `\
