@@ -42,6 +42,20 @@ for (const id of [...ids].filter((i) => pages.has(i)).sort()) {
   t.notMatch(text, /DESIGN\.md/, `${id}: cites no design file outside the repository`);
 }
 
+t.test("the index lists every page once, node findings and cluster findings apart", async (t) => {
+  const index = readFileSync(new URL("README.md", dir), "utf8");
+  const listed = (heading: string) =>
+    [
+      ...(index.split(`## ${heading}\n`)[1]?.split(/^## /m)[0] ?? "").matchAll(
+        /^- \[`([^`]+)`\]\(\1\.md\)/gm,
+      ),
+    ].map((m) => m[1]!);
+  const node = listed("Node findings");
+  const cluster = listed("Cluster findings");
+  t.same([...node].sort(), [...FINDING_IDS].sort(), "Node findings: every node id, once");
+  t.same([...cluster].sort(), [...clusterIds].sort(), "Cluster findings: every cluster id, once");
+});
+
 t.test("a page's address is derived from its id, and every relative link resolves", async (t) => {
   t.equal(findingPagePath("kube-proxy-free"), "docs/findings/kube-proxy-free.md");
   t.equal(
