@@ -1,9 +1,10 @@
 import { parseStanzas } from "./debian-control.js";
 import type { InstalledPackage } from "./dpkg-status.js";
-import { parsed, unparsable, type Parsed } from "./result.js";
+import { parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 /** Finds a package in Alpine's /lib/apk/db/installed (`P:name`, `V:version` lines); `null` when absent. */
-export function findApkPackage(text: string, name: string): Parsed<InstalledPackage | null> {
+export function findApkPackage(text: string, name: string): Result<InstalledPackage | null> {
   const r = parseStanzas(text);
   if (!r.ok) return r;
   if (r.value.length > 0 && !r.value.some((s) => s.has("P"))) {

@@ -1,4 +1,5 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // Where this process's memory limit is written. cgroup v2: `memory.max` of the process's cgroup
 // ("max": none); v1: `memory.limit_in_bytes` of its memory cgroup. Every ancestor below the mount can
@@ -81,7 +82,7 @@ function ancestors(mount: Mount, path: string): string[] {
 const V1_UNLIMITED = 2 ** 62;
 
 /** A limit file's text: bytes, or null for no limit ("max"; v1's huge counter). */
-export function parseMemoryLimit(text: string, version: 1 | 2): Parsed<number | null> {
+export function parseMemoryLimit(text: string, version: 1 | 2): Result<number | null> {
   const t = text.trim();
   if (version === 2 && t === "max") return parsed(null);
   if (!/^\d{1,20}$/.test(t)) return unparsable(`not a memory limit: ${excerpt(t)}`);

@@ -1,4 +1,5 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 /** One stanza of a deb822 / apk-style database: field name to (first-line) value. */
 export type Stanza = Map<string, string>;
@@ -8,7 +9,7 @@ export type Stanza = Map<string, string>;
  * dpkg's status file (`Key: value`, continuation lines start with a space) and apk's installed
  * database (`K:value`). Continuation lines are dropped: only first-line values are needed here.
  */
-export function parseStanzas(text: string): Parsed<Stanza[]> {
+export function parseStanzas(text: string): Result<Stanza[]> {
   if (text.includes("\u0000")) return unparsable("database contains NUL bytes");
   const stanzas: Stanza[] = [];
   let current: Stanza = new Map();

@@ -1,5 +1,6 @@
 import { parseStanzas } from "./debian-control.js";
-import { parsed, unparsable, type Parsed } from "./result.js";
+import { parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 export interface InstalledPackage {
   name: string;
@@ -8,7 +9,7 @@ export interface InstalledPackage {
 }
 
 /** Finds an installed package in /var/lib/dpkg/status; `null` when it is absent or not installed. */
-export function findDpkgPackage(text: string, name: string): Parsed<InstalledPackage | null> {
+export function findDpkgPackage(text: string, name: string): Result<InstalledPackage | null> {
   const r = parseStanzas(text);
   if (!r.ok) return r;
   if (r.value.length > 0 && !r.value.some((s) => s.has("Package"))) {

@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { AddressesFacts, InterfaceAddress } from "../facts/host.js";
 import { parseBoundedJson } from "../../common/bounded-json.js";
 import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 export type Interface = AddressesFacts["interfaces"][number];
 
@@ -28,7 +29,7 @@ const Route = z.looseObject({
 });
 export type Route = z.infer<typeof Route>;
 
-function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Parsed<T[]> {
+function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Result<T[]> {
   // `ip -j` prints nothing at all (not "[]") for an empty route table on some iproute2 releases.
   if (text.trim() === "") return parsed([]);
   // Counted before parsing: a few MB of small objects is a parse of hundreds of MB (listing-bounds.ts).
@@ -45,7 +46,7 @@ function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Pars
 }
 
 /** Parses `ip -j -d addr show`: every link with its kind, state and inet/inet6 addresses. */
-export function parseIpAddrJson(text: string): Parsed<Interface[]> {
+export function parseIpAddrJson(text: string): Result<Interface[]> {
   const r = parseJsonArray(text, Link, "ip -j -d addr show");
   if (!r.ok) return r;
   return parsed(
@@ -63,7 +64,7 @@ export function parseIpAddrJson(text: string): Parsed<Interface[]> {
 }
 
 /** Parses `ip -j route show default` (or `ip -j -6 ...`). */
-export function parseIpRouteJson(text: string): Parsed<Route[]> {
+export function parseIpRouteJson(text: string): Result<Route[]> {
   return parseJsonArray(text, Route, "ip -j route show default");
 }
 

@@ -1,4 +1,5 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // `ipset list -terse` (ipset 7.x) prints one header block per set, blocks separated by a blank line:
 //
@@ -35,7 +36,7 @@ const KEYS: Record<string, keyof IpsetHeader> = {
 };
 const NUMERIC = new Set<keyof IpsetHeader>(["revision", "sizeInMemory", "references", "entries"]);
 
-export function parseIpsetTerse(text: string): Parsed<IpsetHeader[]> {
+export function parseIpsetTerse(text: string): Result<IpsetHeader[]> {
   const sets: IpsetHeader[] = [];
   let cur: Partial<Record<keyof IpsetHeader, string | number>> | null = null;
   let inMembers = false;
@@ -89,7 +90,7 @@ export function parseIpsetTerse(text: string): Parsed<IpsetHeader[]> {
 }
 
 /** Parses `ipset list -name`: one set name per line. */
-export function parseIpsetNames(text: string): Parsed<string[]> {
+export function parseIpsetNames(text: string): Result<string[]> {
   const names = text.split("\n").filter((l) => l !== "");
   const bad = names.find((n) => !/^[\x21-\x7e]{1,31}$/.test(n));
   if (bad !== undefined) return unparsable(`not an ipset name: ${excerpt(bad)}`);
@@ -100,7 +101,7 @@ export function parseIpsetNames(text: string): Parsed<string[]> {
  * The members of each set in a full `ipset list` (no -terse), by set name, as ipset prints them
  * ("10.96.0.1,tcp:443", "30080"). Bounded by what the caller caps the output at.
  */
-export function parseIpsetMembers(text: string): Parsed<Map<string, Set<string>>> {
+export function parseIpsetMembers(text: string): Result<Map<string, Set<string>>> {
   const out = new Map<string, Set<string>>();
   let name: string | null = null;
   let members: Set<string> | null = null;
@@ -133,7 +134,7 @@ export function parseIpsetMembers(text: string): Parsed<Map<string, Set<string>>
  * bitmap:port members are a port, hash:ip,port (SCTP) ones "IP,sctp:PORT"; a member may carry
  * ` comment "..."`. The protocol of a bitmap:port set is in its name (KUBE-NODE-PORT-TCP, -LOCAL-UDP).
  */
-export function parseNodePortMembers(text: string, setName: string): Parsed<string[]> {
+export function parseNodePortMembers(text: string, setName: string): Result<string[]> {
   const at = text.split("\n").indexOf("Members:");
   if (at < 0) return unparsable(`ipset list ${excerpt(setName)}: no "Members:" line`);
   const nameProto = /-(TCP|UDP|SCTP)/.exec(setName)?.[1] ?? null;
@@ -151,7 +152,7 @@ export function parseNodePortMembers(text: string, setName: string): Parsed<stri
 }
 
 /** The ports of a bitmap:port set (KUBE-HEALTH-CHECK-NODE-PORT), from `ipset list <set>`. */
-export function parsePortMembers(text: string, setName: string): Parsed<number[]> {
+export function parsePortMembers(text: string, setName: string): Result<number[]> {
   const at = text.split("\n").indexOf("Members:");
   if (at < 0) return unparsable(`ipset list ${excerpt(setName)}: no "Members:" line`);
   const out: number[] = [];

@@ -9,7 +9,8 @@ import {
   perServicePattern,
 } from "../facts/owners.js";
 import { IptablesSaveReader, type SaveRule } from "./iptables-save-lines.js";
-import { parsed, unparsable, type Parsed } from "./result.js";
+import { parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 type Backend = IptablesBackendRead["backend"];
 type Family = IptablesBackendRead["family"];
@@ -113,7 +114,7 @@ export class IptablesSaveParser {
   }
 
   /** The facts, or why the text was not iptables-save output (including output cut short). */
-  finish(): Parsed<IptablesBackendRead> {
+  finish(): Result<IptablesBackendRead> {
     const error = this.reader.finish();
     if (error !== null) return unparsable(error);
     const kubeChains: IptablesBackendRead["kubeChains"] = [];
@@ -146,7 +147,7 @@ export function parseIptablesSave(
   text: string,
   backend: Backend,
   family: Family,
-): Parsed<IptablesBackendRead> {
+): Result<IptablesBackendRead> {
   const p = new IptablesSaveParser(backend, family);
   const lines = text.split("\n");
   if (lines[lines.length - 1] === "") lines.pop();

@@ -1,6 +1,7 @@
 import type { IpvsConnectionsFacts, IpvsConnectionsTo } from "../facts/ipvs-connections.js";
 import { ipv4FromHex, ipv6FromFullText } from "./ip-text.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // /proc/net/ip_vs_conn, as the kernel's ip_vs_conn_seq_show() prints it (net/netfilter/ipvs/ip_vs_conn.c,
 // checked against the 6.1 guest the fixtures were recorded on):
@@ -98,7 +99,7 @@ export class IpvsConnParser {
     else e.other++;
   }
 
-  finish(): Parsed<Omit<IpvsConnectionsFacts, "available">> {
+  finish(): Result<Omit<IpvsConnectionsFacts, "available">> {
     if (this.error !== null) return unparsable(this.error);
     if (this.lineNo === 0) return unparsable("empty /proc/net/ip_vs_conn");
     const byVirtualAddress = [...this.to.values()].sort(
@@ -120,7 +121,7 @@ export class IpvsConnParser {
 }
 
 /** Parses a whole /proc/net/ip_vs_conn text (tests); the probe streams it instead. */
-export function parseIpvsConn(text: string): Parsed<Omit<IpvsConnectionsFacts, "available">> {
+export function parseIpvsConn(text: string): Result<Omit<IpvsConnectionsFacts, "available">> {
   const p = new IpvsConnParser();
   const lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();

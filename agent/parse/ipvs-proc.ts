@@ -1,6 +1,7 @@
 import type { RealServer, VirtualServer } from "../facts/ipvs.js";
 import { canonicalIp, ipv4FromHex, ipv6FromFullText } from "./ip-text.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // /proc/net/ip_vs, as the kernel's ip_vs_info_seq_show() prints it (checked against 6.1):
 //
@@ -116,7 +117,7 @@ export class IpvsProcParser {
     this.service(line);
   }
 
-  finish(): Parsed<IpvsProcTable> {
+  finish(): Result<IpvsProcTable> {
     if (this.error !== null) return unparsable(this.error);
     if (this.lineNo < 3) {
       return unparsable(
@@ -254,7 +255,7 @@ export class IpvsProcParser {
 }
 
 /** Parses a whole /proc/net/ip_vs text (tests, small tables); the probe streams it instead. */
-export function parseIpvsProc(text: string, opts: IpvsProcOptions = {}): Parsed<IpvsProcTable> {
+export function parseIpvsProc(text: string, opts: IpvsProcOptions = {}): Result<IpvsProcTable> {
   const p = new IpvsProcParser(opts);
   const lines = text.split("\n");
   if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();

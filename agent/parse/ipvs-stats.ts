@@ -1,4 +1,5 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 /** IPVS traffic totals of one network namespace since IPVS was loaded there, as the estimator last summed them. */
 export interface IpvsStats {
@@ -17,7 +18,7 @@ const HEX = /^[0-9A-Fa-f]{1,16}$/;
  * /proc/net/ip_vs_stats (net/netfilter/ipvs/ip_vs_ctl.c, ip_vs_stats_show): two header lines, then the
  * totals as five hexadecimal numbers ("%8LX %8LX %8LX %16LX %16LX"), then the rates, which are not read.
  */
-export function parseIpvsStats(text: string): Parsed<IpvsStats> {
+export function parseIpvsStats(text: string): Result<IpvsStats> {
   const lines = text.split("\n");
   if (!HEADER_1.test(lines[0] ?? "") || !HEADER_2.test(lines[1] ?? "")) {
     return unparsable(`not /proc/net/ip_vs_stats: first lines ${excerpt(lines.slice(0, 2).join("\\n"))}`);

@@ -1,4 +1,5 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 export interface IpvsTimeouts {
   tcp: number;
@@ -7,7 +8,7 @@ export interface IpvsTimeouts {
 }
 
 /** Parses `ipvsadm -L --timeout`: one line, "Timeout (tcp tcpfin udp): 900 120 300" (seconds). */
-export function parseIpvsadmTimeout(text: string): Parsed<IpvsTimeouts> {
+export function parseIpvsadmTimeout(text: string): Result<IpvsTimeouts> {
   const m = /^Timeout \(tcp tcpfin udp\): (\d{1,10}) (\d{1,10}) (\d{1,10})\n?$/.exec(text);
   if (!m) return unparsable(`not ipvsadm's timeout line: ${excerpt(text)}`);
   return parsed({ tcp: Number(m[1]), tcpFin: Number(m[2]), udp: Number(m[3]) });

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import type { KubeIpvs0Facts } from "../facts/ipvs.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
 import { parseBoundedJson } from "../../common/bounded-json.js";
 import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
+import type { Result } from "../../common/result.js";
 
 // `ip -j -d addr show dev kube-ipvs0` prints an array with the one link. Only the fields we use are
 // checked; iproute2 adds fields between versions and those are ignored.
@@ -20,7 +21,7 @@ const Link = z.object({
 });
 
 /** The link as kube-proxy's ipvs mode leaves it: a dummy, usually DOWN, with every Service IP as /32 or /128. */
-export function parseKubeIpvs0Json(text: string, device = "kube-ipvs0"): Parsed<KubeIpvs0Facts> {
+export function parseKubeIpvs0Json(text: string, device = "kube-ipvs0"): Result<KubeIpvs0Facts> {
   const json = jsonOf(text);
   return json.ok ? fromLinks(json.value, device) : json;
 }
@@ -38,7 +39,7 @@ export const kubeIpvs0Absent = (): KubeIpvs0Facts => ({
  * The same facts taken from `ip -j -d addr show` of every link (the addresses probe's read): the
  * device's entry is what `... dev <device>` prints, and a listing without it means no such link.
  */
-export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): Parsed<KubeIpvs0Facts> {
+export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): Result<KubeIpvs0Facts> {
   const json = jsonOf(text);
   if (!json.ok) return json;
   if (!Array.isArray(json.value)) return unparsable("ip -j printed something that is not a list of links");
@@ -48,7 +49,7 @@ export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): P
   return mine.length === 0 ? parsed(kubeIpvs0Absent()) : fromLinks(mine, device);
 }
 
-function jsonOf(text: string): Parsed<unknown> {
+function jsonOf(text: string): Result<unknown> {
   const read = parseBoundedJson(text, LISTING_JSON_BOUNDS);
   if (read.ok) return parsed(read.doc);
   return unparsable(
@@ -58,7 +59,7 @@ function jsonOf(text: string): Parsed<unknown> {
   );
 }
 
-function fromLinks(json: unknown, device: string): Parsed<KubeIpvs0Facts> {
+function fromLinks(json: unknown, device: string): Result<KubeIpvs0Facts> {
   const links = z.array(Link).safeParse(json);
   if (!links.success) {
     return unparsable(`ip -j printed an unexpected shape: ${links.error.issues[0]?.message ?? ""}`);

@@ -1,5 +1,6 @@
 import type { ConfigzFacts } from "../facts/kube-proxy.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 /*
  * /configz is component-base's configz handler: json.Marshal(map[name]*Config) with the name
@@ -22,7 +23,7 @@ export const CONFIGZ_KEY = "kubeproxy.config.k8s.io";
 
 type Obj = Record<string, unknown>;
 
-export function parseConfigz(body: string): Parsed<ConfigzFacts> {
+export function parseConfigz(body: string): Result<ConfigzFacts> {
   let root: unknown;
   try {
     root = JSON.parse(body);

@@ -1,5 +1,6 @@
 import type { KubeProxyHealthFacts } from "../facts/kube-proxy.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 /*
  * kube-proxy's health server (pkg/proxy/healthcheck/proxy_health.go). Two shapes, both on 200 and 503:
@@ -11,7 +12,7 @@ import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
  * node is not eligible (deleted, or tainted ToBeDeletedByClusterAutoscaler). So 503 with
  * healthy:true means "node being removed", not a broken proxier.
  */
-export function parseKubeProxyHealth(status: number, body: string): Parsed<KubeProxyHealthFacts> {
+export function parseKubeProxyHealth(status: number, body: string): Result<KubeProxyHealthFacts> {
   let json: unknown;
   try {
     json = JSON.parse(body);

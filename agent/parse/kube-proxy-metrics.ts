@@ -1,12 +1,13 @@
 import type { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
 import { parsePrometheusText, sumFamilies, type Sample } from "./prometheus-text.js";
-import { unparsable, parsed, type Parsed } from "./result.js";
+import { unparsable, parsed } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 /**
  * kube-proxy's /metrics reduced to the families we read: every `kubeproxy_*` name, summed over its
  * series, plus `kubernetes_build_info{git_version}`. Go runtime and client families are dropped.
  */
-export function parseKubeProxyMetrics(text: string): Parsed<KubeProxyMetricsFacts> {
+export function parseKubeProxyMetrics(text: string): Result<KubeProxyMetricsFacts> {
   const p = parsePrometheusText(text);
   if (!p.ok) return unparsable(p.error);
   const sums = sumFamilies(p.value);

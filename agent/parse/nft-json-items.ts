@@ -1,4 +1,5 @@
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // `nft -j list chains` at 10,000 Services is 15 MB of JSON; one JSON.parse of it is a 21 MB tree held
 // at once, which sets the scan worker's heap high-water mark (bench/results/rss.md). Here the listing is
@@ -116,7 +117,7 @@ export function eachNftItem(
   text: string,
   command: string,
   visit: (item: Obj) => string | null,
-): Parsed<number> {
+): Result<number> {
   const notJson = () => unparsable<number>(`${command}: not JSON: ${excerpt(text)}`);
   const c = new Cursor(text);
   if (c.ws() !== OPEN_BRACE) return notJson();

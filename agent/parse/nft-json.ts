@@ -1,6 +1,7 @@
 import { NftFamily } from "../facts/netfilter.js";
 import { eachNftItem } from "./nft-json-items.js";
-import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { clip, excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // Parsers for `nft -j list tables|chains|sets|maps|set|map` (libnftables JSON, schema version 1:
 // {"nftables": [{"metainfo": ...}, {"table": {...}}, ...]}).
@@ -61,7 +62,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The objects under "nftables", each a one-key wrapper like {"table": {...}}. */
-export function nftItems(text: string, command: string): Parsed<Obj[]> {
+export function nftItems(text: string, command: string): Result<Obj[]> {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -87,7 +88,7 @@ function family(v: unknown): Family | null {
   return FAMILIES.has(v) ? (v as Family) : null;
 }
 
-export function parseNftTables(text: string): Parsed<NftTable[]> {
+export function parseNftTables(text: string): Result<NftTable[]> {
   const r = nftItems(text, "nft -j list tables");
   if (!r.ok) return r;
   const out: NftTable[] = [];
@@ -115,7 +116,7 @@ function chainOf(c: unknown): NftChain | string {
   return chain;
 }
 
-export function parseNftChains(text: string): Parsed<NftChain[]> {
+export function parseNftChains(text: string): Result<NftChain[]> {
   const r = nftItems(text, "nft -j list chains");
   if (!r.ok) return r;
   const out: NftChain[] = [];
@@ -133,7 +134,7 @@ export function parseNftChains(text: string): Parsed<NftChain[]> {
  * caller keeps what it needs (counts, a few chains), and the 15 MB listing of 10,000 Services is never
  * one JSON tree. Fails exactly where parseNftChains fails (and on a repeated "nftables" key).
  */
-export function eachNftChain(text: string, visit: (c: NftChain) => void): Parsed<number> {
+export function eachNftChain(text: string, visit: (c: NftChain) => void): Result<number> {
   let chains = 0;
   const r = eachNftItem(text, "nft -j list chains", (it) => {
     if (!("chain" in it)) return null;
@@ -166,7 +167,7 @@ function setType(t: unknown): string {
 }
 
 /** Each set/map object of a listing, checked; `command` names the listing in errors. */
-function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSetName }[]> {
+function setObjects(text: string, command: string): Result<{ s: Obj; decl: NftSetName }[]> {
   const r = nftItems(text, command);
   if (!r.ok) return r;
   const out: { s: Obj; decl: NftSetName }[] = [];
@@ -188,13 +189,13 @@ function setObjects(text: string, command: string): Parsed<{ s: Obj; decl: NftSe
  * Parses `nft -j -t list sets|maps`: what is declared, never how many elements. --terse drops the
  * elements, so a count read off this listing would say "empty" for what was not read.
  */
-export function parseNftSetNames(text: string): Parsed<NftSetName[]> {
+export function parseNftSetNames(text: string): Result<NftSetName[]> {
   const r = setObjects(text, "nft -j -t list sets/maps");
   return r.ok ? parsed(r.value.map((x) => x.decl)) : r;
 }
 
 /** Parses `nft -j list set|map <family> <table> <name>` (or a family's `list sets|maps`), elements included. */
-export function parseNftSets(text: string): Parsed<NftSet[]> {
+export function parseNftSets(text: string): Result<NftSet[]> {
   const r = setObjects(text, "nft -j list sets/maps");
   if (!r.ok) return r;
   const out: NftSet[] = [];

@@ -1,6 +1,7 @@
 import { canonicalIp } from "./ip-text.js";
 import { nftItems } from "./nft-json.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // What kube-proxy's nftables tables serve, per Service port, read off names alone (no rule listing):
 // the service-ips / service-nodeports map elements say which chain each address or NodePort goes to,
@@ -118,7 +119,7 @@ export function emptyServed(): NftServed {
  * Adds `nft -j list maps <family>` (kube-proxy's table only) to `into`. A map element that cannot be
  * read fails the whole parse: a Service silently dropped here would be reported lost.
  */
-export function addNftMaps(into: NftServed, text: string, table: string): Parsed<NftServed> {
+export function addNftMaps(into: NftServed, text: string, table: string): Result<NftServed> {
   const r = nftItems(text, "nft -j list maps");
   if (!r.ok) return r;
   for (const it of r.value) {
@@ -149,7 +150,7 @@ export function addNftMaps(into: NftServed, text: string, table: string): Parsed
 }
 
 /** Adds `nft -j list chains <family>` (kube-proxy's table only): the endpoints behind each Service port. */
-export function addNftChains(into: NftServed, text: string, table: string): Parsed<NftServed> {
+export function addNftChains(into: NftServed, text: string, table: string): Result<NftServed> {
   const r = nftItems(text, "nft -j list chains");
   if (!r.ok) return r;
   const chains: { family: unknown; table: unknown; name: unknown }[] = [];

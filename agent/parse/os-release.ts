@@ -1,5 +1,6 @@
 import type { OsReleaseFacts } from "../facts/host.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 export type OsReleaseFields = Omit<OsReleaseFacts, "source">;
 
@@ -9,7 +10,7 @@ const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
  * Parses an os-release(5) file: shell-style KEY=VALUE lines, values optionally in single or double
  * quotes, backslash escapes inside double quotes and in bare values, `#` comments.
  */
-export function parseOsReleaseAssignments(text: string): Parsed<Map<string, string>> {
+export function parseOsReleaseAssignments(text: string): Result<Map<string, string>> {
   if (text.includes("\u0000")) return unparsable("os-release contains NUL bytes");
   const vars = new Map<string, string>();
   const lines = text.split("\n");
@@ -68,7 +69,7 @@ function unquote(raw: string): string | null {
   return out;
 }
 
-export function parseOsRelease(text: string): Parsed<OsReleaseFields> {
+export function parseOsRelease(text: string): Result<OsReleaseFields> {
   const r = parseOsReleaseAssignments(text);
   if (!r.ok) return r;
   const get = (k: string): string | null => {

@@ -1,6 +1,7 @@
 import { endianness } from "node:os";
 import { canonicalIp, formatIPv6 } from "./ip-text.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // The kernel prints each 32-bit word of the address as a host-order number (%08X of the __be32), so
 // the byte order of the digits is the node's: little-endian on x86-64 and arm64, network order on s390x.
@@ -64,7 +65,7 @@ export class ProcNetTcpParser {
     this.out.push({ family: this.family, address, port: parseInt(port!, 16), inode: c[9]! });
   }
 
-  finish(): Parsed<ListeningSocket[]> {
+  finish(): Result<ListeningSocket[]> {
     if (this.error !== null) return unparsable(this.error);
     if (this.lineNo === 0) return unparsable("no /proc/net/tcp header: an empty file");
     return parsed(this.out);
@@ -76,7 +77,7 @@ export function parseProcNetTcp(
   text: string,
   family: "inet" | "inet6",
   littleEndian = endianness() === "LE",
-): Parsed<ListeningSocket[]> {
+): Result<ListeningSocket[]> {
   const p = new ProcNetTcpParser(family, littleEndian);
   for (const line of text.split("\n")) p.push(line);
   return p.finish();
@@ -95,7 +96,7 @@ export interface ConntrackTuple {
  * no ports (ICMP, GRE); an error for a line that is not an entry, so a table we cannot read is never
  * "no connection".
  */
-export function parseConntrackLine(line: string): Parsed<ConntrackTuple | null> {
+export function parseConntrackLine(line: string): Result<ConntrackTuple | null> {
   const entry = /^ipv[46]\s+\d+\s+(\S+)\s+\d+\s/.exec(line);
   if (!entry) return unparsable(`not a conntrack entry: ${excerpt(line)}`);
   const m = /\bdst=(\S+)\s.*?\bdport=(\d+)/.exec(line);

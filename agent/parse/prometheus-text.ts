@@ -1,4 +1,5 @@
-import { clip, excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { clip, excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // Prometheus text exposition format 0.0.4, as written by client_golang's expfmt and read by its
 // TextParser (prometheus/common expfmt/text_parse.go): HELP/TYPE comments, label values with
@@ -28,7 +29,7 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 const TYPES = new Set(["counter", "gauge", "histogram", "summary", "untyped"]);
 
 /** Parses a whole exposition. Any line that is not valid exposition makes the whole answer garbage. */
-export function parsePrometheusText(text: string): Parsed<Exposition> {
+export function parsePrometheusText(text: string): Result<Exposition> {
   const families = new Map<string, MutableFamily>();
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {

@@ -1,8 +1,8 @@
 /** What every parser returns: a value, or a reason the input was not what we expected. Parsers never throw. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; error: string };
+import type { Result } from "../../common/result.js";
 
-export const parsed = <T>(value: T): Parsed<T> => ({ ok: true, value });
-export const unparsable = <T = never>(error: string): Parsed<T> => ({ ok: false, error });
+export const parsed = <T>(value: T): Result<T> => ({ ok: true, value });
+export const unparsable = <T = never>(error: string): Result<T> => ({ ok: false, error });
 
 /** Quote a bit of bad input for an error message without dumping megabytes or control characters. */
 export function excerpt(text: string, max = 80): string {

@@ -1,5 +1,6 @@
 import type { KernelFacts } from "../facts/host.js";
-import { excerpt, parsed, unparsable, type Parsed } from "./result.js";
+import { excerpt, parsed, unparsable } from "./result.js";
+import type { Result } from "../../common/result.js";
 
 // Every version the project compares (kernel releases, host nft, kube-proxy's gitVersion), read and
 // compared one way, with each threshold written once.
@@ -53,7 +54,7 @@ export function nftWritesSetUdata(version: string | null | undefined): boolean |
 }
 
 /** Parses /proc/sys/kernel/osrelease ("6.8.0-51-generic", "5.4.0", "6.1.176"). */
-export function parseKernelRelease(text: string): Parsed<KernelFacts> {
+export function parseKernelRelease(text: string): Result<KernelFacts> {
   const release = text.trim();
   const m = /^(\d{1,9})\.(\d{1,9})(?:\.(\d{1,9}))?(?!\d)/.exec(release);
   if (!m || release.includes("\n")) return unparsable(`not a kernel release: ${excerpt(text)}`);

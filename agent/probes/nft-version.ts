@@ -3,8 +3,8 @@ import { readTextFile } from "../io/files.js";
 import { findApkPackage } from "../parse/apk-installed.js";
 import { findDpkgPackage, type InstalledPackage } from "../parse/dpkg-status.js";
 import { parseNftVersionOutput, upstreamVersion } from "../parse/nft-version.js";
-import type { Parsed } from "../parse/result.js";
 import { defineProbe, type ProbeOutcome } from "./types.js";
+import type { Result } from "../../common/result.js";
 
 const DB_CAP = 64 * 1024 * 1024;
 // rpmdb.sqlite (RHEL 9+, Fedora, Amazon Linux 2023) or Berkeley DB Packages (RHEL 8, AL2).
@@ -155,7 +155,7 @@ async function identity(path: string): Promise<string | null> {
 
 async function lookup(
   path: string,
-  find: (text: string, name: string) => Parsed<InstalledPackage | null>,
+  find: (text: string, name: string) => Result<InstalledPackage | null>,
 ): Promise<Lookup | { error: ProbeOutcome<never> }> {
   const id = await identity(path);
   const known = answers.get(path);

@@ -11,10 +11,10 @@ import {
 } from "../parse/nft-json.js";
 import { chainSummaryBuilder, nftablesFacts, setsToCount } from "../parse/nftables-facts.js";
 import { addChain, chainServed, type NftChainServed } from "../parse/nft-services.js";
-import type { Parsed } from "../parse/result.js";
 import type { NftablesFacts } from "../facts/netfilter.js";
 import { gatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext } from "./types.js";
+import type { Result } from "../../common/result.js";
 
 // What each read costs at 10,000 Services x 10 endpoints on nft 1.0.6 (Debian 12), measured by
 // bench/nft-calls.ts (bench/results/nft-calls-10000.md): `list chains` ~3 s of CPU, the only way short of
@@ -52,7 +52,7 @@ async function nft(ctx: ProbeContext, args: string[]): Promise<ExecResult> {
 async function listed<T>(
   ctx: ProbeContext,
   args: string[],
-  parse: (text: string) => Parsed<T>,
+  parse: (text: string) => Result<T>,
   keep?: (text: string) => void,
 ): Promise<{ ok: true; value: T } | { ok: false; error: ProbeError }> {
   const r = await nft(ctx, args);

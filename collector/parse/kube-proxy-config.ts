@@ -1,8 +1,6 @@
 import { loadYaml } from "@kubernetes/client-node";
 import type { ConfigMount, KubeProxyConfigFile, ModeKeys } from "../report/cluster-facts.js";
 
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
-
 const isRecord = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -18,7 +16,7 @@ function gates(v: unknown): Record<string, boolean> {
  * The KubeProxyConfiguration of a kube-proxy ConfigMap, without defaulting: what matters here is what
  * the operator wrote, and "nothing written" (an unpinned mode) is itself the finding.
  */
-export function parseKubeProxyConfig(text: string): ParseResult<KubeProxyConfigFile> {
+export function parseKubeProxyConfig(text: string): Result<KubeProxyConfigFile> {
   let doc: unknown;
   try {
     doc = loadYaml<unknown>(text);
@@ -216,3 +214,4 @@ export {
   kubeMajorMinor as parseKubeVersion,
   releaseCanRunNftables as nftablesCapable,
 } from "../../agent/contract.js";
+import type { Result } from "../../common/result.js";

@@ -43,14 +43,13 @@ import type {
   SliceReads,
   StaticKubeProxy,
 } from "../report/cluster-facts.js";
+import type { Result } from "../../common/result.js";
 
 export interface KubeOptions {
   timeoutMs: number;
   /** Where kube-proxy's ConfigMap and DaemonSet live. */
   kubeProxyNamespace: string;
 }
-
-export type KubeResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
 /** Which kubeconfig to load, as kubectl takes it: --kubeconfig, --context, then $KUBECONFIG. */
 export interface KubeSource {
@@ -75,7 +74,7 @@ export function loadKubeConfig(
   src: KubeSource,
   env: NodeJS.ProcessEnv = process.env,
   home: string = homedir(),
-): KubeResult<Kube> {
+): Result<Kube> {
   const kc = new KubeConfig();
   let inCluster = false;
   const looked: string[] = [];
@@ -330,7 +329,7 @@ async function optional<T>(
  * Everything the cluster checks read. Listing nodes is the one read that must succeed: without the
  * node list the report cannot promise that no node is missing. Other failures become named gaps.
  */
-export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<KubeResult<ClusterFacts>> {
+export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<Result<ClusterFacts>> {
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const version = kc.makeApiClient(VersionApi);
@@ -444,7 +443,7 @@ export interface AgentPodsQuery {
  * node's). The one place the agent lookup is assembled: report, lc-audit and verify all call it with
  * their parsed flags.
  */
-export async function listAgentPods(kc: KubeConfig, opts: AgentPodsQuery): Promise<KubeResult<AgentPod[]>> {
+export async function listAgentPods(kc: KubeConfig, opts: AgentPodsQuery): Promise<Result<AgentPod[]>> {
   const core = kc.makeApiClient(CoreV1Api);
   try {
     const pods = await listAll((cont) =>
@@ -483,7 +482,7 @@ export async function readService(
   namespace: string,
   name: string,
   timeoutMs: number,
-): Promise<KubeResult<ApiService>> {
+): Promise<Result<ApiService>> {
   try {
     const s = await kc
       .makeApiClient(CoreV1Api)

@@ -4,6 +4,7 @@ import { httpGet } from "../../common/http.js";
 import { failedObservation, unknownFindings } from "../observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
+import type { Result } from "../../common/result.js";
 
 export interface PrometheusOptions {
   url: string;
@@ -34,8 +35,6 @@ const QueryResponse = z.object({
 });
 type Sample = z.infer<typeof Sample>;
 
-export type PromResult<T> = { ok: true; value: T } | { ok: false; error: string };
-
 /** Queries in flight at once: a Prometheus evaluates about one per core; more only hold more bodies. */
 export const QUERY_CONCURRENCY = 4;
 
@@ -55,7 +54,7 @@ export async function instantQuery(
   opts: PrometheusOptions,
   promql: string,
   leftMs: () => number = deadline(opts.timeoutMs),
-): Promise<PromResult<Sample[]>> {
+): Promise<Result<Sample[]>> {
   const left = leftMs();
   const url = queryUrl(opts.url, "/api/v1/query", { query: promql }, left);
   if (left <= 0)
@@ -77,7 +76,7 @@ export async function instantQuery(
 
 /** Pure: an instant query's answer body, judged: the vector's samples, or why there are none. */
 /** Pure: an answer body as JSON, or Prometheus's own error named in a bounded excerpt (it answers 200 with status "error" too). */
-function answerDoc(body: string): PromResult<unknown> {
+function answerDoc(body: string): Result<unknown> {
   let doc: unknown;
   try {
     doc = JSON.parse(body);
@@ -93,7 +92,7 @@ function answerDoc(body: string): PromResult<unknown> {
   return { ok: true, value: doc };
 }
 
-export function parseQueryAnswer(body: string, promql: string): PromResult<Sample[]> {
+export function parseQueryAnswer(body: string, promql: string): Result<Sample[]> {
   const d = answerDoc(body);
   if (!d.ok) return d;
   const parsed = QueryResponse.safeParse(d.value);
@@ -273,7 +272,7 @@ export function parityFromSeries(
  * at a time under one deadline. The first query that fails fails the gather, named: a fact missing
  * for every node is no report, never a fleet of zeros.
  */
-export async function gatherFromPrometheus(opts: PrometheusOptions): Promise<PromResult<NodeObservation[]>> {
+export async function gatherFromPrometheus(opts: PrometheusOptions): Promise<Result<NodeObservation[]>> {
   const q = queries(opts.nodeLabel);
   const names = Object.keys(q) as QueryName[];
   const left = deadline(opts.timeoutMs);
@@ -314,7 +313,7 @@ export function burnDownQuery(nodeLabel: string): string {
 }
 
 /** Pure: a range query's answer (nodes by phase over time) as points, oldest first. */
-export function burnDownFromMatrix(body: string, promql: string): PromResult<BurnDownPoint[]> {
+export function burnDownFromMatrix(body: string, promql: string): Result<BurnDownPoint[]> {
   const d = answerDoc(body);
   if (!d.ok) return d;
   const parsed = RangeResponse.safeParse(d.value);
@@ -346,7 +345,7 @@ export async function gatherBurnDown(
   opts: PrometheusOptions,
   rangeS: number,
   stepS: number,
-): Promise<PromResult<BurnDownPoint[]>> {
+): Promise<Result<BurnDownPoint[]>> {
   const promql = burnDownQuery(opts.nodeLabel);
   const end = Math.floor(opts.now());
   const params = { query: promql, start: String(end - rangeS), end: String(end), step: String(stepS) };

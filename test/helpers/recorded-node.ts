@@ -8,9 +8,9 @@ import { parseConfigz } from "../../agent/parse/kube-proxy-configz.js";
 import { parseKubeProxyMetrics } from "../../agent/parse/kube-proxy-metrics.js";
 import { parseProxyMode } from "../../agent/parse/kube-proxy-mode.js";
 import { parseOsRelease } from "../../agent/parse/os-release.js";
-import type { Parsed } from "../../agent/parse/result.js";
 import { reportOf } from "./reports.js";
 import { ipvsNode, kernel } from "./rules.js";
+import type { Result } from "../../common/result.js";
 
 // A node still on ipvs mode, its facts parsed by the agent's own parsers from recorded fixtures:
 // /proc/net/ip_vs and ipvsadm's timeouts (test/fixtures/ipvs/kube-small), IPVS totals
@@ -22,7 +22,7 @@ import { ipvsNode, kernel } from "./rules.js";
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 const text = (path: string) => readFileSync(new URL(path, FIXTURES), "utf8");
 
-function value<T>(what: string, p: Parsed<T>): T {
+function value<T>(what: string, p: Result<T>): T {
   if (!p.ok) throw new Error(`recorded fixture ${what} no longer parses: ${p.error}`);
   return p.value;
 }

@@ -1,7 +1,7 @@
 // Property-based tests for every parser the agent has. Each is fed random text, recorded real inputs
 // with mutations (truncation, deletions, duplications, hostile strings, wrong encodings), recorded
 // JSON with values of the wrong type, and ~10 MB pathological inputs. The property: the parser
-// returns a Parsed<T> (never throws), an error is a bounded string, and a value passes the schema
+// returns a Result<T> (never throws), an error is a bounded string, and a value passes the schema
 // the probe checks it against. "Time stays bounded" is shown with a generous deadline per 10 MB
 // input (600 s) that only quadratic parsing or a backtracking regex would miss; it is not a benchmark.
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -42,8 +42,8 @@ import { parseNftVersionOutput, upstreamVersion } from "../../../agent/parse/nft
 import { nftablesFacts } from "../../../agent/parse/nftables-facts.js";
 import { parseOsRelease } from "../../../agent/parse/os-release.js";
 import { parsePrometheusText } from "../../../agent/parse/prometheus-text.js";
-import type { Parsed } from "../../../agent/parse/result.js";
 import { anyText, FUZZ_RUNS, jsonMutated, mutated, pathological } from "../../helpers/fuzz.js";
+import type { Result } from "../../../common/result.js";
 
 const fixtures = new URL("../../fixtures/", import.meta.url);
 const read = (rel: string) => readFileSync(new URL(rel, fixtures), "utf8");
@@ -68,7 +68,7 @@ function recordedFiles(dir: string, name: RegExp): string[] {
 
 interface Subject {
   name: string;
-  parse: (text: string) => Parsed<unknown>;
+  parse: (text: string) => Result<unknown>;
   seeds: string[];
   json?: boolean;
   /** What the probe checks the value against (a value outside it would become a "garbage" failure). */
@@ -225,8 +225,8 @@ const subjects: Subject[] = [
 
 // Parsed values go into JSON reports: the same value must come back from JSON (no NaN, no Infinity
 // turned into null, no undefined dropped silently where a schema expects it).
-function checkResult(s: Subject, input: string, r: Parsed<unknown>): string | null {
-  if (typeof r !== "object" || r === null || typeof r.ok !== "boolean") return "not a Parsed result";
+function checkResult(s: Subject, input: string, r: Result<unknown>): string | null {
+  if (typeof r !== "object" || r === null || typeof r.ok !== "boolean") return "not a Result";
   if (!r.ok) {
     if (typeof r.error !== "string" || r.error.length === 0) return "error is not a non-empty string";
     if (r.error.length > 2000) return `error is ${r.error.length} characters (input ${input.length})`;
@@ -241,7 +241,7 @@ function checkResult(s: Subject, input: string, r: Parsed<unknown>): string | nu
 
 function property(s: Subject) {
   return (input: string) => {
-    let r: Parsed<unknown>;
+    let r: Result<unknown>;
     try {
       r = s.parse(input);
     } catch (e) {
@@ -330,7 +330,7 @@ t.test("10 MB inputs parse within a generous deadline", async (t) => {
   for (const s of subjects) {
     for (const [what, input] of Object.entries(pathological(s.seeds[0]!))) {
       const started = performance.now();
-      let r: Parsed<unknown> | undefined;
+      let r: Result<unknown> | undefined;
       let threw: unknown;
       try {
         r = s.parse(input);
