@@ -40,6 +40,22 @@ export const profile: Profile = {
       why: "nothing stands in the way: Calico's cali-* chains and ipsets and its vxlan.calico tunnel address are Calico's own (no NodePort client uses the tunnel address), the scheduler is rr",
     },
     {
+      name: "kubeadm-calico-ipvs-dock",
+      when: "before the switch: kube-proxy v1.34 in ipvs mode, Calico's iptables dataplane and Docker (its FORWARD policy DROP) on the node",
+      state: ipvsNode("172.18.0.12", ipvs, {
+        links: [...CALICO_LINKS, DOCKER_LINK],
+        ipsets: ["calico.ipset"],
+        iptables: ["calico-iptables.rules", "docker.rules"],
+      }),
+      expect: {
+        phase: "ipvs",
+        phaseSource: "proxyMode",
+        verdict: "attention",
+        findings: ["forward-drop-at-switch", "ipvs-mode-deprecated"],
+      },
+      why: "the same node as kubeadm-calico-dock one step earlier: today ipvs mode's KUBE-FORWARD accepts the NodePort flow to a remote pod, so nothing is broken yet, but nothing else will accept it after the switch (Felix's cali-FORWARD accepts only its workloads' and policy-marked traffic) and Docker's FORWARD DROP will drop it: plan it before the switch",
+    },
+    {
       name: "kubeadm-calico-nft",
       when: "after the switch: kube-proxy v1.34 restarted in nftables mode, ipvs state cleaned",
       state: nftablesNode("172.18.0.10", kubeProxy("nftables", "v1.34.3"), {

@@ -42,6 +42,39 @@ t.test("kubeadm's rendered defaults carry nothing", async (t) => {
   t.equal(findingFor(KUBEADM_DEFAULTS), undefined);
 });
 
+// EKS's kube-proxy add-on config (test/fixtures/kubernetes/kube-proxy-config.eks-ipvs.json) has no
+// `nftables:` block and says ipvs.minSyncPeriod: 0s, syncPeriod: 30s: ipvs mode's own defaults (v1.34.4
+// v1alpha1/defaults.go gives IPVS.MinSyncPeriod none, so 0), nobody's tuning. Carrying "0s" over would
+// change nothing either: nftables mode turns a zero minSyncPeriod into its 1s default.
+t.test("a mode's own defaults written out are no tuning (EKS's add-on config)", async (t) => {
+  t.equal(
+    findingFor(`kind: KubeProxyConfiguration
+mode: ipvs
+iptables:
+  masqueradeAll: false
+  masqueradeBit: 14
+  minSyncPeriod: 0s
+  syncPeriod: 30s
+ipvs:
+  excludeCIDRs: null
+  minSyncPeriod: 0s
+  scheduler: "rr"
+  syncPeriod: 30s
+`),
+    undefined,
+  );
+  t.equal(
+    findingFor(`kind: KubeProxyConfiguration
+mode: iptables
+iptables:
+  minSyncPeriod: 1s
+  syncPeriod: 0s
+`),
+    undefined,
+    "iptables mode's 1s default and a zero that means its 30s default",
+  );
+});
+
 t.test("ipvs mode with masqueradeAll, a custom bit and tuned sync periods", async (t) => {
   const f = findingFor(`kind: KubeProxyConfiguration
 mode: ipvs
