@@ -199,6 +199,25 @@ export type SliceReads = ReadonlyMap<
   { ok: true; slices: ApiEndpointSlice[] } | { ok: false; reason: string }
 >;
 
+/**
+ * A DaemonSet of any namespace, reduced to what the network plugin check reads: its images (containers,
+ * then init containers) and kube-router's --run-service-proxy as written (null: not passed; kube-router's
+ * default is on, cloudnativelabs/kube-router pkg/options/options.go).
+ */
+export const ApiDaemonSet = z.object({
+  namespace: z.string(),
+  name: z.string(),
+  images: z.array(z.string()),
+  runServiceProxy: z.boolean().nullable(),
+});
+export type ApiDaemonSet = z.infer<typeof ApiDaemonSet>;
+
+/** Every DaemonSet the API listed; `more`: the list went on past the pages read (a bounded read). */
+export const DaemonSetList = z.object({ items: z.array(ApiDaemonSet), more: z.boolean() });
+export type DaemonSetList = z.infer<typeof DaemonSetList>;
+/** The gap a failed DaemonSet list is reported under (the network plugin check quotes its reason). */
+export const DAEMONSETS_GAP = "daemonsets (all namespaces)";
+
 export const ClusterVersion = z.object({
   gitVersion: z.string(),
   major: z.number().int(),
@@ -216,6 +235,11 @@ export const ClusterFacts = z.object({
   /** The kubeadm-config ConfigMap exists: kubeadm regenerates kube-proxy's ConfigMap on upgrade. */
   kubeadm: z.boolean(),
   services: z.array(ApiService),
+  /**
+   * The cluster's DaemonSets (the network plugin is one). null: not read — the list failed (a gap says
+   * why) or the facts come from a collector that did not read them; never "no plugin".
+   */
+  daemonSets: DaemonSetList.nullable().default(null),
   /** Reads that failed without making the report impossible (e.g. RBAC forbids Services). */
   gaps: z.array(z.object({ what: z.string(), reason: z.string() })),
 });

@@ -9,6 +9,7 @@ import { deprecationStageRule } from "./any/cluster-deprecation-stage.js";
 import { configUnreadable } from "./any/cluster-kube-proxy-config-unreadable.js";
 import { ipvsGateUseless } from "./any/cluster-kube-proxy-ipvs-gate-useless.js";
 import { kubeadmRevertsConfigMap } from "./any/cluster-kubeadm-reverts-configmap.js";
+import { networkPluginNftables } from "./any/cluster-network-plugin-nftables-support.js";
 import { noKubeProxy } from "./any/cluster-no-kube-proxy.js";
 import { nodesDisagreeWithConfig } from "./any/cluster-nodes-disagree-with-config.js";
 import { modeNotPinned } from "./any/cluster-proxy-mode-not-pinned.js";
@@ -42,6 +43,7 @@ export const CLUSTER_RULES = [
   kubeadmRevertsConfigMap,
   rolloutWide,
   kernelsTooOld,
+  networkPluginNftables,
   sessionAffinity,
   nodePortInventory,
   servicesEtpLocal,

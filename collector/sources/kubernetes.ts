@@ -32,11 +32,14 @@ import {
   parseKubeProxyConfig,
   parseKubeVersion,
 } from "../parse/kube-proxy-config.js";
+import { DAEMONSETS_GAP } from "../report/cluster-facts.js";
 import type {
+  ApiDaemonSet,
   ApiEndpointSlice,
   ApiNode,
   ApiService,
   ClusterFacts,
+  DaemonSetList,
   KubeProxyConfigMap,
   KubeProxyDaemonSet,
   MirrorPod,
@@ -144,11 +147,24 @@ function describe(e: unknown): string {
   return redactUrls(describeRaw(e));
 }
 
+/**
+ * metav1.Status's message, whole: an authorizer's 403 quotes the user and the resource, and a cut at
+ * the first escaped quote lost the permission it names.
+ */
+function statusMessage(body: string): string {
+  let msg: unknown;
+  try {
+    msg = (JSON.parse(body) as { message?: unknown } | null)?.message;
+  } catch {
+    msg = /"message":"([^"]*)"/.exec(body)?.[1];
+  }
+  return typeof msg === "string" && msg !== "" ? `: ${msg.slice(0, 300)}` : "";
+}
+
 function describeRaw(e: unknown): string {
   if (e instanceof ApiException) {
     const body = typeof e.body === "string" ? e.body : JSON.stringify(e.body);
-    const msg = /"message":"([^"]*)"/.exec(body ?? "")?.[1];
-    return `HTTP ${e.code}${msg ? `: ${msg}` : ""}`;
+    return `HTTP ${e.code}${statusMessage(body ?? "")}`;
   }
   const err = e as { name?: string; message?: string; cause?: { code?: string } };
   if (err?.name === "AbortError" || err?.name === "TimeoutError") return "timed out";
@@ -274,6 +290,30 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
   };
 }
 
+// Containers and init containers kept per DaemonSet: a plugin's own image is among its first few.
+const DS_IMAGES = 16;
+
+/** A DaemonSet reduced to what the network plugin check reads (cluster-facts.ts ApiDaemonSet). */
+export function toApiDaemonSet(ds: V1DaemonSet): ApiDaemonSet {
+  const pod = ds.spec?.template?.spec;
+  const containers = [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])];
+  const images = containers.flatMap((c) => (typeof c?.image === "string" ? [c.image] : []));
+  // kube-router's flag on any container; the last one written wins, as pflag reads it.
+  const proxyFlags = containers.flatMap((c) => {
+    const argv = [...(c?.command ?? []), ...(c?.args ?? [])].filter((x) => typeof x === "string");
+    const v = flagValue(argv, "run-service-proxy");
+    return v === null ? [] : [v];
+  });
+  const last = proxyFlags.at(-1);
+  return {
+    namespace: typeof ds.metadata?.namespace === "string" ? ds.metadata.namespace : "",
+    name: typeof ds.metadata?.name === "string" ? ds.metadata.name : "",
+    images: images.slice(0, DS_IMAGES),
+    // strconv.ParseBool's false spellings, which pflag's bool flags take.
+    runServiceProxy: last === undefined ? null : !/^(0|f|false)$/i.test(last),
+  };
+}
+
 /** Labels as the API sent them, keeping only string values (the client passes wrong types through). */
 const stringLabels = (l: unknown): Record<string, string> =>
   l && typeof l === "object" && !Array.isArray(l)
@@ -345,7 +385,7 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
     };
   }
   const gaps: ClusterFacts["gaps"] = [];
-  const [v, ds, kubeadm, services] = await Promise.all([
+  const [v, ds, kubeadm, services, daemonSets] = await Promise.all([
     // getCode(param, options): the options are its second argument, or the call has no deadline.
     optional("/version", gaps, () => version.getCode({}, o), false),
     optional(`daemonset ${ns}/kube-proxy`, gaps, () =>
@@ -360,6 +400,7 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
       () => listAll((cont) => core.listServiceForAllNamespaces({ limit: PAGE, _continue: cont }, o)),
       false,
     ),
+    optional(DAEMONSETS_GAP, gaps, () => listDaemonSets(apps, o), false),
   ]);
   const daemonSet = ds ? toKubeProxyDaemonSet(ds) : null;
   const dsUnread = gaps.some((g) => g.what === `daemonset ${ns}/kube-proxy`);
@@ -387,9 +428,26 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
       staticKubeProxy,
       kubeadm: kubeadm !== null,
       services: (services ?? []).map(toApiService),
+      daemonSets,
       gaps,
     },
   };
+}
+
+// Pages of DaemonSets read at most: 2,000 is past any real cluster's count, and the bound holds anyway.
+const DS_PAGES = 4;
+
+/** Every DaemonSet, reduced as the pages come: a bounded read whose cut says so (`more`). */
+async function listDaemonSets(apps: AppsV1Api, o: ConfigurationOptions): Promise<DaemonSetList> {
+  const items: ApiDaemonSet[] = [];
+  let cont: string | undefined;
+  for (let page = 0; page < DS_PAGES; page++) {
+    const res = await apps.listDaemonSetForAllNamespaces({ limit: PAGE, _continue: cont }, o);
+    items.push(...res.items.map(toApiDaemonSet));
+    cont = res.metadata?._continue || undefined;
+    if (!cont) return { items, more: false };
+  }
+  return { items, more: true };
 }
 
 export const staticPodsGap = (ns: string) => `pods ${ns} (kube-proxy static pods)`;

@@ -202,6 +202,8 @@ for (const f of [401, 403, 500, "hang"] as const) {
       ["cluster-proxy-mode-not-pinned", "cluster-no-kube-proxy", "cluster-nodes-disagree-with-config"],
     ],
     ["daemonsets", /^daemonset kube-system\/kube-proxy$/, ["cluster-no-kube-proxy"]],
+    // The network plugin check's list of every DaemonSet: a failed list is "not read", never "no plugin".
+    ["daemonsets:list", /^daemonsets \(all namespaces\)$/, []],
     ["services", /^services/, []],
     ["version", /^\/version$/, []],
   ] as const)

@@ -218,6 +218,54 @@ function moreSources(): [string, FleetReport][] {
 }
 
 /** Every fleet, by the name its golden files carry. */
+/** A kubeadm cluster in ipvs mode whose Calico breaks beside nftables kube-proxy; and one whose DaemonSets were not read. */
+function networkPlugins(): [string, FleetReport][] {
+  const ds = (namespace: string, name: string, images: string[]) => ({
+    namespace,
+    name,
+    images,
+    runServiceProxy: null,
+  });
+  const breaks = facts(
+    {
+      version: v(34),
+      nodes: [apiNode("a")],
+      daemonSets: {
+        items: [
+          ds("kube-system", "kube-proxy", ["registry.k8s.io/kube-proxy:v1.34.4"]),
+          ds("calico-system", "calico-node", [
+            "docker.io/calico/node:v3.27.0",
+            "docker.io/calico/pod2daemon-flexvol:v3.27.0",
+            "docker.io/calico/cni:v3.27.0",
+          ]),
+          ds("kube-flannel", "kube-flannel-ds", ["ghcr.io/flannel-io/flannel:v0.24.2"]),
+        ],
+        more: false,
+      },
+    },
+    cfg({ mode: "ipvs" }),
+  );
+  const unread = facts(
+    {
+      version: v(34),
+      nodes: [apiNode("a")],
+      daemonSets: null,
+      gaps: [
+        {
+          what: "daemonsets (all namespaces)",
+          reason:
+            'HTTP 403: daemonsets.apps is forbidden: User "system:serviceaccount:proxyscope:proxyscope-collector" cannot list resource "daemonsets" in API group "apps" at the cluster scope',
+        },
+      ],
+    },
+    cfg({ mode: "ipvs" }),
+  );
+  return [
+    ["network-plugin-breaks", fleet(breaks, [ok("a", "ipvs", "attention")])],
+    ["network-plugin-unread", fleet(unread, [ok("a", "ipvs", "attention")])],
+  ];
+}
+
 export function goldenFleets(): [string, FleetReport][] {
   const [talosFlags, talosForbidden, talosRead] = talos();
   const [k3sAnswered, k3sDisabled] = k3s();
@@ -241,5 +289,6 @@ export function goldenFleets(): [string, FleetReport][] {
     ["static-pods-unread", staticPodsUnread()],
     ["no-api", fleet(null, [ok("a", "ipvs", "attention")], "1.40")],
     ...moreSources(),
+    ...networkPlugins(),
   ];
 }

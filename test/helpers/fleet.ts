@@ -57,6 +57,8 @@ export function facts(
     staticKubeProxy: null,
     kubeadm: false,
     services: [],
+    // Read, and no network plugin among them: the plugin check says nothing unless a fleet adds one.
+    daemonSets: { items: [], more: false },
     gaps: [],
     ...over,
   };

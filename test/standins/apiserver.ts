@@ -14,6 +14,7 @@
  *   with limit/continue paging (apimachinery ListMeta).
  * - Errors: metav1.Status {kind: "Status", status: "Failure", reason: NotFound|Forbidden|Unauthorized, code}.
  * - /version: version.Info {major, minor, gitVersion, ...}.
+ * - DaemonSetList at /apis/apps/v1/daemonsets (every namespace, limit/continue paging).
  * - EndpointSlice (discovery.k8s.io/v1, kubernetes/api discovery/v1/types.go): addressType, endpoints[]
  *   {addresses, conditions {ready, serving, terminating}, nodeName, zone, hints}, ports[] {name, protocol,
  *   port}, label kubernetes.io/service-name; listed at /apis/discovery.k8s.io/v1/endpointslices and
@@ -53,7 +54,8 @@
  * Usage: node dist/test/standins/apiserver.js CLUSTER.json
  * CLUSTER.json: { token (null: anonymous), version, nodes, configMaps, daemonSets, services, pods, endpointSlices?, serviceCIDRs?,
  *   podNetwork?, forbidden?: string[], listen?: "127.0.0.1:0",
- *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets, endpointslices,
+ *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets (a named
+ *   one), daemonsets:list (the list of all), endpointslices,
  *   configmaps/NAME or version: that read answers a metav1.Status with that code, or never answers.
  * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
  */
@@ -379,9 +381,11 @@ const server = http.createServer((req, res) => {
           ? "services"
           : /\/pods$/.test(p)
             ? "pods"
-            : /\/daemonsets\//.test(p)
-              ? "daemonsets"
-              : `configmaps/${/\/configmaps\/([^/]+)$/.exec(p)?.[1] ?? ""}`;
+            : p === "/apis/apps/v1/daemonsets"
+              ? "daemonsets:list"
+              : /\/daemonsets\//.test(p)
+                ? "daemonsets"
+                : `configmaps/${/\/configmaps\/([^/]+)$/.exec(p)?.[1] ?? ""}`;
   if (fault(resource)) return;
   if (p === "/version") return send(res, cluster.version);
   if (p === "/api/v1/nodes") return deny("nodes") || list(res, "NodeList", "v1", cluster.nodes, q);
@@ -410,6 +414,18 @@ const server = http.createServer((req, res) => {
     if (deny(m[2]!)) return;
     const o = byName(m[2] === "configmaps" ? cluster.configMaps : cluster.services, m[1]!, m[3]!);
     return o ? send(res, o) : status(res, 404, "NotFound", `${m[2]} "${m[3]}" not found`);
+  }
+  // Every DaemonSet, all namespaces, paged: a DaemonSetList (apps/v1). "daemonsets:list" in `forbidden`
+  // denies only this cluster-wide list, as a Role that grants get on kube-proxy alone would.
+  if (p === "/apis/apps/v1/daemonsets") {
+    if (cluster.forbidden?.includes("daemonsets:list"))
+      return status(
+        res,
+        403,
+        "Forbidden",
+        'daemonsets.apps is forbidden: User "system:serviceaccount:proxyscope:proxyscope-collector" cannot list resource "daemonsets" in API group "apps" at the cluster scope',
+      );
+    return deny("daemonsets") || list(res, "DaemonSetList", "apps/v1", cluster.daemonSets, q);
   }
   if ((m = /^\/apis\/apps\/v1\/namespaces\/([^/]+)\/daemonsets\/([^/]+)$/.exec(p))) {
     if (deny("daemonsets")) return;

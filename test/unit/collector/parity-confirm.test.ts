@@ -106,6 +106,7 @@ const facts = (services: ApiService[], gaps: ClusterFacts["gaps"] = []): Cluster
   staticKubeProxy: null,
   kubeadm: false,
   services,
+  daemonSets: null,
   gaps,
 });
 const parity = (over: Partial<NodeParity>): NodeParity => ({

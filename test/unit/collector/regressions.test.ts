@@ -259,7 +259,13 @@ t.test(
       kubeProxyNamespace: "kube-system",
     });
     t.match(r, { ok: true, value: { kubeProxyConfigMap: null, kubeProxyDaemonSet: null } });
-    t.same(r.ok && r.value.gaps.map((g) => g.what).sort(), ["/version", "services (all namespaces)"]);
+    // The DaemonSet list (the network plugin check's) is a list too: its 404 is a gap, not "no plugin".
+    t.same(r.ok && r.value.gaps.map((g) => g.what).sort(), [
+      "/version",
+      "daemonsets (all namespaces)",
+      "services (all namespaces)",
+    ]);
+    t.equal(r.ok && r.value.daemonSets, null);
   },
 );
 

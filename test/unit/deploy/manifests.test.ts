@@ -349,6 +349,7 @@ t.test("the collector: non-root, read-only, nothing but reads", async (t) => {
     )
     .sort();
   t.same(flat, [
+    "* apps/daemonsets [list]",
     "* core//version [get]",
     "* core/nodes [get,list,watch]",
     "* core/services [get,list,watch]",
