@@ -40,7 +40,7 @@ export const profile: Profile = {
       why: "nothing stands in the way: Calico's cali-* chains and ipsets and its vxlan.calico tunnel address are Calico's own (no NodePort client uses the tunnel address), the scheduler is rr",
     },
     {
-      name: "kubeadm-calico-ipvs-dock",
+      name: "calico-ipvs-dock",
       when: "before the switch: kube-proxy v1.34 in ipvs mode, Calico's iptables dataplane and Docker (its FORWARD policy DROP) on the node",
       state: ipvsNode("172.18.0.12", ipvs, {
         links: [...CALICO_LINKS, DOCKER_LINK],
