@@ -238,7 +238,7 @@ export async function runScanPod(
   } catch (e) {
     return {
       ok: false,
-      error: `cannot create pod ${o.namespace}/${name}: ${describe(e)} (needs create on pods in the namespace; docs/scan-node.md)`,
+      error: `cannot create pod ${o.namespace}/${name} at ${server}: ${describe(e)} (needs create on pods in the namespace; docs/scan-node.md)`,
     };
   }
   onCreated(name);
