@@ -4,10 +4,17 @@
 #   collector (Deployment) proxyscope serve
 #
 #   docker build -t REGISTRY/proxyscope:0.1.0 --build-arg VERSION=0.1.0 .
+#   (the release: .github/workflows/release.yml, with NODE_VERSION from .node-version and NODE_DIGEST)
 #
 # The build steps live in scripts/build-image-app.sh so they can be tested without a Docker engine.
 
-ARG NODE_IMAGE=node:26-bookworm-slim
+# The base, pinned: NODE_VERSION is .node-version's exact release (test/unit/deploy/dockerfile.test.ts keeps
+# them equal) and NODE_DIGEST "@" and the sha256 of node:NODE_VERSION-bookworm-slim's image index, which the
+# release workflow looks up and passes (--build-arg NODE_DIGEST=@sha256:...): the image is then built from
+# those exact bytes whatever the tag is moved to. Empty (a local build): the exact version's tag.
+ARG NODE_VERSION=26.12.1
+ARG NODE_DIGEST=
+ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST}
 
 FROM ${NODE_IMAGE} AS build
 # A C compiler for the agent's one native helper (agent/native/nft-generation.c); only this stage has it.

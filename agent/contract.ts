@@ -25,3 +25,5 @@ export { kernelMajorMinor, kubeMajorMinor, releaseCanRunNftables } from "./parse
 // Addresses in one spelling for both programs: the evidence carries the kernel's canonical form.
 export { canonicalIp } from "./parse/ip-text.js";
 export { METRIC, type MetricName } from "./metrics/names.js";
+// The node report as the agent's `scan` prints it: what `proxyscope scan-node` shows of a scan pod's report.
+export { renderText } from "./render/text.js";

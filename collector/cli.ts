@@ -15,6 +15,7 @@ const COMMANDS: Record<CollectorCommand, () => Promise<Cmd>> = {
   serve: () => import("./commands/serve.js"),
   "lc-audit": () => import("./commands/lc-audit.js"),
   verify: () => import("./commands/verify.js"),
+  "scan-node": () => import("./commands/scan-node.js"),
 };
 
 const SUMMARY: Record<CollectorCommand, string> = {
@@ -23,6 +24,8 @@ const SUMMARY: Record<CollectorCommand, string> = {
   serve: "gather every --interval-s; serve / (HTML), /report (JSON), /metrics (fleet gauges), /healthz",
   "lc-audit": "--service NS/NAME: each node's IPVS connection counts per endpoint, side by side",
   verify: "--node NAME: run that node's acceptance check (its agent's GET /verify); exit 1 on a failure",
+  "scan-node":
+    "NODE: one node's report without the DaemonSet: a privileged pod on NODE runs the agent's scan, then is deleted (docs/scan-node.md)",
 };
 
 const AFTER = `
@@ -51,6 +54,7 @@ function program(done: (code: ExitCode) => void): Command {
       .action(async (_o: unknown, c: Command) =>
         done(await (await COMMANDS[name]()).run(configFrom(c, process.env, name))),
       );
+    if (name === "scan-node") cmd.usage("NODE [flags]");
     root.addCommand(addFlags(cmd, COLLECTOR_FLAGS[name]));
   }
   root.addCommand(

@@ -21,6 +21,7 @@ import {
 import { targetsFromFlags } from "./sources/static.js";
 import { parseTargetVersion } from "./checks/target-version.js";
 import { FAIL_ON_VALUES } from "./fail-on.js";
+import { VERSION } from "../common/version.js";
 
 export { MAX_TIMER_MS, MAX_TIMER_S };
 
@@ -64,6 +65,14 @@ export const CollectorConfig = z.object({
     .nullable(),
   servicePort: z.string().nullable(),
   node: nodeName.nullable(),
+  /** scan-node: the agent's image its pod runs. */
+  image: z
+    .string()
+    .min(1)
+    .max(512)
+    .regex(/^[^\s\p{Cc}]+$/u, "must be an image reference without spaces or control characters"),
+  /** scan-node: how long its pod may take, image pull included. */
+  waitS: durationS(),
   targetVersion: z
     .string()
     .nullable()
@@ -79,7 +88,10 @@ export type CollectorConfig = z.infer<typeof CollectorConfig>;
 
 export { ConfigError };
 
-export type CollectorCommand = "report" | "serve" | "lc-audit" | "verify";
+export type CollectorCommand = "report" | "serve" | "lc-audit" | "verify" | "scan-node";
+
+/** The image scan-node runs when --image is not given: the release workflow's, at this version. */
+export const DEFAULT_SCAN_IMAGE = `ghcr.io/proxyscope/proxyscope:${VERSION}`;
 
 const KUBE: FlagSpec[] = [
   {
@@ -227,6 +239,25 @@ export const COLLECTOR_FLAGS: Record<CollectorCommand, readonly FlagSpec[]> = {
     ...KUBE,
     ...AGENTS,
   ],
+  "scan-node": [
+    OUTPUT(VERIFY_FORMATS, "text"),
+    {
+      flags: "-n, --namespace <ns>",
+      field: "agentNamespace",
+      help: "scan-node: the namespace its pod runs in; Pod Security must allow a privileged pod there (default default)",
+    },
+    {
+      flags: "--image <ref>",
+      field: "image",
+      help: `scan-node: the agent's image for its pod (default ${DEFAULT_SCAN_IMAGE})`,
+    },
+    {
+      flags: "--wait-s <n>",
+      field: "waitS",
+      help: `scan-node: how long its pod may take to end, image pull included (default 300, at most ${MAX_TIMER_S})`,
+    },
+    ...KUBE,
+  ],
 };
 // Every command's flags once (one -o for all): what loadConfig without a command parses.
 const ALL_FLAGS = [
@@ -240,6 +271,7 @@ const OUTPUTS: Partial<Record<CollectorCommand, readonly string[]>> = {
   report: REPORT_FORMATS,
   serve: REPORT_FORMATS,
   verify: VERIFY_FORMATS,
+  "scan-node": VERIFY_FORMATS,
 };
 
 /** The configuration from a parsed command: flags win over environment, environment over defaults. */
@@ -253,7 +285,9 @@ export function configFrom(
   // `--agents URL URL ...`: the URLs after the first arrive as operands; anywhere else an operand is a
   // mistake the user should hear about, not something silently ignored.
   const flagAgents = (v.agents as string[] | undefined) ?? [];
-  const positionals = cmd.args;
+  // scan-node NODE: its one operand is the node, as in `kubectl debug node/NODE`.
+  const operandNode = command === "scan-node" ? scanNodeOperand(cmd.args) : null;
+  const positionals = command === "scan-node" ? [] : cmd.args;
   if (positionals.length > 0 && (flagAgents.length === 0 || (v.source ?? "agents") !== "static")) {
     throw new ConfigError(
       // Quoted, cut and counted: a pasted log as an argument must not become a log-sized error.
@@ -272,7 +306,7 @@ export function configFrom(
     kubeconfig: v.kubeconfig ?? null,
     context: v.context ?? null,
     kubeProxyNamespace: v.kubeProxyNamespace ?? "kube-system",
-    agentNamespace: v.agentNamespace ?? "proxyscope",
+    agentNamespace: v.agentNamespace ?? (command === "scan-node" ? "default" : "proxyscope"),
     agentSelector: v.agentSelector ?? "app.kubernetes.io/name=proxyscope-agent",
     agentPort: v.agentPort ?? "9977",
     agentAccess: v.agentAccess ?? "auto",
@@ -280,7 +314,7 @@ export function configFrom(
     agentsFile: v.agentsFile ?? null,
     prometheusUrl: v.prometheusUrl ?? null,
     prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
-    output: v.output ?? (command === "verify" ? "text" : "table"),
+    output: v.output ?? (command === "verify" || command === "scan-node" ? "text" : "table"),
     failOn: v.failOn ?? null,
     changes: v.changes ?? false,
     concurrency: v.concurrency ?? null,
@@ -293,10 +327,22 @@ export function configFrom(
     webConfigFile: v.webConfigFile ?? null,
     service: v.service ?? null,
     servicePort: v.servicePort ?? null,
-    node: v.node ?? null,
+    node: operandNode ?? v.node ?? null,
+    image: v.image ?? DEFAULT_SCAN_IMAGE,
+    waitS: v.waitS ?? "300",
     targetVersion: v.targetVersion ?? null,
   };
   return checked(CollectorConfig, raw, typed, specs);
+}
+
+function scanNodeOperand(args: readonly string[]): string {
+  if (args.length !== 1)
+    throw new ConfigError(
+      args.length === 0
+        ? "scan-node needs the node's name: proxyscope scan-node NODE"
+        : `scan-node takes one node, got ${args.length} operands`,
+    );
+  return args[0]!.replace(/^node\//, "");
 }
 
 /** Flags (no command word) of `command`, or of every command: what the unit and fuzz tests call. */

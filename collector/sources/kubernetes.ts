@@ -129,7 +129,7 @@ export function loadKubeConfig(
 }
 
 // Every API call carries a deadline: the client hands the request's signal to its fetch.
-function deadline(timeoutMs: number): ConfigurationOptions {
+export function deadline(timeoutMs: number): ConfigurationOptions {
   const withDeadline: ObservableMiddleware = {
     pre: (ctx: RequestContext) => {
       ctx.setSignal(AbortSignal.timeout(timeoutMs));
@@ -140,10 +140,10 @@ function deadline(timeoutMs: number): ConfigurationOptions {
   return { middleware: [withDeadline], middlewareMergeStrategy: "append" };
 }
 
-const notFound = (e: unknown) => e instanceof ApiException && e.code === 404;
+export const notFound = (e: unknown) => e instanceof ApiException && e.code === 404;
 
 // The client's errors quote the request's URL, and so the kubeconfig server's password if it has one.
-function describe(e: unknown): string {
+export function describe(e: unknown): string {
   return redactUrls(describeRaw(e));
 }
 

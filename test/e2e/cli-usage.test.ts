@@ -232,6 +232,7 @@ t.test("a kubeconfig server's password is in no error", async (t) => {
     ["report"],
     ["verify", "--node", "n1"],
     ["lc-audit", "--service", "default/kubernetes"],
+    ["scan-node", "n1"],
   ]) {
     const r = await collector([...cmd, "--kubeconfig", kc, "--timeout-ms", "30000"]);
     t.equal(r.code, 5, `${cmd.join(" ")}: ${r.stderr}`);

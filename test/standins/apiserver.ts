@@ -1,8 +1,10 @@
 /*
  * STAND-IN for the Kubernetes API server. This is NOT an API server: no storage, no admission, no
  * RBAC beyond one bearer token, JSON only (no protobuf), no writes except that Events are accepted and
- * dropped, no discovery (/api, /apis), no server-side apply, and the objects never change while it runs
- * (a watch sees the initial state and bookmarks, never a MODIFIED or DELETED). It serves the read paths
+ * dropped and pods are created and deleted (apiserver-pods.ts, with a scripted kubelet: the pods of
+ * `proxyscope scan-node`), no discovery (/api, /apis), no server-side apply, no PATCH or UPDATE, and
+ * no other object changes while it runs (their watches see the initial state and bookmarks, never a
+ * MODIFIED or DELETED; a pod watch sees its pods' changes). It serves the read paths
  * the collector uses and those the REAL kube-proxy's informers use, with objects in their real JSON
  * shapes, so the official @kubernetes/client-node and client-go can talk to it through an ordinary
  * kubeconfig pointing at loopback.
@@ -57,11 +59,14 @@
  *   faults?: { RESOURCE: STATUS | "hang" } } where RESOURCE is nodes, pods, services, daemonsets (a named
  *   one), daemonsets:list (the list of all), endpointslices,
  *   configmaps/NAME or version: that read answers a metav1.Status with that code, or never answers.
- * Prints "ready <port>" once listening on 127.0.0.1; exits on SIGTERM/SIGINT.
+ *   podRuns?: { NODE: { phase: Succeeded|Failed|Running, log?, exitCode?, reason?, waiting? } } (apiserver-pods.ts).
+ * Prints "ready <port>" once listening on 127.0.0.1, then "pod-created NS/NAME" and "pod-deleted NS/NAME"
+ * as pods come and go; exits on SIGTERM/SIGINT.
  */
 import http from "node:http";
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
+import { PodStore, type PodRun } from "./apiserver-pods.js";
 
 interface Obj {
   metadata?: {
@@ -71,7 +76,7 @@ interface Obj {
     annotations?: Record<string, string>;
     resourceVersion?: string;
   };
-  spec?: { nodeName?: string; containers?: { ports?: { containerPort?: number }[] }[] };
+  spec?: { nodeName?: string; containers?: { name?: string; ports?: { containerPort?: number }[] }[] };
   status?: { podIP?: string; podIPs?: { ip: string }[] };
 }
 
@@ -100,6 +105,8 @@ interface Cluster {
   forbidden?: string[];
   /** Per resource: answer this HTTP status (as metav1.Status), or "hang" (accept, never answer). */
   faults?: Record<string, number | "hang">;
+  /** Per node: what a pod created on it does (apiserver-pods.ts); no entry: it stays Pending. */
+  podRuns?: Record<string, PodRun>;
 }
 
 const REASONS: Record<number, string> = {
@@ -297,6 +304,8 @@ function list(res: http.ServerResponse, kind: string, apiVersion: string, items:
   });
 }
 
+const podStore = new PodStore(cluster.pods, cluster.podRuns ?? {}, Number(RESOURCE_VERSION), openWatches);
+
 const byName = (items: Obj[], ns: string, name: string) =>
   items.find((o) => o.metadata?.namespace === ns && o.metadata?.name === name);
 
@@ -315,7 +324,6 @@ const server = http.createServer((req, res) => {
     });
     return;
   }
-  if (req.method !== "GET") return status(res, 405, "MethodNotAllowed", "the stand-in only reads");
   const q = url.searchParams;
   let m: RegExpExecArray | null;
   const deny = (resource: string) => {
@@ -341,10 +349,47 @@ const server = http.createServer((req, res) => {
       res,
       403,
       "Forbidden",
-      `pods "${name}" is forbidden: User "proxyscope" cannot ${verb} resource "${r}" in API group "" in the namespace "${ns}"`,
+      `pods${name ? ` "${name}"` : ""} is forbidden: User "proxyscope" cannot ${verb} resource "${r}" in API group "" in the namespace "${ns}"`,
     );
     return true;
   };
+  // Pod writes, one pod, its log and pod watches (apiserver-pods.ts).
+  if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods(?:\/([^/]+)(\/log)?)?$/.exec(p))) {
+    const ns = decodeURIComponent(m[1]!);
+    const name = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
+    const verb =
+      req.method === "POST"
+        ? "create"
+        : req.method === "DELETE"
+          ? "delete"
+          : q.get("watch") === "true"
+            ? "watch"
+            : name
+              ? "get"
+              : "list";
+    const r = m[3] ? "pods/log" : "pods";
+    if (verb !== "list" && denyProxy(r, verb, name ?? "", ns)) return;
+    if (req.method === "POST" && name === undefined) {
+      const body: Buffer[] = [];
+      req.on("data", (d: Buffer) => body.push(d));
+      req.on("end", () => podStore.create(res, ns, Buffer.concat(body).toString(), status));
+      return;
+    }
+    if (req.method === "DELETE" && name !== undefined && !m[3]) return podStore.delete(res, ns, name, status);
+    if (req.method === "GET" && name !== undefined)
+      return m[3] ? podStore.log(res, ns, name, q, status) : podStore.get(res, ns, name, status);
+    if (req.method === "GET" && verb === "watch")
+      return podStore.watch(
+        res,
+        ns,
+        q,
+        (o) =>
+          matches(q.get("labelSelector"), o.metadata?.labels as Record<string, string>) &&
+          fieldsMatch(q.get("fieldSelector"), o as Obj),
+      );
+  }
+  if (req.method !== "GET")
+    return status(res, 405, "MethodNotAllowed", "the stand-in only reads and writes pods");
   if ((m = /^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/]+)\/proxy(?:\/(.*))?$/.exec(p)))
     return proxy(
       res,

@@ -66,11 +66,17 @@ t.test(
   "multi-stage: build through the tested script, Debian slim Node runtime of the pinned line",
   async (t) => {
     t.equal(stages().length, 2, "two stages");
-    const major = readFileSync(join(ROOT, ".node-version"), "utf8").trim().split(".")[0];
+    const pinned = readFileSync(join(ROOT, ".node-version"), "utf8").trim();
     t.match(
       dockerfile,
-      new RegExp(`^ARG NODE_IMAGE=node:${major}-bookworm-slim$`, "m"),
-      `node:${major} image`,
+      new RegExp(`^ARG NODE_VERSION=${pinned.replace(/\./g, "\\.")}$`, "m"),
+      `node ${pinned}, .node-version's`,
+    );
+    t.match(dockerfile, /^ARG NODE_DIGEST=$/m, "the digest a build argument, empty by default");
+    t.match(
+      dockerfile,
+      /^ARG NODE_IMAGE=node:\$\{NODE_VERSION\}-bookworm-slim\$\{NODE_DIGEST\}$/m,
+      "node:VERSION-bookworm-slim, @DIGEST when given",
     );
     t.same(
       instructions.filter((i) => /^FROM\s/.test(i)).map((i) => i.split(/\s+/)[1]),

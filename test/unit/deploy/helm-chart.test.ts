@@ -86,6 +86,21 @@ t.test("without Go or the module proxy the helm build fails naming which", async
   t.equal(noProxy.stdout, "", "no path printed");
 });
 
+// What the release workflow's chart job runs: the archive `helm install proxyscope URL` reads.
+t.test("helm package makes proxyscope-VERSION.tgz, which helm installs from as the chart", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-helm-package-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const pack = helm(["package", CHART, "--destination", dir]);
+  t.equal(pack.status, 0, pack.stderr);
+  const tgz = join(dir, `proxyscope-${pkgVersion}.tgz`);
+  const shown = helm(["show", "chart", tgz]);
+  t.equal(shown.status, 0, shown.stderr);
+  t.match(shown.stdout, new RegExp(`^version: ${pkgVersion.replace(/\./g, "\\.")}$`, "m"));
+  const rendered = helm(["template", "proxyscope", tgz]);
+  t.equal(rendered.status, 0, rendered.stderr);
+  t.match(rendered.stdout, /kind: DaemonSet/, "the packaged chart renders the agent");
+});
+
 t.test("Chart.yaml carries package.json's version", async (t) => {
   const chart = parse(readFileSync(join(CHART, "Chart.yaml"), "utf8")) as Record<string, string>;
   t.equal(chart.version, pkgVersion, "version");

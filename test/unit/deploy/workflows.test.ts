@@ -3,7 +3,7 @@
 // does what a release promises: a multi-arch image pushed to ghcr.io, signed keyless, with an SBOM and
 // provenance, the manifests pinned to it. Its version check is run for real, as bash runs it.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { validateWorkflow } from "@action-validator/core";
@@ -108,4 +108,89 @@ t.test("release: the version check passes for this checkout's version and refuse
   const bad = run("v99.0.0");
   t.equal(bad.status, 1);
   t.match(bad.stderr, /set all three to one version/);
+});
+
+// CI cannot push, so what a tag builds is checked here: every artifact comes from the script or command
+// a test of this repository runs, with the same arguments.
+t.test("release: every artifact is built by the script its test exercises", async (t) => {
+  const r = wf("release.yml");
+  const runs = (job: string) => (r.jobs[job]?.steps ?? []).map((s) => s.run ?? "").join("\n");
+  const sea = runs("sea");
+  t.match(
+    sea,
+    /^node scripts\/build-sea\.mjs linux-x64 linux-arm64$/m,
+    "both executables (sea.test.ts, krew.test.ts)",
+  );
+  t.match(sea, /^node scripts\/sea-archive\.mjs linux-x64 linux-arm64$/m, "packed for krew (krew.test.ts)");
+  t.match(sea, /node scripts\/krew-manifest\.mjs/, "krew's manifest (krew.test.ts)");
+  for (const arch of ["amd64", "arm64"])
+    t.match(
+      sea,
+      new RegExp(`--archive "dist/release/kubectl-proxyscope_v\\$\\{VERSION\\}_linux_${arch}\\.tar\\.gz"`),
+    );
+  t.match(sea, /--out plugins\/proxyscope\.yaml/);
+  t.match(runs("npm"), /^npm pack$/m, "the npm package (npm-pack.test.ts)");
+  const chart = runs("chart");
+  t.match(chart, /helm="\$\(scripts\/build-go-tool\.sh helm\)"/, "the helm the chart tests build");
+  t.match(chart, /"\$helm" package charts\/proxyscope --destination dist\/release/);
+  t.match(chart, /node scripts\/sync-chart-files\.mjs --check/, "the chart's copies equal manifests/");
+  const build = r.jobs.image!.steps.find((s) => s.uses?.startsWith("docker/build-push-action@"))!;
+  t.equal(build.with?.context, ".", "the repository's Dockerfile");
+  t.match(String(build.with?.["build-args"]), /NODE_VERSION=\$\{\{ steps\.base\.outputs\.node_version \}\}/);
+  t.match(String(build.with?.["build-args"]), /NODE_DIGEST=\$\{\{ steps\.base\.outputs\.node_digest \}\}/);
+  const publish = r.jobs.publish!;
+  t.same(
+    [publish.needs].flat().sort(),
+    ["chart", "check", "image", "npm", "sea"],
+    "publishes only when all are built",
+  );
+  const upload = runs("publish");
+  for (const asset of [
+    /assets\/dist\/release\/\*\.tar\.gz/,
+    /assets\/dist\/release\/\*\.sha256/,
+    /assets\/plugins\/proxyscope\.yaml/,
+    /"assets\/chart\/proxyscope-\$\{VERSION\}\.tgz"/,
+    /"proxyscope-npm-\$\{VERSION\}\.tgz"/,
+  ])
+    t.match(upload, asset);
+  // Every script a release step runs is run by some test too.
+  const tests = readdirSync(join(ROOT, "test"), { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => readFileSync(join(ROOT, "test", f), "utf8"))
+    .join("\n");
+  const scripts = new Set(
+    Object.keys(r.jobs).flatMap((j) => [...runs(j).matchAll(/scripts\/[\w.-]+/g)].map((m) => m[0])),
+  );
+  t.ok(scripts.size >= 5, [...scripts].join(" "));
+  for (const s of scripts) t.ok(tests.includes(s.slice("scripts/".length)), `${s} is exercised by a test`);
+});
+
+t.test("release: the base image step takes .node-version and refuses a missing digest", async (t) => {
+  const step = wf("release.yml").jobs.image!.steps.find((s) => s.id === "base")!;
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-base-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const digest = `sha256:${"ab".repeat(32)}`;
+  // A stand-in for `docker buildx imagetools inspect`: the shape of its {{json .Manifest}} (an OCI
+  // descriptor: mediaType, digest, size), for the reference it was asked about.
+  const docker = (answer: string) => {
+    writeFileSync(join(dir, "docker"), `#!/bin/sh\necho "$4" >"${dir}/asked"\necho '${answer}'\n`, {
+      mode: 0o755,
+    });
+  };
+  const run = () =>
+    spawnSync("bash", ["-eo", "pipefail", "-c", step.run!], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { PATH: `${dir}:${process.env.PATH}`, GITHUB_OUTPUT: join(dir, "out") },
+    });
+  docker(JSON.stringify({ mediaType: "application/vnd.oci.image.index.v1+json", digest, size: 10 }));
+  const ok = run();
+  t.equal(ok.status, 0, ok.stderr);
+  const pinned = readFileSync(join(ROOT, ".node-version"), "utf8").trim();
+  t.equal(readFileSync(join(dir, "asked"), "utf8"), `node:${pinned}-bookworm-slim\n`);
+  t.equal(readFileSync(join(dir, "out"), "utf8"), `node_version=${pinned}\nnode_digest=@${digest}\n`);
+  docker(JSON.stringify({ mediaType: "application/vnd.oci.image.index.v1+json", size: 10 }));
+  const bad = run();
+  t.equal(bad.status, 1);
+  t.match(bad.stderr, /no digest for node:/);
 });
