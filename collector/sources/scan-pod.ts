@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { CoreV1Api, KubeConfig, Watch, type V1Pod } from "@kubernetes/client-node";
 import { redactUrls } from "../../common/redact.js";
-import { deadline, describe, notFound, type KubeResult } from "./kubernetes.js";
+import type { Result } from "../../common/result.js";
+import { deadline, describe, notFound } from "./kubernetes.js";
 
 /** The label every scan pod carries: `kubectl get pods -A -l app.kubernetes.io/component=scan-node`. */
 export const SCAN_POD_LABELS = {
@@ -201,7 +202,7 @@ async function waitForEnd(
 export interface ScanPodRun {
   pod: string;
   /** The container's log (stdout and stderr as the kubelet keeps them), or why there is none. */
-  log: KubeResult<string>;
+  log: Result<string>;
   /** What deleting the pod said: null when it is gone. */
   deleteError: string | null;
 }
@@ -216,7 +217,7 @@ export async function runScanPod(
   o: ScanPodOptions,
   signal: AbortSignal,
   onCreated: (name: string) => void = () => {},
-): Promise<KubeResult<ScanPodRun>> {
+): Promise<Result<ScanPodRun>> {
   const core = kc.makeApiClient(CoreV1Api);
   const server = redactUrls(kc.getCurrentCluster()?.server ?? "");
   try {
@@ -242,7 +243,7 @@ export async function runScanPod(
     };
   }
   onCreated(name);
-  let log: KubeResult<string>;
+  let log: Result<string>;
   try {
     const end = await waitForEnd(kc, core, o, created, signal);
     log = !end.ok ? end : await readLog(core, o, name, end.pod);
@@ -257,7 +258,7 @@ async function readLog(
   o: ScanPodOptions,
   name: string,
   pod: V1Pod,
-): Promise<KubeResult<string>> {
+): Promise<Result<string>> {
   let text: string;
   try {
     text = await core.readNamespacedPodLog(
