@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { parseBoundedJson } from "../../common/bounded-json.js";
 import { parseIpAddrJson } from "./ip-json.js";
+import { LISTING_JSON_BOUNDS } from "./listing-bounds.js";
 import { parsePrometheusText, type Exposition } from "./prometheus-text.js";
 import { parsed, unparsable, type Parsed } from "./result.js";
 
@@ -86,7 +88,13 @@ function byFamily(m: Exposition, name: string): Map<string, number> | null {
  * the lifetimes of dynamic addresses count down by themselves and are left out.
  */
 export function upLinksFingerprint(text: string): Parsed<string> {
-  const p = parseIpAddrJson(text);
+  // iproute2 (6.1 at least) prints `{}` for each link the `up` filter leaves out.
+  const read =
+    text.trim() === "" ? { ok: true as const, doc: [] } : parseBoundedJson(text, LISTING_JSON_BOUNDS);
+  if (!read.ok) return unparsable(`ip -j addr show up is not JSON: ${read.message}`);
+  if (!Array.isArray(read.doc)) return unparsable("ip -j addr show up is not a list");
+  const links = read.doc.filter((l) => !(typeof l === "object" && l !== null && Object.keys(l).length === 0));
+  const p = parseIpAddrJson(JSON.stringify(links));
   if (!p.ok) return unparsable(p.error);
   const lines = p.value.map(
     (l) =>
