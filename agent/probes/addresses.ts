@@ -1,4 +1,7 @@
 import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson, type Interface } from "../parse/ip-json.js";
+import type { KubeIpvs0Facts } from "../facts/ipvs.js";
+import { kubeIpvs0FromAddrListing } from "../parse/kube-ipvs0.js";
+import type { Parsed } from "../parse/result.js";
 import { ipvsGatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext, type ProbeOutcome } from "./types.js";
 
@@ -12,8 +15,8 @@ export const addressesProbe = defineProbe("addresses", {
     // serve while the ipvs-mode gate stands still (gated-read.ts).
     const read = await ipvsGatedRead(ctx, "addresses", () => readListing(ctx));
     if (!read.ok) return read;
-    const { listing, interfaces } = read.value;
-    if (ctx.shared) ctx.shared.addrListing = listing; // kube-ipvs0's probe reads its link from here
+    const { kubeIpvs0, interfaces } = read.value;
+    if (ctx.shared) ctx.shared.kubeIpvs0 = kubeIpvs0; // kube-ipvs0's probe takes its link from here
 
     if (ctx.nodeIPs.length > 0) {
       const ipv4 = ctx.nodeIPs.find((ip) => !ip.includes(":")) ?? null;
@@ -38,13 +41,17 @@ export const addressesProbe = defineProbe("addresses", {
   },
 });
 
-async function readListing(ctx: ProbeContext): Promise<Read<{ listing: string; interfaces: Interface[] }>> {
+// kube-ipvs0's facts are taken from the listing here, once a read: a reused read keeps them, not the
+// 2 MB of JSON (at 10,000 Services) they were parsed from.
+async function readListing(
+  ctx: ProbeContext,
+): Promise<Read<{ interfaces: Interface[]; kubeIpvs0: Parsed<KubeIpvs0Facts> }>> {
   const addr = await runIp(ctx, ["-j", "-d", "addr", "show"]);
   if (!addr.ok) return addr;
   const ifs = parseIpAddrJson(addr.facts);
   if (!ifs.ok)
     return { ok: false, error: { kind: "garbage", message: ifs.error, command: "ip -j -d addr show" } };
-  return { ok: true, value: { listing: addr.facts, interfaces: ifs.value } };
+  return { ok: true, value: { interfaces: ifs.value, kubeIpvs0: kubeIpvs0FromAddrListing(addr.facts) } };
 }
 
 async function runIp(ctx: ProbeContext, args: readonly string[]): Promise<ProbeOutcome<string>> {

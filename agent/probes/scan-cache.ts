@@ -1,6 +1,8 @@
 import type { SourceFreshness } from "../facts/freshness.js";
 import type { GenerationRead } from "../io/nft-generation.js";
+import type { KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { GateKey } from "../parse/ipvs-gate.js";
+import type { Parsed } from "../parse/result.js";
 import type { IpvsProcTable } from "../parse/ipvs-proc.js";
 import type { NftChainServed } from "../parse/nft-services.js";
 
@@ -129,8 +131,8 @@ export interface ScanShared {
   ipvsGate?: () => Promise<GateKey>;
   /** `ipset list -terse` as the gate read it in this scan (null: ip_set not in the kernel). */
   ipsetTerse?: string | null;
-  /** The raw `ip -j -d addr show` the addresses probe ran: every link, kube-ipvs0 among them. */
-  addrListing?: string;
+  /** kube-ipvs0 as the addresses probe's listing of every link (read or reused) showed it. */
+  kubeIpvs0?: Parsed<KubeIpvs0Facts>;
   /** /proc/net/ip_vs as the ipvs probe read it, with every real server (parity's ipvs-mode snapshot). */
   ipvsTable?: IpvsProcTable;
 }
