@@ -13,7 +13,9 @@ import type { NftChainServed } from "../parse/nft-services.js";
  * and never on a read or a packet, so a read is reused only when the id now equals the one the read
  * started and ended under, and the last full read is younger than the bounded interval (packet
  * counters in a reused read are as old as the read: the report's `sources` says when it was taken).
- * An unknown id never counts as unchanged. The one-shot `scan` command has no cache.
+ * An unknown id never counts as unchanged. The ipvs-mode reads are kept the same way under the
+ * ipvs-mode gate's key (parse/ipvs-gate.ts), and /proc/net/ip_vs_conn under a clock alone
+ * (lookupYoungerThan). The one-shot `scan` command has no cache.
  */
 export class ScanCache {
   private readonly entries = new Map<string, Entry>();

@@ -5,7 +5,7 @@
 // answering ipvs mode with nothing pending. Runs the agent once per configuration, one after the
 // other, and prints per run: RSS (VmRSS, RssAnon, RssFile) after each scan, the agent's CPU per scan
 // (its own, and its waited-for tools'), and the load average. Needs `npm run build` first.
-// Usage: node bench/alt/ipvs-gate-ab.mjs [--n 10000] [--scans 30] [--interval-s 2] [--out FILE]
+// Usage: node bench/alt/ipvs-gate-ab.mjs [--n 10000] [--scans 30] [--interval-s 2] [--out FILE] [--mem]
 import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +23,9 @@ const N = Number(arg("n", "10000"));
 const SCANS = Number(arg("scans", "30"));
 const INTERVAL = arg("interval-s", "2");
 const OUT = arg("out", null);
+// With --mem, each isolate's own heap too (bench/node/mem-preload.ts, built into dist/), and only the
+// gated run: whose memory the steady RSS is.
+const MEM = process.argv.includes("--mem");
 const NS = `pxgate-${process.pid}`;
 const log = (m) => process.stderr.write(`[ipvs-gate-ab] ${m}\n`);
 const loadavg = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
@@ -52,6 +55,8 @@ function buildNs() {
   for (let i = 0; i < N / 10; i++) sets += `add KUBE-NODE-PORT-TCP ${30000 + (i % 2768)}\n`;
   ns(["ipset", "restore", "-exist"], sets);
 }
+
+const memFile = (cfg) => join(tmpdir(), `ipvs-gate-ab-${process.pid}-${CONFIGS.indexOf(cfg)}.jsonl`);
 
 function status(pid) {
   const out = {};
@@ -104,6 +109,7 @@ async function run(cfg, kp, port) {
       "exec",
       NS,
       process.execPath,
+      ...(MEM ? ["--import", `${REPO}/dist/bench/node/mem-preload.js`] : []),
       `${REPO}/dist/agent/cli.js`,
       "serve",
       "--listen",
@@ -122,7 +128,10 @@ async function run(cfg, kp, port) {
       "warn",
       ...cfg.args,
     ],
-    { stdio: ["ignore", "ignore", "inherit"] },
+    {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: MEM ? { ...process.env, PXBENCH_MEM_OUT: memFile(cfg) } : process.env,
+    },
   );
   const pid = agent.pid;
   const load0 = loadavg();
@@ -148,6 +157,7 @@ async function run(cfg, kp, port) {
     const s = status(pid);
     samples.push({
       scan: n,
+      at: Date.now(),
       vmRss: s.VmRSS,
       rssAnon: s.RssAnon,
       rssFile: s.RssFile,
@@ -162,7 +172,27 @@ async function run(cfg, kp, port) {
   const tail = samples.slice(-Math.max(3, Math.floor(SCANS / 3)));
   const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const perScan = samples.slice(1);
+  const heaps = {};
+  if (MEM) {
+    // Each isolate's heap over the same last third of the run.
+    const since = samples[samples.length - tail.length]?.at ?? 0;
+    const lines = readFileSync(memFile(cfg), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    for (const th of new Set(lines.map((l) => (l.thread === "main" ? "main" : "worker")))) {
+      const mine = lines.filter((l) => l.t >= since && (l.thread === "main") === (th === "main"));
+      heaps[th] = {
+        heapTotalMb: med(mine.map((l) => l.heapTotal)),
+        heapUsedMb: med(mine.map((l) => l.heapUsed)),
+        externalMb: med(mine.map((l) => l.external)),
+        mallocedMb: med(mine.map((l) => l.mallocedMb)),
+      };
+    }
+    rmSync(memFile(cfg), { force: true });
+  }
   const summary = {
+    heaps,
     label: cfg.label,
     load: `${load0} -> ${load1}`,
     steadyVmRssMb: med(tail.map((x) => x.vmRss)),
@@ -180,7 +210,7 @@ buildNs();
 const kp = await standin();
 const results = [];
 try {
-  for (const [i, cfg] of CONFIGS.entries()) results.push(await run(cfg, kp, 19_990 + i));
+  for (const [i, cfg] of CONFIGS.entries()) if (!MEM || i === 0) results.push(await run(cfg, kp, 19_990 + i));
 } finally {
   kp.stop();
   execFileSync("ip", ["netns", "del", NS]);
