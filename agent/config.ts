@@ -66,6 +66,7 @@ export const AgentConfig = z.object({
   // Sub-second scans, for the benchmarks: seconds are whole numbers like every other number flag.
   scanIntervalMs: durationMs().nullable(),
   fullReadIntervalS: durationS(undefined, true),
+  ipvsConnIntervalS: durationS(undefined, true),
   logLevel: z.enum(["fatal", "error", "warn", "info", "debug", "trace"]),
   webConfigFile: z.string().min(1).max(4096).nullable(),
   detailFrom: z.enum(["loopback", "any"]),
@@ -194,7 +195,12 @@ const SERVE: FlagSpec[] = [
   {
     flags: "--full-read-interval-s <n>",
     field: "fullReadIntervalS",
-    help: "at most this many seconds between two full reads of the nf_tables sources a scan reuses while the kernel's nf_tables generation id is unchanged (nft listings, iptables-nft-save; their packet counters are as old as the read; default 3600; 0: read everything every scan)",
+    help: "at most this many seconds between two full reads of the sources a scan reuses while their gate stands still: the nf_tables sources while the kernel's nf_tables generation id is unchanged (nft listings, iptables-nft-save), and in ipvs mode /proc/net/ip_vs, every link's addresses and the NodePort ipsets' members while kube-proxy has synced every change it saw and the ipsets' headers and the up links' addresses are unchanged (packet counters are as old as the read; default 3600; 0: read everything every scan)",
+  },
+  {
+    flags: "--ipvs-conn-interval-s <n>",
+    field: "ipvsConnIntervalS",
+    help: "at most this many seconds between two reads of /proc/net/ip_vs_conn, the costliest read on a busy ipvs-mode node (~1 s of CPU per million connections); in between the report and the metrics give the last read's counts and their age (default 300; 0: every scan)",
   },
   {
     flags: "--web.config.file <file>",
@@ -289,6 +295,8 @@ export function configFrom(
     // kube-proxy re-adds its chains in its hourly full sync (FullSyncPeriod), which moves the generation
     // anyway (re-adding an existing chain does: measured on 6.18).
     fullReadIntervalS: v.fullReadIntervalS ?? 3600,
+    // A connection count for planning the switch needs no per-scan freshness (its age is reported).
+    ipvsConnIntervalS: v.ipvsConnIntervalS ?? 300,
     logLevel: v.logLevel ?? "info",
     webConfigFile: v.webConfigFile ?? null,
     detailFrom: v.detailFrom ?? "loopback",

@@ -4,6 +4,7 @@ import type { ProbeError } from "./facts/probe-error.js";
 import type { ProbeRun } from "./facts/sources.js";
 import { readNftGeneration } from "./io/nft-generation.js";
 import type { ToolRunner } from "./io/run.js";
+import { readIpvsGateKey } from "./probes/ipvs-gate.js";
 import { PROBES } from "./probes/registry.js";
 import type { ParityOptions, Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
 import { newScanShared, ScanCache, type ScanShared } from "./probes/scan-cache.js";
@@ -28,8 +29,8 @@ export interface ScanInput {
 }
 
 /** The deep reads a long-running agent keeps between scans; the serve loop's scan thread holds one. */
-export function newScanCache(fullReadIntervalMs: number): ScanCache {
-  return new ScanCache(fullReadIntervalMs);
+export function newScanCache(fullReadIntervalMs: number, ipvsConnIntervalMs = 0): ScanCache {
+  return new ScanCache(fullReadIntervalMs, Date.now, ipvsConnIntervalMs);
 }
 
 /**
@@ -140,9 +141,11 @@ export async function scanNode(
   probes: readonly Probe<unknown>[] = PROBES,
 ): Promise<NodeReport> {
   const startedAt = new Date();
-  // The generation is read only where a cache can use it: a one-shot scan reads everything anyway.
+  // The gates are read only where a cache can use them: a one-shot scan reads everything anyway.
+  const gated = input.cache != null && input.cache.fullReadIntervalMs > 0;
   const shared = newScanShared(
-    input.cache ? () => readNftGeneration(input.tools, input.callTimeoutMs) : undefined,
+    gated ? () => readNftGeneration(input.tools, input.callTimeoutMs) : undefined,
+    gated ? (s) => readIpvsGateKey(input, s) : undefined,
   );
   const runs = await runProbes(input, probes, shared);
   const finishedAt = new Date();

@@ -51,6 +51,7 @@ export async function runServe(
       toolDirs: cfg.toolDirs,
       input: plain,
       fullReadIntervalS: cfg.fullReadIntervalS,
+      ipvsConnIntervalS: cfg.ipvsConnIntervalS,
       verify: verifyOptions(cfg),
     },
     undefined,

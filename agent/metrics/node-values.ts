@@ -136,7 +136,7 @@ export const NODE_METRICS = {
   proxyscope_last_scan_duration_seconds: { help: "How long the last scan took", labels: [] },
   // One series per source a scan may reuse (facts/freshness.ts SOURCE_NAMES): bounded.
   proxyscope_source_age_seconds: {
-    help: "Age, at the end of the last scan, of the data it reported for an nf_tables source it may reuse while the nf_tables generation is unchanged (0 to a few seconds: read in that scan)",
+    help: "Age, at the end of the last scan, of the data it reported for a source it may reuse: nf_tables sources while the nf_tables generation is unchanged, ipvs-mode sources while kube-proxy's sync state and the cheap fingerprints are, ipvs-connections within --ipvs-conn-interval-s (0 to a few seconds: read in that scan)",
     labels: ["source"],
   },
 } as const satisfies Partial<

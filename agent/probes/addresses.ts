@@ -1,5 +1,9 @@
-import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson } from "../parse/ip-json.js";
+import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson, type Interface } from "../parse/ip-json.js";
+import type { KubeIpvs0Facts } from "../facts/ipvs.js";
+import { kubeIpvs0FromAddrListing } from "../parse/kube-ipvs0.js";
+import { ipvsGatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext, type ProbeOutcome } from "./types.js";
+import type { Result } from "../../common/result.js";
 
 const MAX_BYTES = 32 * 1024 * 1024;
 
@@ -7,12 +11,12 @@ const MAX_BYTES = 32 * 1024 * 1024;
 // (all that nftables mode's default `nodePortAddresses: primary` keeps).
 export const addressesProbe = defineProbe("addresses", {
   async run(ctx) {
-    const addr = await runIp(ctx, ["-j", "-d", "addr", "show"]);
-    if (!addr.ok) return addr;
-    const ifs = parseIpAddrJson(addr.facts);
-    if (!ifs.ok) return garbage(ifs.error, "ip -j -d addr show");
-    const interfaces = ifs.value;
-    if (ctx.shared) ctx.shared.addrListing = addr.facts; // kube-ipvs0's probe reads its link from here
+    // kube-ipvs0 holds every Service IP: at 10,000 Services this listing is 2 MB of JSON, reused in
+    // serve while the ipvs-mode gate stands still (gated-read.ts).
+    const read = await ipvsGatedRead(ctx, "addresses", () => readListing(ctx));
+    if (!read.ok) return read;
+    const { kubeIpvs0, interfaces } = read.value;
+    if (ctx.shared) ctx.shared.kubeIpvs0 = kubeIpvs0; // kube-ipvs0's probe takes its link from here
 
     if (ctx.nodeIPs.length > 0) {
       const ipv4 = ctx.nodeIPs.find((ip) => !ip.includes(":")) ?? null;
@@ -36,6 +40,19 @@ export const addressesProbe = defineProbe("addresses", {
     return { ok: true, facts: { interfaces, primary: { ipv4, ipv6, source } } };
   },
 });
+
+// kube-ipvs0's facts are taken from the listing here, once a read: a reused read keeps them, not the
+// 2 MB of JSON (at 10,000 Services) they were parsed from.
+async function readListing(
+  ctx: ProbeContext,
+): Promise<Read<{ interfaces: Interface[]; kubeIpvs0: Result<KubeIpvs0Facts> }>> {
+  const addr = await runIp(ctx, ["-j", "-d", "addr", "show"]);
+  if (!addr.ok) return addr;
+  const ifs = parseIpAddrJson(addr.facts);
+  if (!ifs.ok)
+    return { ok: false, error: { kind: "garbage", message: ifs.error, command: "ip -j -d addr show" } };
+  return { ok: true, value: { interfaces: ifs.value, kubeIpvs0: kubeIpvs0FromAddrListing(addr.facts) } };
+}
 
 async function runIp(ctx: ProbeContext, args: readonly string[]): Promise<ProbeOutcome<string>> {
   const r = await ctx.tools.run("ip", args, { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES });

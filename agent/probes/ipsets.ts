@@ -1,6 +1,8 @@
 import { stat } from "node:fs/promises";
 import { isKubeProxyIpset } from "../facts/owners.js";
 import { parseIpsetTerse, parseNodePortMembers, parsePortMembers } from "../parse/ipset-list.js";
+import type { IpsetFacts } from "../facts/ipvs.js";
+import { ipvsGatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 const ARGS = ["list", "-terse"] as const;
@@ -10,7 +12,7 @@ const MAX_BYTES = 16 * 1024 * 1024;
  * Whether the kernel has ip_set, from <sys>/module/ip_set: present when the module is loaded, and
  * also when it is built in (it has a max_sets parameter, so sysfs lists it either way).
  */
-async function ipSetInKernel(sysRoot: string): Promise<boolean | "unknown"> {
+export async function ipSetInKernel(sysRoot: string): Promise<boolean | "unknown"> {
   try {
     await stat(`${sysRoot}/module/ip_set`);
     return true;
@@ -78,31 +80,43 @@ async function healthCheckNodePorts(
 // make the kernel load the module.
 export const ipsetsProbe = defineProbe("ipsets", {
   async run(ctx) {
-    if ((await ipSetInKernel(ctx.sysRoot)) === false) {
-      return { ok: true, facts: { available: false, sets: [] } };
-    }
-    const r = await ctx.tools.run("ipset", ARGS, { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES });
-    if (!r.ok) return r;
-    const p = parseIpsetTerse(r.stdout);
-    if (!p.ok) {
-      return { ok: false, error: { kind: "garbage", message: p.error, command: `ipset ${ARGS.join(" ")}` } };
-    }
-    const sets = p.value.map((s) => ({
-      name: s.name,
-      type: s.type,
-      family: s.family,
-      entries: s.entries,
-      references: s.references,
-      kubeProxy: isKubeProxyIpset(s.name),
-    }));
-    return {
-      ok: true,
-      facts: {
-        available: true,
-        sets,
-        nodePorts: await nodePorts(ctx, sets),
-        healthCheckNodePorts: await healthCheckNodePorts(ctx, sets),
-      },
-    };
+    // The headers are the gate's fingerprint; the members of the NodePort sets are the deep part,
+    // reused in serve while the ipvs-mode gate stands still (gated-read.ts).
+    const r = await ipvsGatedRead(ctx, "ipsets", () => readIpsets(ctx));
+    return r.ok ? { ok: true, facts: r.value } : r;
   },
 });
+
+async function readIpsets(ctx: ProbeContext): Promise<Read<IpsetFacts>> {
+  if ((await ipSetInKernel(ctx.sysRoot)) === false) {
+    return { ok: true, value: { available: false, sets: [] } };
+  }
+  // The gate listed the headers at the start of this scan: the same answer, not a second fork.
+  let text = ctx.shared?.ipsetTerse ?? null;
+  if (text === null) {
+    const r = await ctx.tools.run("ipset", ARGS, { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES });
+    if (!r.ok) return r;
+    text = r.stdout;
+  }
+  const p = parseIpsetTerse(text);
+  if (!p.ok) {
+    return { ok: false, error: { kind: "garbage", message: p.error, command: `ipset ${ARGS.join(" ")}` } };
+  }
+  const sets = p.value.map((s) => ({
+    name: s.name,
+    type: s.type,
+    family: s.family,
+    entries: s.entries,
+    references: s.references,
+    kubeProxy: isKubeProxyIpset(s.name),
+  }));
+  return {
+    ok: true,
+    value: {
+      available: true,
+      sets,
+      nodePorts: await nodePorts(ctx, sets),
+      healthCheckNodePorts: await healthCheckNodePorts(ctx, sets),
+    },
+  };
+}

@@ -3,6 +3,8 @@ import { readTextFile } from "../io/files.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { parseIpvsStats } from "../parse/ipvs-stats.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";
+import type { IpvsProcTable } from "../parse/ipvs-proc.js";
+import { ipvsGatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 async function readTimeouts(ctx: ProbeContext): Promise<Pick<IpvsFacts, "timeouts" | "timeoutsError">> {
@@ -34,15 +36,32 @@ async function readStats(ctx: ProbeContext): Promise<Pick<IpvsFacts, "stats" | "
 // With --parity-snapshot the real servers are kept too and the table shared with the parity probe:
 // at 10,000 Services one read of /proc/net/ip_vs is ~13 s of CPU in UML (the kernel walks its
 // service list again for every page), and reading it a second time also risked a snapshot of a table
-// other than the one the findings were judged on.
+// other than the one the findings were judged on. In serve, the table and the timeouts are reused
+// while the ipvs-mode gate stands still (gated-read.ts ipvsGatedRead); the report's `sources` says so.
 export const ipvsProbe = defineProbe("ipvs", {
   async run(ctx) {
     const forParity = ctx.parity != null;
-    const r = await readIpvsTable(ctx.procRoot, forParity ? { collectRealServers: true } : {});
+    // Parity writes a snapshot of this table with its real servers: only ever from a fresh read.
+    const r = forParity
+      ? await readTable(ctx, true)
+      : await ipvsGatedRead(ctx, "ipvs", () => readTable(ctx, false));
     if (!r.ok) return r;
-    if (!r.available) {
-      return {
-        ok: true,
+    if (!r.value.facts.available) return { ok: true, facts: r.value.facts };
+    if (forParity && ctx.shared && r.value.table) ctx.shared.ipvsTable = r.value.table;
+    // The totals are one small file that moves with traffic: read every scan.
+    return { ok: true, facts: { ...r.value.facts, ...(await readStats(ctx)) } };
+  },
+});
+
+type TableRead = { facts: Omit<IpvsFacts, "stats" | "statsError">; table?: IpvsProcTable };
+
+async function readTable(ctx: ProbeContext, forParity: boolean): Promise<Read<TableRead>> {
+  const r = await readIpvsTable(ctx.procRoot, forParity ? { collectRealServers: true } : {});
+  if (!r.ok) return r;
+  if (!r.available) {
+    return {
+      ok: true,
+      value: {
         facts: {
           available: false,
           virtualServerCount: 0,
@@ -51,12 +70,13 @@ export const ipvsProbe = defineProbe("ipvs", {
           virtualServers: [],
           timeouts: null,
         },
-      };
-    }
-    const t = r.table;
-    if (forParity && ctx.shared) ctx.shared.ipvsTable = t;
-    return {
-      ok: true,
+      },
+    };
+  }
+  const t = r.table;
+  return {
+    ok: true,
+    value: {
       facts: {
         available: true,
         virtualServerCount: t.virtualServers.length,
@@ -64,8 +84,8 @@ export const ipvsProbe = defineProbe("ipvs", {
         schedulers: t.schedulers,
         virtualServers: t.virtualServers,
         ...(await readTimeouts(ctx)),
-        ...(await readStats(ctx)),
       },
-    };
-  },
-});
+      ...(forParity ? { table: t } : {}),
+    },
+  };
+}

@@ -1,4 +1,4 @@
-import { kubeIpvs0Absent, kubeIpvs0FromAddrListing, parseKubeIpvs0Json } from "../parse/kube-ipvs0.js";
+import { kubeIpvs0Absent, parseKubeIpvs0Json } from "../parse/kube-ipvs0.js";
 import { defineProbe } from "./types.js";
 
 const DEVICE = "kube-ipvs0";
@@ -14,11 +14,8 @@ export const kubeIpvs0Probe = defineProbe("kube-ipvs0", {
   // 10,000 Services the link's own answer is 2 MB of JSON to parse a second time).
   needs: ["addresses"],
   async run(ctx) {
-    const listing = ctx.shared?.addrListing;
-    if (listing !== undefined) {
-      const p = kubeIpvs0FromAddrListing(listing, DEVICE);
-      if (p.ok) return { ok: true, facts: p.value };
-    }
+    const fromListing = ctx.shared?.kubeIpvs0;
+    if (fromListing?.ok) return { ok: true, facts: fromListing.value };
     const command = `ip ${ARGS.join(" ")}`;
     const r = await ctx.tools.run("ip", ARGS, {
       timeoutMs: ctx.callTimeoutMs,

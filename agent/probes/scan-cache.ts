@@ -1,7 +1,10 @@
 import type { SourceFreshness } from "../facts/freshness.js";
 import type { GenerationRead } from "../io/nft-generation.js";
+import type { KubeIpvs0Facts } from "../facts/ipvs.js";
+import type { GateKey } from "../parse/ipvs-gate.js";
 import type { IpvsProcTable } from "../parse/ipvs-proc.js";
 import type { NftChainServed } from "../parse/nft-services.js";
+import type { Result } from "../../common/result.js";
 
 /**
  * What a long-running agent keeps between scans ("do not redo work that cannot have
@@ -10,7 +13,9 @@ import type { NftChainServed } from "../parse/nft-services.js";
  * and never on a read or a packet, so a read is reused only when the id now equals the one the read
  * started and ended under, and the last full read is younger than the bounded interval (packet
  * counters in a reused read are as old as the read: the report's `sources` says when it was taken).
- * An unknown id never counts as unchanged. The one-shot `scan` command has no cache.
+ * An unknown id never counts as unchanged. The ipvs-mode reads are kept the same way under the
+ * ipvs-mode gate's key (parse/ipvs-gate.ts), and /proc/net/ip_vs_conn under a clock alone
+ * (lookupYoungerThan). The one-shot `scan` command has no cache.
  */
 export class ScanCache {
   private readonly entries = new Map<string, Entry>();
@@ -18,6 +23,8 @@ export class ScanCache {
   constructor(
     readonly fullReadIntervalMs: number,
     private readonly now: () => number = Date.now,
+    /** At most this long between two reads of /proc/net/ip_vs_conn; 0: every scan. */
+    readonly ipvsConnIntervalMs = 0,
   ) {}
 
   clock(): number {
@@ -28,15 +35,32 @@ export class ScanCache {
   lookup<T>(
     source: string,
     key: CacheKey,
+    gate: Gate = NFT_GATE,
   ): { hit: true; value: T; readAtMs: number } | { hit: false; why: string } {
-    if (!key.known) return { hit: false, why: `nf_tables generation unknown: ${key.why}` };
+    if (!key.known) return { hit: false, why: `${gate.unknown}: ${key.why}` };
     const e = this.entries.get(source);
     if (e === undefined) return { hit: false, why: "first read" };
     if (this.now() - e.readAtMs >= this.fullReadIntervalMs)
       return { hit: false, why: "full-read interval reached" };
     if (e.key !== key.key)
-      return { hit: false, why: `nf_tables changed since the last read (${e.key} -> ${key.key})` };
+      return { hit: false, why: `${gate.changed} since the last read (${e.key} -> ${key.key})` };
     return { hit: true, value: e.value as T, readAtMs: e.readAtMs };
+  }
+
+  /** A read gated by time alone: the cached one while younger than `maxAgeMs`. */
+  lookupYoungerThan<T>(
+    source: string,
+    maxAgeMs: number,
+  ): { hit: true; value: T; readAtMs: number } | { hit: false; why: string } {
+    const e = this.entries.get(source);
+    if (e === undefined) return { hit: false, why: "first read" };
+    if (this.now() - e.readAtMs >= maxAgeMs) return { hit: false, why: "its read interval reached" };
+    return { hit: true, value: e.value as T, readAtMs: e.readAtMs };
+  }
+
+  /** Keeps a read gated by time alone (lookupYoungerThan). */
+  storeRead(source: string, value: unknown, readStartedMs: number): void {
+    this.entries.set(source, { key: "", value, readAtMs: readStartedMs });
   }
 
   /**
@@ -59,7 +83,29 @@ interface Entry {
   readAtMs: number;
 }
 
-export type CacheKey = { known: true; key: string } | { known: false; why: string };
+export type CacheKey = GateKey;
+
+/** How a gate's misses and hits are told in the report's `sources`. */
+export interface Gate {
+  unknown: string;
+  changed: string;
+  reused: string;
+}
+
+/** The nf_tables sources' gate: the kernel's ruleset generation id. */
+export const NFT_GATE: Gate = {
+  unknown: "nf_tables generation unknown",
+  changed: "nf_tables changed",
+  reused: "the nf_tables generation has not moved since it was read",
+};
+
+/** The ipvs-mode sources' gate: kube-proxy's sync state and cheap fingerprints (parse/ipvs-gate.ts). */
+export const IPVS_GATE: Gate = {
+  unknown: "ipvs-mode state in doubt",
+  changed: "ipvs-mode state changed",
+  reused:
+    "kube-proxy (ipvs mode) has synced every Service and EndpointSlice change it saw since, and the ipsets' headers and the up links' addresses are unchanged",
+};
 
 /** The key of a read: the generation id, plus whatever else the read depended on (a table name). */
 export function cacheKey(g: GenerationRead, ...parts: string[]): CacheKey {
@@ -79,18 +125,36 @@ export interface ScanShared {
   nftChainServed?: NftChainServed;
   /** The raw `nft -j list set|map <family> <table> <name>` answers of this scan, by argv; parity on only. */
   nftSetAnswers: Map<string, string>;
-  /** The raw `ip -j -d addr show` the addresses probe ran: every link, kube-ipvs0 among them. */
-  addrListing?: string;
+  /**
+   * The ipvs-mode gate's key for this scan, read once (by the first probe that asks); absent: no cache.
+   * Read before any ipvs-mode deep read and never after: every part of the key only moves forward
+   * (counters, queued times) or is a fingerprint, so a change during a read shows at the next scan.
+   */
+  ipvsGate?: () => Promise<GateKey>;
+  /** `ipset list -terse` as the gate read it in this scan (null: ip_set not in the kernel). */
+  ipsetTerse?: string | null;
+  /** kube-ipvs0 as the addresses probe's listing of every link (read or reused) showed it. */
+  kubeIpvs0?: Result<KubeIpvs0Facts>;
   /** /proc/net/ip_vs as the ipvs probe read it, with every real server (parity's ipvs-mode snapshot). */
   ipvsTable?: IpvsProcTable;
 }
 
-/** A scan's shared state; with `readGeneration`, the generation is read at most once for `atStart`. */
-export function newScanShared(readGeneration?: () => Promise<GenerationRead>): ScanShared {
+/**
+ * A scan's shared state; with `readGeneration`, the generation is read at most once for `atStart`;
+ * with `readIpvsGate`, the ipvs-mode gate's key at most once.
+ */
+export function newScanShared(
+  readGeneration?: () => Promise<GenerationRead>,
+  readIpvsGate?: (shared: ScanShared) => Promise<GateKey>,
+): ScanShared {
   const shared: ScanShared = { freshness: [], nftSetAnswers: new Map() };
   if (readGeneration !== undefined) {
     let first: Promise<GenerationRead> | null = null;
     shared.generation = { atStart: () => (first ??= readGeneration()), now: readGeneration };
+  }
+  if (readIpvsGate !== undefined) {
+    let key: Promise<GateKey> | null = null;
+    shared.ipvsGate = () => (key ??= readIpvsGate(shared));
   }
   return shared;
 }

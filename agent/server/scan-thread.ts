@@ -14,6 +14,8 @@ export interface ScanWorkerData {
   probesModule?: string;
   /** Seconds between two full reads of a source reused under an unchanged nf_tables generation; 0: no cache. */
   fullReadIntervalS?: number;
+  /** Seconds between two reads of /proc/net/ip_vs_conn; 0 or absent: every scan. */
+  ipvsConnIntervalS?: number;
   /** Set by ScanThread: where the worker lists its tools' process groups (io/shared-groups.ts). */
   groups?: SharedArrayBuffer;
   /** How /verify checks the last scan (it runs here, beside the report it checks). */

@@ -18,7 +18,8 @@ if (data.groups) mirrorLiveGroups(new SharedGroups(data.groups));
 const tools = new ToolRunner(data.toolDirs);
 // The deep reads kept between scans live as long as this thread; a new thread starts with none.
 const interval = data.fullReadIntervalS ?? 0;
-const cache = interval > 0 ? newScanCache(interval * 1000) : null;
+const connInterval = data.ipvsConnIntervalS ?? 0;
+const cache = interval > 0 || connInterval > 0 ? newScanCache(interval * 1000, connInterval * 1000) : null;
 // Tests name a module of their own probes; the agent always runs the registry's.
 type Probes = Parameters<typeof scanNode>[1];
 const probes: Probes = data.probesModule

@@ -17,6 +17,8 @@ export const AGENT_CLI = join(REPO_ROOT, "dist/agent/cli.js");
 export interface RunningStandin {
   metricsUrl: string;
   healthUrl: string;
+  /** Replaces the scenario (its counters, times, faults) in the running stand-in; resolves once it answers so. */
+  update(scenario: object): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -44,9 +46,30 @@ export async function startStandin(scenario: object, netns?: string): Promise<Ru
     });
     child.on("exit", (code) => reject(new Error(`stand-in exited ${code} before it was ready: ${stderr}`)));
   });
+  let reloads = 0;
+  let out = "";
+  child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
   return {
     metricsUrl: `http://127.0.0.1:${ports[0]}`,
     healthUrl: `http://127.0.0.1:${ports[1]}`,
+    update: async (next: object) => {
+      writeFileSync(
+        file,
+        JSON.stringify({ metricsAddress: "127.0.0.1:0", healthAddress: "127.0.0.1:0", ...next }),
+      );
+      const want = `reloaded ${++reloads}\n`;
+      // Ready is the stand-in's own line saying so, not a deadline.
+      const seen = new Promise<void>((resolve) => {
+        const check = () => {
+          if (!out.includes(want)) return;
+          child.stdout?.off("data", check);
+          resolve();
+        };
+        child.stdout?.on("data", check);
+      });
+      child.kill("SIGHUP");
+      await seen;
+    },
     stop: async () => {
       if (child.exitCode === null) {
         const gone = new Promise((r) => child.once("exit", r));

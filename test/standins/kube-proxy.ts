@@ -18,7 +18,9 @@
  *   time.String() before.
  *
  * Usage: node dist/test/standins/kube-proxy.js SCENARIO.json
- * Prints "ready <metricsPort> <healthPort>" once listening; exits on SIGTERM/SIGINT.
+ * Prints "ready <metricsPort> <healthPort>" once listening; exits on SIGTERM/SIGINT. On SIGHUP it
+ * reads the scenario file again (counters, times, faults; not the addresses it listens on) and prints
+ * "reloaded <n>": a test changes what kube-proxy says without restarting it.
  */
 import http from "node:http";
 import net from "node:net";
@@ -902,6 +904,11 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
+  let reloads = 0;
+  process.on("SIGHUP", () => {
+    live.sc = JSON.parse(readFileSync(file, "utf8")) as Scenario;
+    process.stdout.write(`reloaded ${++reloads}\n`);
+  });
   process.stdout.write(`ready ${mPort} ${hPort}\n`);
 }
 
