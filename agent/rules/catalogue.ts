@@ -28,6 +28,7 @@ import { hostFirewall } from "./before/host-firewall-needs-nodeport-range.js";
 import { ipForwardNotPersistent } from "./before/ip-forward-not-persistent.js";
 import { ipvsConnectionsCut } from "./before/ipvs-connections-cut-at-switch.js";
 import { ipvsMatchRules } from "./before/ipvs-match-rules-stop-applying.js";
+import { ipRulesOnServiceAddresses } from "./before/ip-rules-keyed-on-service-addresses.js";
 import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
 import { kernelTooOld } from "./before/kernel-too-old-for-nftables.js";
@@ -58,6 +59,7 @@ export const RULES = [
   hostFirewall,
   forwardDropAtSwitch,
   ipvsMatchRules,
+  ipRulesOnServiceAddresses,
   foreignChainReferences,
   ipvsScheduler,
   ipvsTimeouts,
