@@ -30,6 +30,7 @@ import { ipvsConnectionsCut } from "./before/ipvs-connections-cut-at-switch.js";
 import { ipvsMatchRules } from "./before/ipvs-match-rules-stop-applying.js";
 import { ipRulesOnServiceAddresses } from "./before/ip-rules-keyed-on-service-addresses.js";
 import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
+import { ipvsSessionAffinity } from "./before/ipvs-session-affinity-per-virtual-server.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
 import { kernelTooOld } from "./before/kernel-too-old-for-nftables.js";
 import { localhostNodePorts } from "./before/localhost-nodeports-in-use.js";
@@ -62,6 +63,7 @@ export const RULES = [
   ipRulesOnServiceAddresses,
   foreignChainReferences,
   ipvsScheduler,
+  ipvsSessionAffinity,
   ipvsTimeouts,
   ipvsConnectionsCut,
   ipForwardNotPersistent,
