@@ -21,7 +21,11 @@ export function nameNodeParity(
   cluster: ClusterFacts | null,
 ): NodeParity | null {
   if (p == null) return null;
-  return { ...p, lost: p.lost.map((e) => nameLost(e, cluster)) };
+  return {
+    ...p,
+    lost: p.lost.map((e) => nameLost(e, cluster)),
+    ...(p.arpOnly !== undefined ? { arpOnly: p.arpOnly.map((e) => nameLost(e, cluster)) } : {}),
+  };
 }
 
 export function fleetParity(nodes: readonly FleetNode[]): NonNullable<FleetReport["summary"]["parity"]> {

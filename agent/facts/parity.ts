@@ -14,6 +14,13 @@ export const SnapshotVirtualServer = z.object({
   port: z.number().int().min(0).max(65535),
   /** "10.244.1.5:8080", "[fd00::5]:8080". */
   reals: z.array(z.string()),
+  /**
+   * A Service IP (externalIP, LoadBalancer IP) inside another interface's on-link IPv4 prefix while
+   * arp_ignore was 0: off the node it was reached only because the node answered ARP for it from
+   * kube-ipvs0, which nftables mode does not (service-ips-answered-by-arp). Absent: not so, or an older
+   * snapshot (then `arpNotRead` of the snapshot is absent too, and nothing is known).
+   */
+  arpOnly: z.boolean().optional(),
 });
 export type SnapshotVirtualServer = z.infer<typeof SnapshotVirtualServer>;
 
@@ -24,10 +31,16 @@ export const IpvsSnapshot = z.object({
   /** Seconds since the epoch when IPVS was read. */
   takenAt: z.number(),
   virtualServers: z.array(SnapshotVirtualServer),
+  /** Why no Service IP could be judged reached only by ARP (addresses or sysctls unread); absent: judged. */
+  arpNotRead: z.string().optional(),
 });
 export type IpvsSnapshot = z.infer<typeof IpvsSnapshot>;
 
-export const ParityStatus = z.enum(["same", "missing-after", "endpoints-differ", "new-after"]);
+/**
+ * "arp-only": an address nftables mode still serves, but that IPVS served to clients off the node only
+ * because the node answered ARP for it from kube-ipvs0; nobody answers now, so it is not "same".
+ */
+export const ParityStatus = z.enum(["same", "missing-after", "endpoints-differ", "new-after", "arp-only"]);
 export type ParityStatus = z.infer<typeof ParityStatus>;
 
 export const ServiceParity = z.object({
@@ -59,6 +72,8 @@ export const ParityCounts = z.object({
   missingAfter: z.number().int(),
   endpointsDiffer: z.number().int(),
   newAfter: z.number().int(),
+  /** Addresses with status "arp-only"; absent from older agents (not counted, never 0). */
+  arpOnly: z.number().int().optional(),
 });
 export type ParityCounts = z.infer<typeof ParityCounts>;
 
@@ -94,6 +109,8 @@ export const ParityFacts = z.discriminatedUnion("state", [
     /** Every Service not "same", cut to a bound (`truncated` then says so; the counts are whole). */
     services: z.array(ServiceParity),
     truncated: z.boolean(),
+    /** The snapshot could not tell which addresses were reached only by ARP (its `arpNotRead`). */
+    arpNotRead: z.string().optional(),
   }),
 ]);
 export type ParityFacts = z.infer<typeof ParityFacts>;

@@ -8,6 +8,7 @@ import {
   SysctlFacts,
 } from "./host.js";
 import { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "./ipvs.js";
+import { IpRulesFacts } from "./ip-rules.js";
 import { IpvsConnectionsFacts } from "./ipvs-connections.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
@@ -30,6 +31,7 @@ export const FACT_SOURCES = [
   { probe: "sysctls", key: "sysctls", schema: SysctlFacts },
   { probe: "sysctl-config", key: "sysctlConfig", schema: SysctlConfigFacts },
   { probe: "addresses", key: "addresses", schema: AddressesFacts },
+  { probe: "ip-rules", key: "ipRules", schema: IpRulesFacts },
   { probe: "ipvs", key: "ipvs", schema: IpvsFacts },
   { probe: "ipvs-connections", key: "ipvsConnections", schema: IpvsConnectionsFacts },
   { probe: "kube-ipvs0", key: "kubeIpvs0", schema: KubeIpvs0Facts },

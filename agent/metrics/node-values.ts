@@ -88,7 +88,7 @@ export const NODE_METRICS = {
     labels: ["state"],
   },
   proxyscope_parity_services: {
-    help: "Service entries by parity status against the IPVS snapshot (same, missing_after, endpoints_differ, new_after); absent unless compared",
+    help: "Service entries by parity status against the IPVS snapshot (same, missing_after, endpoints_differ, new_after, arp_only: still served, but reached off the node only by the ARP answer kube-ipvs0 gave); absent unless compared",
     labels: ["status"],
   },
   proxyscope_parity_snapshot_timestamp_seconds: {
@@ -212,6 +212,10 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
             { labels: { status: "missing_after" }, value: f.parity.counts.missingAfter },
             { labels: { status: "endpoints_differ" }, value: f.parity.counts.endpointsDiffer },
             { labels: { status: "new_after" }, value: f.parity.counts.newAfter },
+            // Absent from an older agent's facts: not counted, so no series rather than a 0.
+            ...(f.parity.counts.arpOnly === undefined
+              ? []
+              : [{ labels: { status: "arp_only" }, value: f.parity.counts.arpOnly }]),
           ]
         : null,
     proxyscope_parity_snapshot_timestamp_seconds:

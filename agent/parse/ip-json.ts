@@ -29,7 +29,7 @@ const Route = z.looseObject({
 });
 export type Route = z.infer<typeof Route>;
 
-function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Result<T[]> {
+export function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Result<T[]> {
   // `ip -j` prints nothing at all (not "[]") for an empty route table on some iproute2 releases.
   if (text.trim() === "") return parsed([]);
   // Counted before parsing: a few MB of small objects is a parse of hundreds of MB (listing-bounds.ts).

@@ -23,6 +23,11 @@ export interface SnapshotInput {
   serviceIPs: ReadonlySet<string>;
   /** "TCP:30080" from the KUBE-NODE-PORT-* ipsets: the NodePorts ipvs mode serves. */
   nodePorts: ReadonlySet<string>;
+  /**
+   * The Service IPs off-node clients reach only through the node's ARP answer from kube-ipvs0
+   * (service-ips-answered-by-arp's test), or why that could not be judged. Absent: not asked.
+   */
+  arp?: { read: true; ips: ReadonlySet<string> } | { read: false; why: string };
 }
 
 /** kube-proxy's virtual servers only: someone else's (keepalived, kube-vip, FWM) are not Services. */
@@ -40,14 +45,28 @@ export function buildSnapshot(i: SnapshotInput): IpvsSnapshot {
       .map((r) => endpointText(r.address, r.port))
       .filter((r): r is string => r !== null)
       .sort();
-    out.push({ kind, protocol: v.protocol, address: v.address, port: v.port, reals });
+    const arpOnly = kind === "service-ip" && i.arp?.read === true && i.arp.ips.has(v.address);
+    out.push({
+      kind,
+      protocol: v.protocol,
+      address: v.address,
+      port: v.port,
+      reals,
+      ...(arpOnly ? { arpOnly: true } : {}),
+    });
   }
-  return { format: SNAPSHOT_FORMAT, node: i.node, takenAt: i.takenAt, virtualServers: out };
+  return {
+    format: SNAPSHOT_FORMAT,
+    node: i.node,
+    takenAt: i.takenAt,
+    virtualServers: out,
+    ...(i.arp?.read === false ? { arpNotRead: i.arp.why } : {}),
+  };
 }
 
 export interface ParityResult {
   counts: ParityCounts;
-  /** Every entry not "same": missing first, then differing, then new. */
+  /** Every entry not "same": missing first, then reached only by ARP, then differing, then new. */
   services: ServiceParity[];
 }
 
@@ -70,6 +89,7 @@ const addressText = (v: SnapshotVirtualServer) =>
 export function compareParity(snapshot: IpvsSnapshot, served: NftServed): ParityResult {
   const groups = new Map<string, Group>();
   const missing: ServiceParity[] = [];
+  const arpOnly: ServiceParity[] = [];
   const missingNodePorts = new Map<string, ServiceParity>();
   const seenIps = new Set<string>();
   const seenPorts = new Set<string>();
@@ -102,6 +122,22 @@ export function compareParity(snapshot: IpvsSnapshot, served: NftServed): Parity
       continue;
     }
     const name = map.get(key) ?? null;
+    // Still in service-ips, but off the node it answered only through kube-ipvs0's ARP: its own entry,
+    // kept out of the Service's group so that "same" never covers it.
+    if (v.arpOnly === true && v.kind === "service-ip") {
+      const gk = name === null ? null : `${name} ${v.protocol}`;
+      arpOnly.push({
+        service: name,
+        protocol: v.protocol,
+        addresses: [addressText(v)],
+        status: "arp-only",
+        endpointsBefore: v.reals.length,
+        endpointsAfter: gk === null ? 0 : (served.endpoints.get(gk)?.size ?? 0),
+        gone: [],
+        added: [],
+      });
+      continue;
+    }
     const gk = name === null ? `? ${key}` : `${name} ${v.protocol}`;
     const g = groups.get(gk) ?? { service: name, protocol: v.protocol, addresses: [], before: new Set() };
     const a = addressText(v);
@@ -139,7 +175,10 @@ export function compareParity(snapshot: IpvsSnapshot, served: NftServed): Parity
   }
 
   // New after: Service ports none of whose addresses IPVS served.
-  const known = new Set([...groups.keys()]);
+  const known = new Set([
+    ...groups.keys(),
+    ...arpOnly.flatMap((e) => (e.service === null ? [] : [`${e.service} ${e.protocol}`])),
+  ]);
   const fresh = new Map<string, ServiceParity>();
   const addNew = (key: string, name: string | null, protocol: ServiceParity["protocol"], addr: string) => {
     const gk = name === null ? `? ${key}` : `${name} ${protocol}`;
@@ -174,7 +213,13 @@ export function compareParity(snapshot: IpvsSnapshot, served: NftServed): Parity
 
   const lost = [...missing, ...missingNodePorts.values()];
   return {
-    counts: { same, missingAfter: lost.length, endpointsDiffer: differ.length, newAfter: fresh.size },
-    services: [...lost, ...differ, ...fresh.values()],
+    counts: {
+      same,
+      missingAfter: lost.length,
+      endpointsDiffer: differ.length,
+      newAfter: fresh.size,
+      arpOnly: arpOnly.length,
+    },
+    services: [...lost, ...arpOnly, ...differ, ...fresh.values()],
   };
 }

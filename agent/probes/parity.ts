@@ -1,10 +1,13 @@
+import { sysctlValue, type AddressesFacts, type SysctlFacts } from "../facts/host.js";
 import type { IpsetFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { ConfigzFacts, ProxyModeFacts } from "../facts/kube-proxy.js";
 import { IpvsSnapshot, type ParityFacts } from "../facts/parity.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { readSnapshotFile, writeFileAtomic } from "../io/snapshot-file.js";
 import { addNftChains, addNftMaps, emptyServed, servedFrom } from "../parse/nft-services.js";
-import { buildSnapshot, compareParity } from "../parse/parity.js";
+import { buildSnapshot, compareParity, type SnapshotInput } from "../parse/parity.js";
+import { kubeIpvs0ServiceIps } from "../view/kube-ipvs0.js";
+import { onLinkOfOtherInterfaces } from "../view/on-link.js";
 import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
 
 // 10,000 Services x 10 endpoints with their NodePorts on a few addresses is ~4 MB of JSON; this only
@@ -25,6 +28,20 @@ function prior<T>(ctx: ProbeContext, name: keyof ProbeContext["prior"]): T | nul
 function tableName(ctx: ProbeContext): string {
   const name = prior<ConfigzFacts>(ctx, "kube-proxy-configz")?.nftablesTableName;
   return typeof name === "string" && name !== "" ? name : "kube-proxy";
+}
+
+// The Service IPs off-node clients reach only through the node's ARP answer from kube-ipvs0: the same
+// test as service-ips-answered-by-arp (on another interface's on-link IPv4 prefix, arp_ignore 0).
+function arpReach(ctx: ProbeContext, ipvs0: KubeIpvs0Facts): NonNullable<SnapshotInput["arp"]> {
+  const addresses = prior<AddressesFacts>(ctx, "addresses");
+  const sysctls = prior<SysctlFacts>(ctx, "sysctls");
+  if (addresses === null) return { read: false, why: "the node's addresses were not read" };
+  if (sysctls === null) return { read: false, why: "the sysctls were not read" };
+  const ignore = sysctlValue(sysctls, "net.ipv4.conf.all.arp_ignore");
+  if (ignore === null) return { read: false, why: "net.ipv4.conf.all.arp_ignore was not read" };
+  if (Number(ignore) >= 1) return { read: true, ips: new Set() };
+  const onLink = onLinkOfOtherInterfaces(addresses, kubeIpvs0ServiceIps(ipvs0), "kube-ipvs0");
+  return { read: true, ips: new Set(onLink.map((o) => o.ip)) };
 }
 
 // ipvs mode: keep what IPVS serves, kube-proxy's virtual servers only, with every real server.
@@ -52,6 +69,7 @@ async function record(ctx: ProbeContext, p: ParityOptions): Promise<ParityFacts>
     virtualServers: table.virtualServers.map((v) => ({ ...v, reals: reals.get(v) ?? [] })),
     serviceIPs: new Set(ipvs0.addresses.map((a) => a.address)),
     nodePorts: new Set(ipsets.nodePorts),
+    arp: arpReach(ctx, ipvs0),
   });
   const w = await writeFileAtomic(p.path, JSON.stringify(snap), MAX_SNAPSHOT_BYTES);
   if (!w.ok) return { state: "not-recorded", path: p.path, why: w.why };
@@ -148,6 +166,7 @@ async function compare(
       counts: result.counts,
       services: result.services.slice(0, MAX_LISTED),
       truncated: result.services.length > MAX_LISTED,
+      ...(snap.arpNotRead !== undefined ? { arpNotRead: snap.arpNotRead } : {}),
     },
   };
 }
@@ -159,7 +178,16 @@ async function compare(
  */
 export const parityProbe = defineProbe("parity", {
   // nftables and ipvs first: their listings of this scan are reused here rather than read twice.
-  needs: ["kube-proxy-mode", "kube-proxy-configz", "kube-ipvs0", "ipsets", "nftables", "ipvs"],
+  needs: [
+    "kube-proxy-mode",
+    "kube-proxy-configz",
+    "kube-ipvs0",
+    "ipsets",
+    "nftables",
+    "ipvs",
+    "addresses",
+    "sysctls",
+  ],
   async run(ctx) {
     const p = ctx.parity ?? null;
     if (p === null) return { ok: true, facts: { state: "off" } };

@@ -1,5 +1,6 @@
 import { PROBE_NAMES, type FactsOf, type ProbeName } from "../facts/sources.js";
 import { addressesProbe } from "./addresses.js";
+import { ipRulesProbe } from "./ip-rules.js";
 import { ipsetsProbe } from "./ipsets.js";
 import { iptablesProbe } from "./iptables.js";
 import { ipvsProbe } from "./ipvs.js";
@@ -29,6 +30,7 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   sysctls: sysctlsProbe,
   "sysctl-config": sysctlConfigProbe,
   addresses: addressesProbe,
+  "ip-rules": ipRulesProbe,
   ipvs: ipvsProbe,
   "ipvs-connections": ipvsConnectionsProbe,
   "kube-ipvs0": kubeIpvs0Probe,

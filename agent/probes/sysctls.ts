@@ -5,7 +5,9 @@ import { defineProbe } from "./types.js";
 
 /**
  * The sysctls the migration touches: strictARP's arp_ignore/arp_announce (left set after ipvs mode),
- * nf_conntrack_tcp_be_liberal (what --conntrack-tcp-be-liberal sets), route_localnet (iptables mode
+ * nf_conntrack_tcp_be_liberal (what --conntrack-tcp-be-liberal sets), nf_conntrack_tcp_timeout_established
+ * (how long an idle established flow lives once IPVS no longer cuts it; kube-proxy sets it in every mode,
+ * cmd/kube-proxy/app/server_linux.go v1.34.4, 24 h by default), route_localnet (iptables mode
  * sets it for localhost NodePorts), ip_forward, and the three ipvs mode sets on start (which, like
  * the IPVS table, outlive it). Absent files read as null: module not loaded, or no such kernel feature.
  */
@@ -15,6 +17,7 @@ export const SYSCTLS = [
   "net.ipv4.conf.all.route_localnet",
   "net.ipv4.ip_forward",
   "net.netfilter.nf_conntrack_tcp_be_liberal",
+  "net.netfilter.nf_conntrack_tcp_timeout_established",
   "net.ipv4.vs.conntrack",
   "net.ipv4.vs.expire_nodest_conn",
   "net.ipv4.vs.expire_quiescent_template",

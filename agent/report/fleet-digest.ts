@@ -35,6 +35,11 @@ export const DigestParity = z.object({
   /** "10.96.0.20:80/TCP", "nodeport:30080/TCP": each address of each Service port missing after. */
   lost: z.array(z.string()),
   differ: z.array(ParityDiffer),
+  /**
+   * "192.168.1.50:80/TCP": addresses nftables mode still serves that off-node clients reached only by
+   * the node's ARP answer from kube-ipvs0 (parity status "arp-only"). Absent from older agents.
+   */
+  arpOnly: z.array(z.string()).optional(),
 });
 export type DigestParity = z.infer<typeof DigestParity>;
 

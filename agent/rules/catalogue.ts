@@ -28,7 +28,9 @@ import { hostFirewall } from "./before/host-firewall-needs-nodeport-range.js";
 import { ipForwardNotPersistent } from "./before/ip-forward-not-persistent.js";
 import { ipvsConnectionsCut } from "./before/ipvs-connections-cut-at-switch.js";
 import { ipvsMatchRules } from "./before/ipvs-match-rules-stop-applying.js";
+import { ipRulesOnServiceAddresses } from "./before/ip-rules-keyed-on-service-addresses.js";
 import { ipvsScheduler } from "./before/ipvs-scheduler-not-rr.js";
+import { ipvsSessionAffinity } from "./before/ipvs-session-affinity-per-virtual-server.js";
 import { ipvsTimeouts } from "./before/ipvs-timeouts-set.js";
 import { kernelTooOld } from "./before/kernel-too-old-for-nftables.js";
 import { localhostNodePorts } from "./before/localhost-nodeports-in-use.js";
@@ -58,8 +60,10 @@ export const RULES = [
   hostFirewall,
   forwardDropAtSwitch,
   ipvsMatchRules,
+  ipRulesOnServiceAddresses,
   foreignChainReferences,
   ipvsScheduler,
+  ipvsSessionAffinity,
   ipvsTimeouts,
   ipvsConnectionsCut,
   ipForwardNotPersistent,

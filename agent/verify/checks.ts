@@ -270,7 +270,7 @@ function parity(r: NodeReport): VerifyCheck {
       return check("service-parity", name, "not-run", "kube-proxy does not answer nftables");
     case "compared": {
       const c = p.counts;
-      const detail = `${c.same} same, ${c.missingAfter} missing after, ${c.endpointsDiffer} with other endpoints, ${c.newAfter} new (snapshot ${ago(p.ageSeconds)} old)`;
+      const detail = `${c.same} same, ${c.missingAfter} missing after, ${c.endpointsDiffer} with other endpoints, ${c.newAfter} new${c.arpOnly ? `, ${c.arpOnly} reachable only by ARP from kube-ipvs0 before (no one answers ARP now)` : ""}${p.arpNotRead !== undefined ? `, ARP-only addresses not known (${p.arpNotRead})` : ""} (snapshot ${ago(p.ageSeconds)} old)`;
       return check("service-parity", name, c.missingAfter === 0 ? "ok" : "fail", detail);
     }
   }

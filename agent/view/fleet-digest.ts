@@ -36,6 +36,14 @@ function digestParity(p: ParityFacts): DigestParity {
     lost: (compared?.services ?? [])
       .filter((s) => s.status === "missing-after")
       .flatMap((s) => s.addresses.map((a) => `${a}/${s.protocol}`)),
+    // Only a comparison says which addresses were reached by ARP alone; any other state says nothing.
+    ...(compared
+      ? {
+          arpOnly: compared.services
+            .filter((s) => s.status === "arp-only")
+            .flatMap((s) => s.addresses.map((a) => `${a}/${s.protocol}`)),
+        }
+      : {}),
     differ: (compared?.services ?? []).flatMap((s) =>
       s.status === "endpoints-differ" && s.service !== null
         ? [

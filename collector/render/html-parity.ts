@@ -46,6 +46,15 @@ function lostCell(p: NodeParity | null): string {
   return shown.join(", ") + (p.lost.length > 10 ? ` +${p.lost.length - 10}` : "");
 }
 
+function arpOnlyCell(p: NodeParity | null): string {
+  const a = p?.arpOnly;
+  // Absent: an older agent, or no comparison: not known, never "none".
+  if (a === undefined) return "-";
+  if (a.length === 0) return "none";
+  const shown = a.slice(0, 10).map((l) => `<code>${h(l)}</code>`);
+  return shown.join(", ") + (a.length > 10 ? ` +${a.length - 10}` : "");
+}
+
 /**
  * One column of the per-node table: its head and its cell. The EndpointSlice confirmation of each
  * "endpoints differ" (collector-side, from the Service's current EndpointSlices) is one more entry
@@ -82,6 +91,12 @@ const COLUMNS: { head: string; title: string; cell: (n: FleetNode, p: NodeParity
     cell: (_n, p) => count(p?.counts?.endpointsDiffer),
   },
   { head: "Lost", title: "the addresses, named from the API's Services", cell: (_n, p) => lostCell(p) },
+  {
+    head: "ARP only",
+    title:
+      "served now, but off the node IPVS was reached only through the ARP answer kube-ipvs0 gave: reachable only by ARP from kube-ipvs0, and no one answers ARP now",
+    cell: (_n, p) => arpOnlyCell(p),
+  },
 ];
 
 /** The nodes the section lists: every node that carries parity, and every switched node that does not. */

@@ -93,6 +93,21 @@ export function renderMarkdown(r: FleetReport): string {
         ]),
       );
     }
+    // Served by nftables mode, but off the node only ever reached through kube-ipvs0's ARP answer.
+    const byArp = withParity.filter((n) => (n.parity!.arpOnly ?? []).length > 0);
+    if (byArp.length > 0) {
+      out.push(
+        "",
+        "| node | reachable only by ARP from kube-ipvs0 before the switch (no one answers ARP now) |",
+        "|---|---|",
+      );
+      for (const n of byArp) {
+        const a = n.parity!.arpOnly!;
+        out.push(
+          row([md(n.node), md(a.slice(0, 10).join(", ") + (a.length > 10 ? ` +${a.length - 10}` : ""))]),
+        );
+      }
+    }
     // Each flagged entry held against the Service's current EndpointSlices.
     const checked = withParity.filter((n) => (n.parity!.checks ?? []).length > 0);
     if (checked.length > 0) {

@@ -84,6 +84,7 @@ function hostTree(): string {
     "net/ipv4/ip_forward": "1",
     "net/netfilter/nf_conntrack_tcp_be_liberal": "0",
     "net/ipv4/vs/conntrack": "1",
+    "net/ipv6/conf/all/disable_ipv6": "0",
   };
   for (const [k, v] of Object.entries(sysctls)) {
     mkdirSync(dirname(join(root, "proc/sys", k)), { recursive: true });
@@ -102,6 +103,8 @@ const ANSWERS: Record<string, Record<string, string>> = {
     "-j route show default": `${FIX}tools/ip/route-default-v4.json`,
     "-j -6 route show default": `${FIX}tools/ip/route-default-v6.json`,
     "-j -d addr show dev kube-ipvs0": `${FIX}ipvs/kube-ipvs0/present.json`,
+    "-j -4 rule show": `${FIX}tools/ip/rule-show-v4.json`,
+    "-j -6 rule show": `${FIX}tools/ip/rule-show-v6.json`,
   },
   nft: {
     "-j list tables": `${NETFILTER}nft-list-tables.json`,
@@ -252,7 +255,7 @@ const EXPECTED: Record<ToolFault, ProbeErrorKind> = {
 };
 
 const TOOL_GROUPS: { tools: string[]; probes: ProbeName[] }[] = [
-  { tools: ["ip"], probes: ["addresses", "kube-ipvs0"] },
+  { tools: ["ip"], probes: ["addresses", "kube-ipvs0", "ip-rules"] },
   { tools: ["nft"], probes: ["nftables"] },
   { tools: ["ipset"], probes: ["ipsets"] },
   {

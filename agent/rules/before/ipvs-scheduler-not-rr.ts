@@ -13,6 +13,9 @@ export const ipvsScheduler = rule({
     const mine = [...virtualServers.services, ...virtualServers.nodePorts.filter((v) => !guessed.has(v))];
     const seen = [...new Set(mine.map((v) => v.scheduler))].filter((s) => s !== "rr").sort();
     if ((configured === "" || configured === "rr") && seen.length === 0) return [];
+    // sh and mh hash the client's address: each client kept its real server, with no timeout. nftables
+    // mode picks at random per new connection (pkg/proxy/nftables/proxier.go v1.34.4, numgen random).
+    const sticky = [...new Set([configured, ...seen])].filter((s) => s === "sh" || s === "mh").sort();
     return [
       {
         id: "ipvs-scheduler-not-rr",
@@ -20,11 +23,16 @@ export const ipvsScheduler = rule({
         stage: "before",
         blocksMigration: false,
         // Named by what is not rr: a config saying rr with sh on kube-proxy's virtual servers is about sh.
-        title: `IPVS scheduler ${configured !== "" && configured !== "rr" ? configured : seen.join(", ")} has no nftables equivalent (balancing becomes random)`,
+        title:
+          `IPVS scheduler ${configured !== "" && configured !== "rr" ? configured : seen.join(", ")} has no nftables equivalent (balancing becomes random)` +
+          (sticky.length > 0
+            ? `; the source-IP stickiness ${sticky.join(", ")} gave every client is lost unless the Service sets sessionAffinity: ClientIP`
+            : ""),
         evidence: {
           configured: configured || null,
           schedulersOfKubeProxyVirtualServers: seen,
           perService: false,
+          stickinessLost: sticky,
         },
         remedy:
           "Nothing is lost that worked: lc counted only this node's connections and every real server has weight 1. For stickiness use Service sessionAffinity: ClientIP; for locality internalTrafficPolicy: Local",

@@ -103,6 +103,30 @@ t.test("kubeadm caveat, wide rollouts, kernels from Node objects", async (t) => 
   t.same(k.find((x) => x.id === "cluster-kernels-too-old-for-nftables")?.evidence.nodes, ["a 5.12.19 (x)"]);
 });
 
+t.test(
+  "sessionAffinity: ClientIP says what changes, and which Services are reached at several addresses",
+  async (t) => {
+    const svc = apiService;
+    const f = facts({
+      services: [
+        svc("api", { sessionAffinity: "ClientIP" }),
+        svc("shop", {
+          sessionAffinity: "ClientIP",
+          type: "LoadBalancer",
+          ports: [{ name: null, protocol: "TCP", port: 443, nodePort: 30443 }],
+          loadBalancerIPs: ["203.0.113.7"],
+        }),
+      ],
+    });
+    const a = clusterChecks(f, []).find((x) => x.id === "cluster-services-session-affinity");
+    t.match(a?.title, /one affinity per endpoint across all of a Service's IPs/);
+    t.match(a?.title, /instead of one per IPVS virtual server/);
+    t.notMatch(a?.title, /survives/);
+    t.same(a?.evidence.reachedAtSeveralAddresses, ["prod/shop"]);
+    t.equal(a?.evidence.count, 2);
+  },
+);
+
 t.test("Services: sessionAffinity, NodePorts, externalTrafficPolicy", async (t) => {
   const svc = apiService;
   const f = facts({

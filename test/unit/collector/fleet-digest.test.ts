@@ -35,7 +35,7 @@ const switchedWithParity = (): NodeReport =>
         takenAt: NOW - 900,
         ageSeconds: 900,
         maxAgeSeconds: 86_400,
-        counts: { same: 8, missingAfter: 1, endpointsDiffer: 1, newAfter: 0 },
+        counts: { same: 8, missingAfter: 1, endpointsDiffer: 1, newAfter: 0, arpOnly: 1 },
         services: [
           {
             service: null,
@@ -44,6 +44,16 @@ const switchedWithParity = (): NodeReport =>
             status: "missing-after",
             endpointsBefore: 1,
             endpointsAfter: 0,
+            gone: [],
+            added: [],
+          },
+          {
+            service: "web/ext:http",
+            protocol: "TCP",
+            addresses: ["192.168.1.50:80"],
+            status: "arp-only",
+            endpointsBefore: 1,
+            endpointsAfter: 1,
             gone: [],
             added: [],
           },
@@ -89,6 +99,12 @@ t.test("a digest is read exactly as the report it was made of", async (t) => {
   }
   const p = fleetDigestOf(switchedWithParity()).parity;
   t.same(p?.lost, ["10.96.0.20:80/TCP", "nodeport:30080/TCP"]);
+  t.same(p?.arpOnly, ["192.168.1.50:80/TCP"], "reached only by ARP before: its own list, not served");
+  t.equal(
+    fleetDigestOf(reportOf(movedWithBlackHole())).parity?.arpOnly,
+    undefined,
+    "not compared: not known",
+  );
   t.same(
     p?.differ.map((d) => [d.service, d.after]),
     [["web/api:https", ["10.244.2.4:8443"]]],

@@ -189,3 +189,61 @@ t.test(
     t.equal(row("b1"), "", "a node still on ipvs without parity is not listed");
   },
 );
+
+t.test(
+  "an address reached only by ARP from kube-ipvs0: named from the API, shown as such, not served",
+  async (t) => {
+    const p = parity([]);
+    if (p?.state !== "compared") return t.fail();
+    const obs = observationFromReport(
+      reportOf(
+        emptyFacts({
+          ...noKernelState,
+          proxyMode: { mode: "nftables" },
+          kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 5 }),
+          parity: {
+            ...p,
+            counts: { ...p.counts, arpOnly: 1 },
+            services: [
+              {
+                service: "shop/ext:http",
+                protocol: "TCP",
+                addresses: ["192.168.1.50:80"],
+                status: "arp-only",
+                endpointsBefore: 1,
+                endpointsAfter: 1,
+                gone: [],
+                added: [],
+              },
+            ],
+          },
+        }),
+        {},
+        new Date(NOW * 1000),
+      ),
+      "http://canary:9977",
+      "canary",
+    );
+    const inp = input([obs], [apiNode("canary")]);
+    inp.cluster.services = [
+      {
+        namespace: "shop",
+        name: "ext",
+        type: "ClusterIP",
+        clusterIPs: ["10.96.0.60"],
+        ports: [{ name: "http", protocol: "TCP", port: 80, nodePort: null }],
+        sessionAffinity: null,
+        internalTrafficPolicy: null,
+        externalTrafficPolicy: null,
+        externalIPs: ["192.168.1.50"],
+      },
+    ];
+    const r = FleetReport.parse(rollup(inp));
+    t.same(r.nodes[0]?.parity?.arpOnly, ["shop/ext (192.168.1.50:80/TCP)"]);
+    t.match(
+      renderMarkdown(r),
+      /reachable only by ARP from kube-ipvs0[^\n]*\n\|---\|---\|\n\| canary \| shop\/ext \(192\.168\.1\.50:80\/TCP\) \|/,
+    );
+    t.match(renderHtml(r), /ARP only[\s\S]*<code>shop\/ext \(192\.168\.1\.50:80\/TCP\)<\/code>/);
+  },
+);

@@ -61,7 +61,7 @@ t.test("same, missing after, endpoints differ, new after", async (t) => {
     },
   );
   const r = compareParity(before, after);
-  t.same(r.counts, { same: 1, missingAfter: 2, endpointsDiffer: 1, newAfter: 1 });
+  t.same(r.counts, { same: 1, missingAfter: 2, endpointsDiffer: 1, newAfter: 1, arpOnly: 0 });
   const lost = r.services.filter((s) => s.status === "missing-after");
   t.same(
     lost.map((s) => s.addresses),
@@ -85,7 +85,13 @@ t.test("externalTrafficPolicy: Local — endpoints compared over the Service's u
     {},
     { "a/lb:http TCP": ["10.244.1.1:80", "10.244.2.1:80"] },
   );
-  t.same(compareParity(before, after).counts, { same: 1, missingAfter: 0, endpointsDiffer: 0, newAfter: 0 });
+  t.same(compareParity(before, after).counts, {
+    same: 1,
+    missingAfter: 0,
+    endpointsDiffer: 0,
+    newAfter: 0,
+    arpOnly: 0,
+  });
 });
 
 t.test(
@@ -122,4 +128,74 @@ t.test("the snapshot keeps kube-proxy's virtual servers only, with their real se
     { kind: "service-ip", protocol: "TCP", address: "10.96.0.10", port: 53, reals: ["10.244.0.2:53"] },
     { kind: "nodeport", protocol: "TCP", address: "192.168.1.10", port: 30600, reals: ["10.244.0.2:53"] },
   ]);
+});
+
+t.test(
+  "an externalIP reached off the node only by its ARP answer from kube-ipvs0: its own status",
+  async (t) => {
+    // 192.168.1.50 is an externalIP inside the node's 192.168.1.0/24 with arp_ignore 0: nftables mode keeps it
+    // in service-ips, but nobody answers ARP for it any more, so "same" would call it served.
+    const before: IpvsSnapshot = {
+      ...snap(vs("service-ip", "10.96.0.60", 80, ["10.244.1.1:80"]), {
+        ...vs("service-ip", "192.168.1.50", 80, ["10.244.1.1:80"]),
+        arpOnly: true,
+      }),
+    };
+    const after = served(
+      { "TCP 10.96.0.60:80": "web/ext:http", "TCP 192.168.1.50:80": "web/ext:http" },
+      {},
+      { "web/ext:http TCP": ["10.244.1.1:80"] },
+    );
+    const r = compareParity(before, after);
+    t.same(r.counts, { same: 1, missingAfter: 0, endpointsDiffer: 0, newAfter: 0, arpOnly: 1 });
+    t.same(
+      r.services.map((s) => [s.status, s.service, s.addresses]),
+      [["arp-only", "web/ext:http", ["192.168.1.50:80"]]],
+    );
+    // Gone from the maps too: lost, which says more than "ARP only".
+    const lost = compareParity(
+      before,
+      served({ "TCP 10.96.0.60:80": "web/ext:http" }, {}, { "web/ext:http TCP": ["10.244.1.1:80"] }),
+    );
+    t.same(
+      lost.services.map((s) => [s.status, s.addresses]),
+      [["missing-after", ["192.168.1.50:80"]]],
+    );
+  },
+);
+
+t.test("the snapshot marks the Service IPs reached only by ARP, or says it could not tell", async (t) => {
+  const p = parseIpvsProc(
+    [
+      "IP Virtual Server version 1.2.1 (size=4096)",
+      "Prot LocalAddress:Port Scheduler Flags",
+      "  -> RemoteAddress:Port Forward Weight ActiveConn InActConn",
+      "TCP  0A60000A:0050 rr",
+      "  -> 0AF40002:0050      Masq    1      0          0",
+      "TCP  C0A80132:0050 rr",
+      "  -> 0AF40002:0050      Masq    1      0          0",
+      "",
+    ].join("\n"),
+    { collectRealServers: true },
+  );
+  if (!p.ok) return t.fail(p.error);
+  const input = {
+    node: "n",
+    takenAt: 5,
+    virtualServers: p.value.virtualServers.map((v) => ({ ...v, reals: p.value.realServers?.get(v) ?? [] })),
+    serviceIPs: new Set(["10.96.0.10", "192.168.1.50"]),
+    nodePorts: new Set<string>(),
+  };
+  const s = buildSnapshot({ ...input, arp: { read: true, ips: new Set(["192.168.1.50"]) } });
+  t.same(
+    s.virtualServers.map((v) => [v.address, v.arpOnly ?? false]),
+    [
+      ["10.96.0.10", false],
+      ["192.168.1.50", true],
+    ],
+  );
+  t.equal(s.arpNotRead, undefined);
+  const u = buildSnapshot({ ...input, arp: { read: false, why: "the sysctls were not read" } });
+  t.equal(u.arpNotRead, "the sysctls were not read");
+  t.notOk(u.virtualServers.some((v) => v.arpOnly));
 });

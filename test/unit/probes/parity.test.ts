@@ -107,6 +107,89 @@ t.test("ipvs mode: kube-proxy's virtual servers written whole, nothing else left
   t.same(readdirSync(state), ["ipvs-snapshot.json"], "no temp file left");
 });
 
+const ETH0 = (addr: string) => ({
+  ok: true as const,
+  facts: {
+    interfaces: [
+      {
+        name: "eth0",
+        kind: null,
+        operState: "UP",
+        addresses: [{ family: "inet" as const, address: addr, prefixLen: 24, scope: "global" }],
+      },
+    ],
+    primary: { ipv4: addr, ipv6: null, source: "default-route" as const },
+  },
+});
+const ARP_IGNORE = (value: string) => ({
+  ok: true as const,
+  facts: { values: [{ name: "net.ipv4.conf.all.arp_ignore", value }] },
+});
+
+t.test(
+  "ipvs mode: Service IPs in eth0's prefix with arp_ignore 0 are marked reached only by ARP",
+  async (t) => {
+    const path = join(tree(t), "s.json");
+    const c = ctx(t, { mode: "ipvs", path });
+    c.prior.addresses = ETH0("172.30.0.10");
+    c.prior.sysctls = ARP_IGNORE("0");
+    const r = await parityProbe.run(c);
+    if (!r.ok) return t.fail(JSON.stringify(r.error));
+    const snap = JSON.parse(readFileSync(path, "utf8"));
+    t.same(
+      snap.virtualServers.map((v: { address: string; arpOnly?: boolean }) => [v.address, v.arpOnly ?? false]),
+      [
+        ["172.30.0.41", true],
+        ["172.30.0.42", true],
+        ["192.168.0.2", false],
+      ],
+    );
+    t.equal(snap.arpNotRead, undefined);
+
+    // strictARP (arp_ignore 1): the node never answered for them; whatever reaches them is an announcer.
+    c.prior.sysctls = ARP_IGNORE("1");
+    await parityProbe.run(c);
+    t.notOk(
+      JSON.parse(readFileSync(path, "utf8")).virtualServers.some((v: { arpOnly?: boolean }) => v.arpOnly),
+    );
+
+    // Addresses unread: the snapshot says it could not tell, never "none ARP-only".
+    c.prior.addresses = { ok: false, error: { kind: "exec-failed", message: "ip failed" } };
+    await parityProbe.run(c);
+    t.match(JSON.parse(readFileSync(path, "utf8")).arpNotRead, /addresses were not read/);
+  },
+);
+
+t.test("after the switch: an address IPVS reached only by ARP is not called served", async (t) => {
+  const path = join(tree(t), "s.json");
+  writeFileSync(
+    path,
+    JSON.stringify({
+      format: SNAPSHOT_FORMAT,
+      node: "n1",
+      takenAt: Math.floor(Date.now() / 1000) - 60,
+      virtualServers: [
+        { kind: "service-ip", protocol: "TCP", address: "172.30.0.41", port: 80, reals: ["10.180.0.1:80"] },
+        {
+          kind: "service-ip",
+          protocol: "TCP",
+          address: "172.30.0.42",
+          port: 80,
+          reals: ["10.180.0.2:80"],
+          arpOnly: true,
+        },
+      ],
+    }),
+  );
+  const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+  if (!r.ok || r.facts.state !== "compared") return t.fail(JSON.stringify(r));
+  t.equal(r.facts.counts.arpOnly, 1);
+  t.same(
+    r.facts.services.filter((s) => s.status === "arp-only").map((s) => [s.service, s.addresses]),
+    [["ns2/svc2:p80", ["172.30.0.42:80"]]],
+  );
+});
+
 t.test("ipvs mode without kube-ipvs0 read: not recorded, and says why", async (t) => {
   const c = ctx(t, { mode: "ipvs", path: join(tree(t), "s.json") });
   c.prior["kube-ipvs0"] = { ok: false, error: { kind: "exec-failed", message: "ip failed" } };
@@ -134,7 +217,7 @@ t.test("after the switch: the 1.34 table serves svc1 and svc2, a third address l
   );
   const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
   if (!r.ok || r.facts.state !== "compared") return t.fail(JSON.stringify(r));
-  t.same(r.facts.counts, { same: 1, missingAfter: 1, endpointsDiffer: 1, newAfter: 4 });
+  t.same(r.facts.counts, { same: 1, missingAfter: 1, endpointsDiffer: 1, newAfter: 4, arpOnly: 0 });
   t.same(
     r.facts.services
       .filter((s) => s.status !== "new-after")

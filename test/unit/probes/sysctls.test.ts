@@ -12,7 +12,7 @@ t.test("sysctls: values, null for absent files", async (t) => {
           conf: { all: { arp_ignore: "1\n", arp_announce: "2\n", route_localnet: "0\n" } },
           ip_forward: "1\n",
         },
-        netfilter: { nf_conntrack_tcp_be_liberal: "0\n" },
+        netfilter: { nf_conntrack_tcp_be_liberal: "0\n", nf_conntrack_tcp_timeout_established: "86400\n" },
       },
     },
   });
@@ -25,6 +25,7 @@ t.test("sysctls: values, null for absent files", async (t) => {
         { name: "net.ipv4.conf.all.route_localnet", value: "0" },
         { name: "net.ipv4.ip_forward", value: "1" },
         { name: "net.netfilter.nf_conntrack_tcp_be_liberal", value: "0" },
+        { name: "net.netfilter.nf_conntrack_tcp_timeout_established", value: "86400" },
         { name: "net.ipv4.vs.conntrack", value: null },
         { name: "net.ipv4.vs.expire_nodest_conn", value: null },
         { name: "net.ipv4.vs.expire_quiescent_template", value: null },

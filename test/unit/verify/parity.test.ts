@@ -57,3 +57,12 @@ t.test("a corrupt snapshot or an unread probe fails the verification", async (t)
   t.ok(checkFails(parityCheck({ state: "corrupt", path: PATH, why: "not JSON (cut short?)" })));
   t.ok(checkFails(parityCheck(null)));
 });
+
+t.test("addresses IPVS reached only by ARP are named, not passed over as same", async (t) => {
+  const p = compared(0);
+  if (p?.state !== "compared") return t.fail();
+  const c = parityCheck({ ...p, counts: { ...p.counts, arpOnly: 2 } });
+  t.match(c.detail, /2 reachable only by ARP from kube-ipvs0 before \(no one answers ARP now\)/);
+  const u = parityCheck({ ...p, arpNotRead: "the sysctls were not read" });
+  t.match(u.detail, /ARP-only addresses not known \(the sysctls were not read\)/);
+});

@@ -37,3 +37,17 @@ t.test("the table's schedulers count only on kube-proxy's virtual servers", asyn
   other.ipvs!.schedulers = { rr: 2, wlc: 1 };
   t.notOk(ids(judge(other, new Map(), NOW)).includes("ipvs-scheduler-not-rr"), "keepalived's wlc: not");
 });
+
+t.test("sh and mh: the stickiness they gave is lost, said so", async (t) => {
+  for (const scheduler of ["sh", "mh"]) {
+    const n = ipvsNode({ configz: configz({ ipvs: { ...configz().ipvs, scheduler } }) });
+    n.ipvs!.virtualServers = n.ipvs!.virtualServers.map((v) => ({ ...v, scheduler }));
+    const f = judge(n, new Map(), NOW).findings.find((x) => x.id === "ipvs-scheduler-not-rr");
+    t.match(f?.title, /source-IP stickiness .* is lost/, scheduler);
+    t.same(f?.evidence.stickinessLost, [scheduler]);
+  }
+  const lc = ipvsNode({ configz: configz({ ipvs: { ...configz().ipvs, scheduler: "lc" } }) });
+  const f = judge(lc, new Map(), NOW).findings.find((x) => x.id === "ipvs-scheduler-not-rr");
+  t.same(f?.evidence.stickinessLost, []);
+  t.notMatch(f?.title, /stickiness/);
+});
