@@ -38,6 +38,7 @@ import { nftTooOld } from "./before/nft-too-old.js";
 import { nftModulesMissing } from "./before/nftables-modules-missing.js";
 import { nodePortsOnSecondaryAddresses } from "./before/nodeport-addresses-shrink.js";
 import { serviceIpsAnsweredByArp } from "./before/service-ips-answered-by-arp.js";
+import { serviceIpsHostPortsClose } from "./before/service-ips-host-ports-close.js";
 import type { FindingSpec, Rule, Tag } from "./rule.js";
 import type { NodeFacts } from "../report/schema.js";
 
@@ -65,6 +66,7 @@ export const RULES = [
   ipForwardNotPersistent,
   etpLocalWithoutEndpoints,
   serviceIpsAnsweredByArp,
+  serviceIpsHostPortsClose,
   healthCheckNodePortsShrink,
   kubeIpvs0Left,
   ipvsLeft,

@@ -1,0 +1,88 @@
+import { compareVersions, KUBE_PROXY_IPVS_FILTER, versionParts } from "../../parse/versions.js";
+import type { NodeFacts } from "../../report/schema.js";
+import { rule } from "../rule.js";
+
+const CHAIN = "KUBE-IPVS-FILTER";
+
+/**
+ * ipvs mode binds every Service IP on kube-ipvs0, so the host answers on them like on its own addresses.
+ * Since kubernetes/kubernetes#108460 (v1.25) KUBE-IPVS-FILTER, jumped to from INPUT, REJECTs new
+ * connections to kube-ipvs0's addresses unless the destination is a Service's IP and port (ICMP included:
+ * kubernetes/website#41002). nftables mode rejects other ports of a ClusterIP and drops unallocated
+ * addresses of the Service CIDRs (pkg/proxy/nftables/proxier.go setupNFTables, cluster-ips-check, v1.34.4);
+ * iptables mode binds no Service IP at all. So where the filter is missing, host ports reachable on Service
+ * IPs and ping to them stop at the switch. Whether anyone uses them is not read: a warning.
+ */
+export const serviceIpsHostPortsClose = rule({
+  findings: { "service-ips-host-ports-close": { severity: "warning", stage: "before" } },
+  needs: ["kubeIpvs0"],
+  evaluate({ facts, view }) {
+    if (view.phase !== "ipvs" || !facts.kubeIpvs0) return [];
+    const v4 = facts.kubeIpvs0.addresses.filter((a) => a.family === "inet").length;
+    const v6 = facts.kubeIpvs0.addresses.length - v4;
+    if (v4 + v6 === 0) return [];
+    const families = [...(v4 > 0 ? ["ipv4"] : []), ...(v6 > 0 ? ["ipv6"] : [])];
+    const filter = filterState(facts.iptables, families);
+    const version = facts.kubeProxyMetrics?.gitVersion ?? null;
+    const parts = versionParts(version);
+    const old = parts === null ? null : compareVersions(parts, KUBE_PROXY_IPVS_FILTER) < 0;
+    if (filter.state === "present") return [];
+    // An unread backend could hold the chain: then only kube-proxy's own version can tell it lacks one.
+    if (filter.state === "unknown" && old !== true) return [];
+    const since = `v${KUBE_PROXY_IPVS_FILTER.join(".")}`;
+    return [
+      {
+        id: "service-ips-host-ports-close",
+        severity: "warning",
+        stage: "before",
+        blocksMigration: false,
+        title:
+          old === true
+            ? `kube-proxy ${version} predates ${CHAIN}: host services answer on this node's ${v4 + v6} Service IPs, and they answer ping; nftables mode rejects other ports and drops unallocated ClusterIPs`
+            : `${CHAIN} is missing: host services answer on this node's ${v4 + v6} Service IPs, and they answer ping; nftables mode rejects other ports and drops unallocated ClusterIPs`,
+        evidence: {
+          kubeProxyVersion: version ?? "not read",
+          filterSince: since,
+          kubeIpvsFilter:
+            filter.state === "absent" ? `absent (${filter.read} read)` : `not read: ${filter.why}`,
+          serviceIps: v4 + v6,
+          ipvs: `before ${since}: every port of a kube-ipvs0 address reaches the host, and ICMP echo is answered`,
+          nftables:
+            "rejects other ports of a ClusterIP, drops unallocated ClusterIPs (cluster-ips-check), answers no ping",
+        },
+        remedy:
+          "Find who uses a Service IP for anything but its Service ports before switching (`conntrack -L -d <ClusterIP>` for ICMP or other ports, monitoring that pings ClusterIPs, host daemons reached through a Service IP); point them at the node's own address or a Service port",
+      },
+    ];
+  },
+});
+
+type FilterState =
+  { state: "present" } | { state: "absent"; read: string } | { state: "unknown"; why: string };
+
+/**
+ * KUBE-IPVS-FILTER in the filter table of any backend of a family kube-ipvs0 holds addresses of: present.
+ * Absent only when every backend of those families was read (the probe lists all four); unread is unknown.
+ */
+function filterState(iptables: NodeFacts["iptables"], families: readonly string[]): FilterState {
+  if (!iptables) return { state: "unknown", why: "the iptables probe failed" };
+  const mine = iptables.backends.filter((b) => families.includes(b.family));
+  if (mine.some((b) => b.read && b.kubeChains.some((c) => c.table === "filter" && c.name === CHAIN)))
+    return { state: "present" };
+  const unread = mine.filter((b) => !b.read);
+  const read = mine.filter((b) => b.read);
+  if (unread.length > 0 || read.length === 0)
+    return {
+      state: "unknown",
+      why:
+        unread.map((b) => `${b.family} ${b.backend} (${b.read ? "" : b.why.message})`).join(", ") ||
+        `no ${families.join("/")} backend listed`,
+    };
+  return {
+    state: "absent",
+    read: read
+      .map((b) => `${b.family} ${b.backend}`)
+      .sort()
+      .join(", "),
+  };
+}
