@@ -19,6 +19,7 @@ import { rollbackLeftovers } from "./any/nftables-state-after-rollback.js";
 import { otherServiceProxyIpvs } from "./any/other-service-proxy-ipvs.js";
 import { scanIncomplete } from "./any/scan-incomplete.js";
 import { conntrackWorkaround } from "./before/conntrack-workaround-relied-on.js";
+import { etpLocalInClusterCallers } from "./before/etp-local-in-cluster-callers.js";
 import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpoints.js";
 import { foreignIpvsUsers } from "./before/foreign-ipvs-virtual-servers.js";
 import { foreignChainReferences } from "./before/foreign-rules-reference-kube-chains.js";
@@ -65,6 +66,7 @@ export const RULES = [
   ipvsConnectionsCut,
   ipForwardNotPersistent,
   etpLocalWithoutEndpoints,
+  etpLocalInClusterCallers,
   serviceIpsAnsweredByArp,
   serviceIpsHostPortsClose,
   healthCheckNodePortsShrink,

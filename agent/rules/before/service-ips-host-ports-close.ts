@@ -1,6 +1,6 @@
 import { compareVersions, KUBE_PROXY_IPVS_FILTER, versionParts } from "../../parse/versions.js";
 import type { NodeFacts } from "../../report/schema.js";
-import { rule } from "../rule.js";
+import { listed, rule } from "../rule.js";
 
 const CHAIN = "KUBE-IPVS-FILTER";
 
@@ -14,9 +14,9 @@ const CHAIN = "KUBE-IPVS-FILTER";
  * IPs and ping to them stop at the switch. Whether anyone uses them is not read: a warning.
  */
 export const serviceIpsHostPortsClose = rule({
-  findings: { "service-ips-host-ports-close": { severity: "warning", stage: "before" } },
+  findings: { "service-ips-host-ports-close": { severity: ["warning", "error"], stage: "before" } },
   needs: ["kubeIpvs0"],
-  evaluate({ facts, view }) {
+  evaluate({ facts, view }, opts) {
     if (view.phase !== "ipvs" || !facts.kubeIpvs0) return [];
     const v4 = facts.kubeIpvs0.addresses.filter((a) => a.family === "inet").length;
     const v6 = facts.kubeIpvs0.addresses.length - v4;
@@ -26,18 +26,23 @@ export const serviceIpsHostPortsClose = rule({
     const version = facts.kubeProxyMetrics?.gitVersion ?? null;
     const parts = versionParts(version);
     const old = parts === null ? null : compareVersions(parts, KUBE_PROXY_IPVS_FILTER) < 0;
+    // Flows no Service port explains exist only without the filter (it rejects them before conntrack
+    // confirms an entry): someone relies on what the switch takes away.
+    const other = facts.serviceConntrack?.serviceIpsOther ?? null;
+    const inUse = other !== null && other.read && other.to.length > 0;
     if (filter.state === "present") return [];
     // An unread backend could hold the chain: then only kube-proxy's own version can tell it lacks one.
-    if (filter.state === "unknown" && old !== true) return [];
+    if (filter.state === "unknown" && old !== true && !inUse) return [];
     const since = `v${KUBE_PROXY_IPVS_FILTER.join(".")}`;
     return [
       {
         id: "service-ips-host-ports-close",
-        severity: "warning",
+        severity: inUse ? "error" : "warning",
         stage: "before",
-        blocksMigration: false,
-        title:
-          old === true
+        blocksMigration: inUse,
+        title: inUse
+          ? `Service IPs on this node are in use beyond their Service ports (${other.flows} kinds of flow: ping or host ports): nftables mode rejects other ports and drops unallocated ClusterIPs`
+          : old === true
             ? `kube-proxy ${version} predates ${CHAIN}: host services answer on this node's ${v4 + v6} Service IPs, and they answer ping; nftables mode rejects other ports and drops unallocated ClusterIPs`
             : `${CHAIN} is missing: host services answer on this node's ${v4 + v6} Service IPs, and they answer ping; nftables mode rejects other ports and drops unallocated ClusterIPs`,
         evidence: {
@@ -46,6 +51,15 @@ export const serviceIpsHostPortsClose = rule({
           kubeIpvsFilter:
             filter.state === "absent" ? `absent (${filter.read} read)` : `not read: ${filter.why}`,
           serviceIps: v4 + v6,
+          flowsToServiceIps:
+            other === null
+              ? "not read (an older agent)"
+              : !other.read
+                ? `not read: ${other.why}`
+                : listed(
+                    other.to.map((f) => `${f.address} ${f.what} (${f.connections} connections)`),
+                    opts.maxListed,
+                  ),
           ipvs: `before ${since}: every port of a kube-ipvs0 address reaches the host, and ICMP echo is answered`,
           nftables:
             "rejects other ports of a ClusterIP, drops unallocated ClusterIPs (cluster-ips-check), answers no ping",

@@ -82,3 +82,70 @@ t.test("only while ipvs mode runs, and only with Service IPs on kube-ipvs0", asy
   const base = withChains("v1.24.17", [SERVICES]);
   t.notOk(finding({ ...base, kubeIpvs0: { ...base.kubeIpvs0!, addresses: [] } }));
 });
+
+t.test(
+  "flows to Service IPs that no Service port explains: reliance seen, an error that blocks",
+  async (t) => {
+    const base = withChains("v1.24.17", [SERVICES]);
+    const f = finding({
+      ...base,
+      serviceConntrack: {
+        etpLocalFromInside: { read: true, inside: "node addresses", to: [], destinations: 0 },
+        serviceIpsOther: {
+          read: true,
+          to: [
+            { address: "10.96.0.10", what: "ICMP", connections: 3 },
+            { address: "10.96.0.1", what: "TCP :22", connections: 1 },
+          ],
+          flows: 2,
+        },
+      },
+    });
+    t.equal(f?.severity, "error");
+    t.equal(f?.blocksMigration, true);
+    t.same(f?.evidence.flowsToServiceIps, [
+      "10.96.0.10 ICMP (3 connections)",
+      "10.96.0.1 TCP :22 (1 connections)",
+    ]);
+    t.match(f?.title, /in use/);
+  },
+);
+
+t.test("conntrack not read: a warning that says so, never 'no flows'", async (t) => {
+  const base = withChains("v1.24.17", [SERVICES]);
+  const f = finding({
+    ...base,
+    serviceConntrack: {
+      etpLocalFromInside: { read: false, why: "io: gone" },
+      serviceIpsOther: { read: false, why: "io: gone" },
+    },
+  });
+  t.equal(f?.severity, "warning");
+  t.equal(f?.evidence.flowsToServiceIps, "not read: io: gone");
+});
+
+t.test(
+  "flows seen prove no filter rejects, even with a backend unread and a current kube-proxy",
+  async (t) => {
+    const unread = {
+      backend: "legacy" as const,
+      family: "ipv4" as const,
+      read: false as const,
+      why: { kind: "exec-failed" as const, message: "boom", command: "iptables-legacy-save -c" },
+    };
+    const f = finding(
+      withChains("v1.34.4", [SERVICES], {
+        iptables: { backends: [iptablesBackend({ kubeChains: [SERVICES] }), unread] },
+        serviceConntrack: {
+          etpLocalFromInside: { read: true, inside: "node addresses", to: [], destinations: 0 },
+          serviceIpsOther: {
+            read: true,
+            to: [{ address: "10.96.0.1", what: "ICMP", connections: 1 }],
+            flows: 1,
+          },
+        },
+      }),
+    );
+    t.equal(f?.severity, "error");
+  },
+);
