@@ -18,8 +18,10 @@ export const serviceIpsHostPortsClose = rule({
   needs: ["kubeIpvs0"],
   evaluate({ facts, view }, opts) {
     if (view.phase !== "ipvs" || !facts.kubeIpvs0) return [];
-    const v4 = facts.kubeIpvs0.addresses.filter((a) => a.family === "inet").length;
-    const v6 = facts.kubeIpvs0.addresses.length - v4;
+    // A link-local address is the link's own, never a Service IP kube-proxy put there.
+    const ips = facts.kubeIpvs0.addresses.filter((a) => !/^fe[89ab][0-9a-f]:/i.test(a.address));
+    const v4 = ips.filter((a) => a.family === "inet").length;
+    const v6 = ips.length - v4;
     if (v4 + v6 === 0) return [];
     const families = [...(v4 > 0 ? ["ipv4"] : []), ...(v6 > 0 ? ["ipv6"] : [])];
     const filter = filterState(facts.iptables, families);

@@ -149,3 +149,19 @@ t.test(
     t.equal(f?.severity, "error");
   },
 );
+
+t.test(
+  "a link-local address on kube-ipvs0 is no Service IP: its family's backends are not asked",
+  async (t) => {
+    const base = withChains("v1.24.17", [SERVICES]);
+    const f = finding({
+      ...base,
+      kubeIpvs0: {
+        ...base.kubeIpvs0!,
+        addresses: [...base.kubeIpvs0!.addresses, { family: "inet6", address: "fe80::1", prefixLen: 64 }],
+      },
+    });
+    t.equal(f?.evidence.serviceIps, 2);
+    t.equal(f?.evidence.kubeIpvsFilter, "absent (ipv4 legacy, ipv4 nft read)");
+  },
+);
