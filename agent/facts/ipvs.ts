@@ -115,5 +115,15 @@ export const IpsetFacts = z.object({
    * absent from older agents.
    */
   healthCheckNodePorts: z.array(z.number().int()).nullable().optional(),
+  /**
+   * ipvs mode's externalTrafficPolicy: Local destinations on this node (pkg/proxy/ipvs/ipset.go):
+   * `addresses` from KUBE-LOAD-BALANCER-LOCAL and KUBE-EXTERNAL-IP-LOCAL ("TCP 203.0.113.10:80"),
+   * `nodePorts` from KUBE-NODE-PORT-LOCAL-* ("TCP:30080"); KUBE-6- twins included. null when a set
+   * holding entries could not be listed; absent from older agents.
+   */
+  etpLocal: z
+    .object({ addresses: z.array(z.string()), nodePorts: z.array(z.string()) })
+    .nullable()
+    .optional(),
 });
 export type IpsetFacts = z.infer<typeof IpsetFacts>;

@@ -14,6 +14,7 @@ import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFac
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
 import { ListenersFacts } from "./listeners.js";
 import { ParityFacts } from "./parity.js";
+import { ServiceConntrackFacts } from "./service-conntrack.js";
 import { SysctlConfigFacts } from "./sysctl-config.js";
 import type { ProbeError } from "./probe-error.js";
 
@@ -44,6 +45,7 @@ export const FACT_SOURCES = [
   { probe: "kube-proxy-health", key: "kubeProxyHealth", schema: KubeProxyHealthFacts },
   { probe: "parity", key: "parity", schema: ParityFacts },
   { probe: "listeners", key: "listeners", schema: ListenersFacts },
+  { probe: "service-conntrack", key: "serviceConntrack", schema: ServiceConntrackFacts },
 ] as const;
 
 type Source = (typeof FACT_SOURCES)[number];

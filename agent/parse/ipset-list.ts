@@ -1,3 +1,4 @@
+import { canonicalIp } from "./ip-text.js";
 import { excerpt, parsed, unparsable } from "./result.js";
 import type { Result } from "../../common/result.js";
 
@@ -162,6 +163,26 @@ export function parsePortMembers(text: string, setName: string): Result<number[]
     if (!m || Number(m[1]) > 65535)
       return unparsable(`ipset list ${excerpt(setName)}: not a port member: ${excerpt(line)}`);
     out.push(Number(m[1]));
+  }
+  return parsed(out);
+}
+
+/**
+ * The members of a hash:ip,port set (KUBE-LOAD-BALANCER-LOCAL, KUBE-EXTERNAL-IP-LOCAL) as destinations,
+ * "TCP 203.0.113.10:80" ("TCP [2001:db8::1]:80" for IPv6), from `ipset list <set>`.
+ */
+export function parseIpPortMembers(text: string, setName: string): Result<string[]> {
+  const at = text.split("\n").indexOf("Members:");
+  if (at < 0) return unparsable(`ipset list ${excerpt(setName)}: no "Members:" line`);
+  const out: string[] = [];
+  for (const line of text.split("\n").slice(at + 1)) {
+    if (line === "") break;
+    const m = /^([^,\s]+),(tcp|udp|sctp):(\d{1,5})(?: |$)/.exec(line);
+    const ip = m ? canonicalIp(m[1]!) : null;
+    if (!m || ip === null || Number(m[3]) > 65535)
+      return unparsable(`ipset list ${excerpt(setName)}: not an address and port: ${excerpt(line)}`);
+    const host = ip.includes(":") ? `[${ip}]` : ip;
+    out.push(`${m[2]!.toUpperCase()} ${host}:${Number(m[3])}`);
   }
   return parsed(out);
 }

@@ -105,3 +105,29 @@ export function parseConntrackLine(line: string): Result<ConntrackTuple | null> 
   if (dst === null) return unparsable(`not an address after dst=: ${excerpt(line)}`);
   return parsed({ proto: entry[1]!, dst, dport: Number(m[2]) });
 }
+
+/** One /proc/net/nf_conntrack entry's original direction; `dport` null for ICMP and other portless ones. */
+export interface ConntrackFlow {
+  proto: string;
+  src: string;
+  dst: string;
+  dport: number | null;
+}
+
+/**
+ * The original direction of one /proc/net/nf_conntrack entry (nf_conntrack_standalone.c ct_seq_show: the
+ * first src=/dst= and the ports before the reply's src=). ICMP's "type=8 code=0 id=…" carry no port; an
+ * error for a line that is not an entry, so a table we cannot read is never "no connection".
+ */
+export function parseConntrackFlow(line: string): Result<ConntrackFlow> {
+  const entry = /^ipv[46]\s+\d+\s+(\S+)\s+\d+\s/.exec(line);
+  if (!entry) return unparsable(`not a conntrack entry: ${excerpt(line)}`);
+  const first = line.indexOf(" src=");
+  const reply = line.indexOf(" src=", first + 1);
+  const original = line.slice(first, reply < 0 ? undefined : reply);
+  const m = /^ src=(\S+) dst=(\S+)(?:.*?\bdport=(\d+))?/.exec(original);
+  const src = m ? canonicalIp(m[1]!) : null;
+  const dst = m ? canonicalIp(m[2]!) : null;
+  if (!m || src === null || dst === null) return unparsable(`no original src=/dst= in: ${excerpt(line)}`);
+  return parsed({ proto: entry[1]!, src, dst, dport: m[3] === undefined ? null : Number(m[3]) });
+}

@@ -116,3 +116,11 @@ export function nftNewEnough(version: string | null | undefined): boolean | null
   const parts = versionParts(version);
   return parts === null ? null : compareVersions(parts, NFT_MIN_VERSION) >= 0;
 }
+
+/**
+ * First kube-proxy with ipvs mode's KUBE-IPVS-FILTER chain, which REJECTs new connections to kube-ipvs0's
+ * addresses on ports no Service serves (kubernetes/kubernetes#108460 "Prevent host access on VIP
+ * addresses in proxy-mode=ipvs", fixing #72236; merged June 2022, in the v1.25 cycle). Older ipvs mode let
+ * host services answer on every Service IP and the Service IPs answer ping.
+ */
+export const KUBE_PROXY_IPVS_FILTER = [1, 25, 0] as const;

@@ -1,6 +1,11 @@
 import { stat } from "node:fs/promises";
 import { isKubeProxyIpset } from "../facts/owners.js";
-import { parseIpsetTerse, parseNodePortMembers, parsePortMembers } from "../parse/ipset-list.js";
+import {
+  parseIpPortMembers,
+  parseIpsetTerse,
+  parseNodePortMembers,
+  parsePortMembers,
+} from "../parse/ipset-list.js";
 import type { IpsetFacts } from "../facts/ipvs.js";
 import { ipvsGatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext } from "./types.js";
@@ -75,6 +80,33 @@ async function healthCheckNodePorts(
   return [...out].sort((a, b) => a - b);
 }
 
+// ipvs mode's externalTrafficPolicy: Local destinations (pkg/proxy/ipvs/ipset.go kubeLoadBalancerLocalSet,
+// kubeExternalIPLocalSet, kubeNodePortLocalSet*): where in-cluster callers stay on this node's endpoints.
+const ETP_LOCAL_ADDRESS_SET = /^KUBE-(6-)?(LOAD-BALANCER-LOCAL|EXTERNAL-IP-LOCAL)$/;
+const ETP_LOCAL_NODE_PORT_SET = /^KUBE-(6-)?NODE-PORT-LOCAL-/;
+
+/** The ETP Local destinations in those sets; null when one holding entries could not be listed. */
+async function etpLocal(
+  ctx: ProbeContext,
+  sets: { name: string; entries: number; kubeProxy: boolean }[],
+): Promise<{ addresses: string[]; nodePorts: string[] } | null> {
+  const addresses = new Set<string>();
+  const nodePorts = new Set<string>();
+  for (const s of sets.filter((x) => x.kubeProxy && x.entries > 0)) {
+    const byAddress = ETP_LOCAL_ADDRESS_SET.test(s.name);
+    if (!byAddress && !ETP_LOCAL_NODE_PORT_SET.test(s.name)) continue;
+    const r = await ctx.tools.run("ipset", ["list", s.name], {
+      timeoutMs: ctx.callTimeoutMs,
+      maxBytes: MAX_BYTES,
+    });
+    if (!r.ok) return null;
+    const p = byAddress ? parseIpPortMembers(r.stdout, s.name) : parseNodePortMembers(r.stdout, s.name);
+    if (!p.ok) return null;
+    for (const n of p.value) (byAddress ? addresses : nodePorts).add(n);
+  }
+  return { addresses: [...addresses].sort(), nodePorts: [...nodePorts].sort() };
+}
+
 // Every ipset with its header only (`-terse`: no members, which can be 100,000 lines), each marked
 // when its name is one of kube-proxy's ipvs-mode sets. Not run when ip_set is absent: listing would
 // make the kernel load the module.
@@ -117,6 +149,7 @@ async function readIpsets(ctx: ProbeContext): Promise<Read<IpsetFacts>> {
       sets,
       nodePorts: await nodePorts(ctx, sets),
       healthCheckNodePorts: await healthCheckNodePorts(ctx, sets),
+      etpLocal: await etpLocal(ctx, sets),
     },
   };
 }

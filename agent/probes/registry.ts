@@ -17,6 +17,7 @@ import { nftVersionProbe } from "./nft-version.js";
 import { nftablesProbe } from "./nftables.js";
 import { osReleaseProbe } from "./os-release.js";
 import { parityProbe } from "./parity.js";
+import { serviceConntrackProbe } from "./service-conntrack.js";
 import { sysctlConfigProbe } from "./sysctl-config.js";
 import { sysctlsProbe } from "./sysctls.js";
 import type { Probe } from "./types.js";
@@ -43,6 +44,7 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   "kube-proxy-health": kubeProxyHealthProbe,
   parity: parityProbe,
   listeners: listenersProbe,
+  "service-conntrack": serviceConntrackProbe,
 };
 
 /** Every probe, in the order of facts/sources.ts (node_exporter's collector registry, in miniature). */

@@ -19,6 +19,7 @@ import { rollbackLeftovers } from "./any/nftables-state-after-rollback.js";
 import { otherServiceProxyIpvs } from "./any/other-service-proxy-ipvs.js";
 import { scanIncomplete } from "./any/scan-incomplete.js";
 import { conntrackWorkaround } from "./before/conntrack-workaround-relied-on.js";
+import { etpLocalInClusterCallers } from "./before/etp-local-in-cluster-callers.js";
 import { etpLocalWithoutEndpoints } from "./before/etp-local-without-local-endpoints.js";
 import { foreignIpvsUsers } from "./before/foreign-ipvs-virtual-servers.js";
 import { foreignChainReferences } from "./before/foreign-rules-reference-kube-chains.js";
@@ -40,6 +41,7 @@ import { nftTooOld } from "./before/nft-too-old.js";
 import { nftModulesMissing } from "./before/nftables-modules-missing.js";
 import { nodePortsOnSecondaryAddresses } from "./before/nodeport-addresses-shrink.js";
 import { serviceIpsAnsweredByArp } from "./before/service-ips-answered-by-arp.js";
+import { serviceIpsHostPortsClose } from "./before/service-ips-host-ports-close.js";
 import type { FindingSpec, Rule, Tag } from "./rule.js";
 import type { NodeFacts } from "../report/schema.js";
 
@@ -68,7 +70,9 @@ export const RULES = [
   ipvsConnectionsCut,
   ipForwardNotPersistent,
   etpLocalWithoutEndpoints,
+  etpLocalInClusterCallers,
   serviceIpsAnsweredByArp,
+  serviceIpsHostPortsClose,
   healthCheckNodePortsShrink,
   kubeIpvs0Left,
   ipvsLeft,

@@ -49,6 +49,8 @@ const NEEDS: Record<string, readonly string[]> = {
   "service-ips-answered-by-arp": ["addresses", "sysctls", "kubeIpvs0", "ipvs"],
   "ipvs-connections-cut-at-switch": ["ipvsConnections", "ipvs", "kubeIpvs0", "addresses"],
   "ipvs-scheduler-not-rr": ["configz", "ipvs", "kubeIpvs0", "addresses"],
+  "etp-local-in-cluster-callers": ["serviceConntrack"],
+  "service-ips-host-ports-close": ["kubeIpvs0"],
 };
 
 const nameOf = (s: ApiService) => `${s.namespace}/${s.name}`;
@@ -105,6 +107,7 @@ function line(
   s: ApiService,
   r: Row,
   where: "all" | { nodes: string[]; notKnown: string[]; detail: string[] },
+  allDetail: readonly string[] = [],
 ) {
   const nodes = where === "all" ? [] : where.nodes;
   const notKnown = where === "all" ? [] : where.notKnown;
@@ -125,7 +128,7 @@ function line(
     nodes,
     known: where === "all" || nodes.length > 0,
     notKnown,
-    detail: where === "all" ? [] : where.detail,
+    detail: where === "all" ? [...allDetail] : where.detail,
     todo: r.todo,
   });
 }
@@ -199,6 +202,14 @@ const ROWS = {
       'ipvs syncEndpoint(…, ExternalPolicyLocal(), …); nftables "locally-originated pod -> external destination traffic … is subject to neither form of traffic policy"',
     todo: "check in-cluster clients that rely on a node-local endpoint (call the ClusterIP, or use internalTrafficPolicy: Local)",
   },
+  serviceIpOther: {
+    row: 18,
+    finding: "service-ips-host-ports-close",
+    change:
+      "pings to its Service IPs and connections to other ports of them stop: nftables mode rejects them (ipvs before KUBE-IPVS-FILTER let host services answer)",
+    source: "ipvs KUBE-IPVS-FILTER (kubernetes/kubernetes#108460); nftables cluster-ips-check",
+    todo: "point whatever pings this Service's IP or reaches a host port through it at the node's address or the Service's port",
+  },
   affinity: {
     row: 9,
     finding: "cluster-services-session-affinity",
@@ -216,8 +227,16 @@ const ROWS = {
   },
 } as const satisfies Record<string, Row>;
 
-/** A row that holds for the Service wherever the switch is ahead: every node still on ipvs. */
-function onIpvsNodes(s: ApiService, r: Row, nodes: readonly FleetNode[]): ChangeLine | null {
+/**
+ * A row that holds for the Service wherever the switch is ahead: every node still on ipvs; `detail` is
+ * what the nodes' findings add ("node: …").
+ */
+function onIpvsNodes(
+  s: ApiService,
+  r: Row,
+  nodes: readonly FleetNode[],
+  detail: readonly string[] = [],
+): ChangeLine | null {
   const on: string[] = [];
   const notKnown: string[] = [];
   for (const n of nodes) {
@@ -225,9 +244,15 @@ function onIpvsNodes(s: ApiService, r: Row, nodes: readonly FleetNode[]): Change
     if (x === "ipvs") on.push(n.node);
     else if (x !== null) notKnown.push(`${n.node}: ${x.unknown}`);
   }
-  if (on.length > 0 && on.length === nodes.length) return line(s, r, "all");
+  if (on.length > 0 && on.length === nodes.length) return line(s, r, "all", detail);
   if (on.length === 0 && notKnown.length === 0) return null;
-  return line(s, r, { nodes: on, notKnown, detail: [] });
+  return line(s, r, { nodes: on, notKnown, detail: [...detail] });
+}
+
+/** "TCP 192.168.1.240:443 (7 connections)" -> [protocol, address, port]; null for anything else. */
+function destinationOf(e: string): [string, string, number] | null {
+  const m = /^(\S+) (\[[^\]]+\]|[^\s:]+):(\d+) /.exec(e);
+  return m === null ? null : [m[1]!, ipOf(m[2]!), Number(m[3])];
 }
 
 /** Evidence entries that start with an address (maybe "[v6]"), then a space or the end. */
@@ -268,7 +293,23 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
       }),
     );
   if (etpLocal) {
-    out.push(onIpvsNodes(s, ROWS.etpLocal, nodes));
+    // The in-cluster callers a node saw (etp-local-in-cluster-callers) to this Service's LB IPs, externalIPs
+    // or NodePorts: who changes first. The change itself holds on every ipvs node, seen or not.
+    const callers: string[] = [];
+    for (const x of seen("etp-local-in-cluster-callers")) {
+      if (!("finding" in x)) continue;
+      for (const e of strings(x.finding.evidence?.connections) ?? []) {
+        const d = destinationOf(e);
+        if (d === null) continue;
+        const [proto, addr, port] = d;
+        const mine = s.ports.some(
+          (p) =>
+            p.protocol === proto && ((outerIPs.includes(addr) && p.port === port) || p.nodePort === port),
+        );
+        if (mine) callers.push(`${x.node}: in-cluster callers seen: ${e}`);
+      }
+    }
+    out.push(onIpvsNodes(s, ROWS.etpLocal, nodes, callers));
     const hc = s.healthCheckNodePort;
     if (hc === undefined)
       out.push(
@@ -320,6 +361,20 @@ function perService(s: ApiService, nodes: readonly FleetNode[], source: string):
           unknown: `only the ${top.length} busiest of ${all} virtual servers with connections are named`,
         };
       return { hit: false };
+    }),
+  );
+  out.push(
+    fromFinding(s, ROWS.serviceIpOther, seen(ROWS.serviceIpOther.finding), (f) => {
+      const flows = f.evidence?.flowsToServiceIps;
+      const listed = strings(flows);
+      if (listed === null)
+        return { hit: false, unknown: `its flows to Service IPs were ${String(flows ?? "not named")}` };
+      const addrs = new Set([...s.clusterIPs.map(ipOf), ...outerIPs]);
+      const hits = listed.filter((e) => addrs.has(firstWord(e)));
+      if (hits.length > 0) return { hit: true, detail: hits };
+      return listed.some((e) => CUT.test(e))
+        ? { hit: false, unknown: "its list of flows to Service IPs was cut short" }
+        : { hit: false };
     }),
   );
   if (s.sessionAffinity === "ClientIP") out.push(onIpvsNodes(s, ROWS.affinity, nodes));

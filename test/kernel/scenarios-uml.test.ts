@@ -181,7 +181,11 @@ if (reason !== null) {
       "ipvs-scheduler-not-rr",
       "ipvs-timeouts-set",
       "nodeport-addresses-shrink",
+      // This node is given no kube-proxy iptables rules, so no KUBE-IPVS-FILTER: its Service IPs on
+      // kube-ipvs0 answer every port, which nftables mode would stop.
+      "service-ips-host-ports-close",
     ]);
     t.same(finding(r, "nodeport-addresses-shrink")?.evidence.secondaryAddresses, ["172.18.0.100 (eth0)"]);
+    t.match(finding(r, "service-ips-host-ports-close")?.evidence.kubeIpvsFilter, /^absent \(/);
   });
 }

@@ -118,9 +118,10 @@ t.test("each Service gets the rows that apply to it, with the nodes the findings
     plain.map((l) => [l.row, l.known]),
     [
       [4, false],
+      [18, false],
       [10, true],
     ],
-    "a plain ClusterIP Service: the scheduler change; a cut not seen on a but c not read",
+    "a plain ClusterIP Service: the scheduler change; a cut or a flow to its IP not seen on a but c not read",
   );
 });
 
@@ -281,4 +282,49 @@ t.test("the Service-wide rows name the ipvs nodes, not 'all nodes' past the swit
     linesOf(past, "shop/sticky").find((l) => l.row === 9),
     "no node on ipvs: no change",
   );
+});
+
+t.test("ETP Local: the in-cluster callers the nodes saw are named on the Service's line", async (t) => {
+  const { cluster, report: r } = report([
+    ok("a", "ipvs", "attention", [
+      finding("etp-local-in-cluster-callers", {
+        connections: [
+          "TCP 192.168.1.240:443 (7 connections)",
+          "TCP 10.0.0.1:31443 (2 connections)",
+          "TCP 198.51.100.9:80 (1 connections)",
+        ],
+      }),
+    ]),
+    ok("b", "ipvs", "ready", []),
+    ok("c", "ipvs", "ready", []),
+  ]);
+  const row8 = linesOf(serviceChanges(cluster, r), "shop/lb").find((l) => l.row === 8);
+  t.equal(row8?.where, "all nodes", "the change holds on every ipvs node");
+  t.same(row8?.detail, [
+    "a: in-cluster callers seen: TCP 192.168.1.240:443 (7 connections)",
+    "a: in-cluster callers seen: TCP 10.0.0.1:31443 (2 connections)",
+  ]);
+});
+
+t.test("Service IPs used beyond their ports: the Service whose IP the flows went to", async (t) => {
+  const { cluster, report: r } = report([
+    ok("a", "ipvs", "blocked", [
+      finding("service-ips-host-ports-close", {
+        flowsToServiceIps: ["10.96.0.40 ICMP (3 connections)", "10.96.0.40 TCP :22 (1 connections)"],
+      }),
+    ]),
+    ok("b", "ipvs", "attention", [
+      finding("service-ips-host-ports-close", { flowsToServiceIps: "not read: io" }),
+    ]),
+    ok("c", "ipvs", "ready", []),
+  ]);
+  const c = serviceChanges(cluster, r);
+  const plain = linesOf(c, "shop/plain").find((l) => l.row === 18);
+  t.same(plain?.nodes, ["a"]);
+  t.same(plain?.detail, ["a: 10.96.0.40 ICMP (3 connections)", "a: 10.96.0.40 TCP :22 (1 connections)"]);
+  t.match(plain?.notKnown.join(" "), /b: its flows to Service IPs were not read/);
+  t.match(plain?.findingPage, /service-ips-host-ports-close\.md$/);
+  const lb = linesOf(c, "shop/lb").find((l) => l.row === 18);
+  t.same(lb?.nodes, [], "no flow to the LB Service's IPs on a");
+  t.equal(lb?.known, false, "but b could not say");
 });

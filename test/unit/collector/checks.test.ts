@@ -146,7 +146,12 @@ t.test("Services: sessionAffinity, NodePorts, externalTrafficPolicy", async (t) 
     "warning",
     "unrestricted NodePorts shrink",
   );
-  t.ok(out.some((x) => x.id === "cluster-services-etp-local"));
+  // Both changes of the policy: in-cluster callers spread (ipvs syncEndpoint(…, ExternalPolicyLocal(), …)
+  // vs nftables' "short-circuit pod traffic"), and external traffic to a node without an endpoint drops.
+  const etp = out.find((x) => x.id === "cluster-services-etp-local");
+  t.match(etp?.title, /in-cluster callers .* all endpoints/);
+  t.match(etp?.title, /without a local endpoint/);
+  t.match(etp?.remedy, /etp-local-in-cluster-callers/);
 });
 
 t.test("the deprecation timeline", async (t) => {

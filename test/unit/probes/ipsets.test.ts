@@ -62,8 +62,40 @@ t.test("ipsets: kube-proxy's sets are marked, the others are not", async (t) => 
   );
   t.same(none, {
     ok: true,
-    facts: { available: true, sets: [], nodePorts: [], healthCheckNodePorts: [] },
+    facts: {
+      available: true,
+      sets: [],
+      nodePorts: [],
+      healthCheckNodePorts: [],
+      etpLocal: { addresses: [], nodePorts: [] },
+    },
   });
+});
+
+t.test("ipsets: ipvs mode's externalTrafficPolicy: Local destinations, from the -LOCAL sets", async (t) => {
+  const terse = [
+    "Name: KUBE-LOAD-BALANCER-LOCAL\nType: hash:ip,port\nRevision: 5\nHeader: family inet hashsize 1024 maxelem 65536 comment\nSize in memory: 320\nReferences: 1\nNumber of entries: 1",
+    "Name: KUBE-NODE-PORT-LOCAL-TCP\nType: bitmap:port\nRevision: 3\nHeader: range 0-65535 comment\nSize in memory: 8392\nReferences: 1\nNumber of entries: 1",
+    "",
+  ].join("\n\n");
+  const d = stubTools(t, {
+    ipset: [
+      { stdout: terse, args: "list -terse" },
+      {
+        stdout:
+          'Name: KUBE-LOAD-BALANCER-LOCAL\nType: hash:ip,port\nMembers:\n203.0.113.10,tcp:443 comment "web/shop:https"\n',
+        args: "list KUBE-LOAD-BALANCER-LOCAL",
+      },
+      {
+        stdout:
+          'Name: KUBE-NODE-PORT-LOCAL-TCP\nType: bitmap:port\nMembers:\n30443 comment "web/shop:https"\n',
+        args: "list KUBE-NODE-PORT-LOCAL-TCP",
+      },
+    ],
+  });
+  const r = await ipsetsProbe.run(isolatedContext({ sysRoot: fx("sys"), tools: d }));
+  if (!r.ok) return t.fail(JSON.stringify(r.error));
+  t.same(r.facts.etpLocal, { addresses: ["TCP 203.0.113.10:443"], nodePorts: ["TCP:30443"] });
 });
 
 t.test("ipsets: without ip_set in sysfs, ipset is not run (it would load the module)", async (t) => {

@@ -77,9 +77,21 @@ const cleanFacts = (): NodeFacts =>
     kubeProxyMetrics: metrics({ kubeproxy_sync_proxy_rules_last_timestamp_seconds: NOW - 10 }, "v1.34.0"),
   });
 
+// A current ipvs node: its kube-proxy keeps KUBE-IPVS-FILTER (kubernetes/kubernetes#108460) in the filter table.
+const IPVS_FILTER = {
+  table: "filter",
+  name: "KUBE-IPVS-FILTER",
+  rules: 6,
+  owner: "kube-proxy-ipvs" as const,
+};
 const readyFacts = (): NodeFacts =>
   ipvsNode({
     ...host,
+    iptables: {
+      backends: BACKENDS.map(([backend, family]) =>
+        iptablesBackend({ backend, family, kubeChains: backend === "nft" ? [IPVS_FILTER] : [] }),
+      ),
+    },
     ipsets: { available: true, sets: [] },
     kubeProxyHealth: host.kubeProxyHealth,
   });
