@@ -1,6 +1,7 @@
 import { gatherBudget } from "./byte-budget.js";
 import { flaggedServices } from "./parity.js";
 import { rollup } from "./rollup.js";
+import { clusterOnlyScope, withScope } from "./report/scope.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
 import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "./sources/agents.js";
@@ -134,23 +135,18 @@ export async function gather(
           leftMs,
         })
       : undefined;
-  return {
-    ok: true,
+  const rolled = rollup({
+    source: cfg.source,
+    collectorVersion: COLLECTOR_VERSION,
+    generatedAt: started,
     cluster,
-    report: {
-      ...rollup({
-        source: cfg.source,
-        collectorVersion: COLLECTOR_VERSION,
-        generatedAt: started,
-        cluster,
-        observations,
-        missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
-        targetVersion: cfg.targetVersion,
-        ...(slices ? { slices } : {}),
-      }),
-      ...history,
-    },
-  };
+    observations,
+    missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
+    targetVersion: cfg.targetVersion,
+    ...(slices ? { slices } : {}),
+  });
+  // No agent answered but the API did: the report is the cluster-only preflight, and says so.
+  return { ok: true, cluster, report: { ...withScope(rolled, clusterOnlyScope(rolled)), ...history } };
 }
 
 /** --source static's agents, from --agents and --agents-file; a list that cannot work is a usage error. */

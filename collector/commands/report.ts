@@ -12,6 +12,7 @@ import { renderTable } from "../render/table.js";
 import type { FleetReport } from "../report/schema.js";
 import { renderChanges } from "../render/changes.js";
 import { serviceChanges } from "../report/changes.js";
+import { noAgentDeployed } from "../report/scope.js";
 
 /** A progress bar on stderr, only on a terminal: piped output stays clean. */
 function progressBar(): ((done: number, total: number) => void) | undefined {
@@ -60,12 +61,20 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
       : render(res.report, c),
   );
   const { nodes, unanswered } = res.report.summary;
-  if (nodes > 0 && unanswered === nodes) {
+  const scope = res.report.scope;
+  if (scope?.kind === "cluster-only" && noAgentDeployed(res.report))
+    // The API's checks are the answer asked for; the nodes nobody read are listed in the report itself.
+    process.stderr.write(
+      errorLine(
+        "proxyscope",
+        `cluster-only preflight: no agent deployed; ${nodes} node(s) not read (docs/first-answers.md)`,
+      ),
+    );
+  else if (nodes > 0 && unanswered === nodes) {
     // Printed for the record of who did not answer, but a report of no node is no report.
     process.stderr.write(errorLine("proxyscope", `no report: none of the ${nodes} node(s) answered`));
     return EXIT.noReport;
-  }
-  if (res.report.partial)
+  } else if (res.report.partial)
     process.stderr.write(
       errorLine(
         "proxyscope",

@@ -5,6 +5,7 @@ import { html as h, jsonForScript } from "../../common/escape.js";
 import { findingPagePath, findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import { renderCsv, worstSeverity } from "./csv.js";
 import { CSS, SCRIPT } from "./html-assets.js";
+import { SCOPE_LABEL, scopeLines } from "../report/scope.js";
 import { paritySection } from "./html-parity.js";
 import {
   configSourceLabel,
@@ -290,9 +291,10 @@ export function renderHtml(r: FleetReport): string {
     .map(([k, v]) => `<dt>${h(k)}</dt><dd>${h(v)}</dd>`)
     .join("");
 
-  const body = `<header><h1>proxyscope: the ipvs → nftables migration</h1>
+  const body = `<header><h1>proxyscope: the ipvs → nftables migration${r.scope ? ` — ${h(SCOPE_LABEL[r.scope.kind])}` : ""}</h1>
 <span class="meta">${s.nodes} nodes · ${s.answered} answered${s.unanswered ? ` · <b class="c-bad">${s.unanswered} without a report</b>` : ""} · source ${h(r.source)} · ${h(r.generatedAt)}</span>
 <span class="actions"><button type="button" id="csv">CSV</button><button type="button" id="print">Print</button></span></header>
+${r.scope ? `<div class="partial" id="scope">${scopeLines(r.scope).map(h).join("<br>")}</div>` : ""}
 ${r.partial ? `<div class="partial" id="partial">Partial report: ${s.unanswered} node(s) gave no usable report. Counts below are a lower bound; those nodes are listed with the reason.</div>` : ""}
 <main>
 ${headline(r)}
@@ -327,7 +329,7 @@ ${findings ? `<section class="span12" id="cluster-findings"><h2>Cluster findings
 <meta http-equiv="Content-Security-Policy" content="${h(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>proxyscope fleet report</title>
+<title>proxyscope fleet report${r.scope ? ` (${h(SCOPE_LABEL[r.scope.kind])})` : ""}</title>
 <style>${CSS}</style></head>
 <body>
 ${body}

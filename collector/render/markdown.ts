@@ -1,6 +1,7 @@
 import { findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import type { FleetReport } from "../report/schema.js";
 import { md } from "../../common/escape.js";
+import { scopeLines } from "../report/scope.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 // A well-formed id links to its page, the address built from the id alone; any other text stays text.
@@ -14,6 +15,7 @@ export function renderMarkdown(r: FleetReport): string {
   const out: string[] = [];
   out.push(`# proxyscope fleet report`);
   out.push("");
+  if (r.scope) out.push(...scopeLines(r.scope).map((l) => `> **${md(l)}**`), "");
   out.push(
     `${s.nodes} node(s), ${s.answered} answered${s.unanswered ? `, **${s.unanswered} without a report**` : ""}. ` +
       `Cluster ${md(r.cluster.version?.gitVersion ?? "version unknown")}, deprecation stage **${r.cluster.deprecationStage}**, ` +

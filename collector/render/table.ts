@@ -1,6 +1,7 @@
 import { findingPageUrl } from "../../common/finding-page.js";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { terminalSafe as safe } from "../../common/escape.js";
+import { scopeLines } from "../report/scope.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const SGR = {
@@ -48,6 +49,8 @@ export function renderTable(r: FleetReport, colour: boolean): string {
   const c = (t: Tone, s: string) => (colour ? `\u001b[${SGR[t]}m${s}\u001b[0m` : s);
   const out: string[] = [];
   const s = r.summary;
+  // A preflight or a demo says so before anything that could be read as the fleet's state.
+  if (r.scope) out.push(...scopeLines(r.scope).map((l, i) => (i === 0 ? c("meh", safe(l)) : safe(l))), "");
   out.push(
     c(
       "bold",

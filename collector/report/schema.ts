@@ -155,6 +155,19 @@ export type DeprecationStage = z.infer<typeof DeprecationStage>;
 
 const counts = z.record(z.string(), z.number().int());
 
+/**
+ * What kind of report this is when it is not a fleet of agents' answers: every format prints the
+ * heading first, so a cluster-only preflight or a demo is never read as the fleet's state. Absent: a
+ * fleet report (and every report of an older collector).
+ */
+export const ReportScope = z.object({
+  kind: z.enum(["cluster-only", "saved-files", "demo"]),
+  heading: z.string(),
+  /** The nodes whose own state was not read, each "node: why" (cluster-only: all of them). */
+  notRead: z.array(z.string()),
+});
+export type ReportScope = z.infer<typeof ReportScope>;
+
 export const FleetReport = z.object({
   schemaVersion: z.literal(FLEET_SCHEMA_VERSION),
   /** The NodeReport schema version this collector reads. */
@@ -162,6 +175,7 @@ export const FleetReport = z.object({
   collectorVersion: z.string(),
   generatedAt: z.string().datetime(),
   source: z.enum(["agents", "prometheus", "static"]),
+  scope: ReportScope.optional(),
   /** True when at least one node has no usable report: the counts below are then a lower bound. */
   partial: z.boolean(),
   summary: z.object({
