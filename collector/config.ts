@@ -43,6 +43,10 @@ export const CollectorConfig = z.object({
     if (bad !== undefined) ctx.addIssue({ code: "custom", message: bad });
   }),
   agentsFile: z.string().min(1).nullable(),
+  /** report --from-files: saved node reports (files or directories) instead of a gather. */
+  fromFiles: z.array(z.string().min(1, "must not be empty")),
+  /** report --demo: the sample fleet shipped with proxyscope. */
+  demo: z.boolean(),
   prometheusUrl: baseUrl.nullable(),
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
   output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
@@ -177,6 +181,17 @@ const REPORT: FlagSpec[] = [
   },
   { flags: "--color <when>", field: "color", help: "auto|always|never (default auto; NO_COLOR is honoured)" },
   {
+    flags: "--from-files <path>",
+    field: "fromFiles",
+    help: "read saved `proxyscope-agent scan -o json` node reports (files, or directories of *.json) instead of asking agents; the API only with --kubeconfig (docs/first-answers.md)",
+    multiple: true,
+  },
+  {
+    flags: "--demo",
+    field: "demo",
+    help: "the report of a small sample fleet shipped with proxyscope (no cluster needed), to see what a report says",
+  },
+  {
     flags: "--changes",
     field: "changes",
     help: "print what the switch to nftables mode changes for each Service, and on which nodes (docs/ipvs-to-nftables.md), instead of the fleet report",
@@ -253,8 +268,15 @@ export function configFrom(
   // `--agents URL URL ...`: the URLs after the first arrive as operands; anywhere else an operand is a
   // mistake the user should hear about, not something silently ignored.
   const flagAgents = (v.agents as string[] | undefined) ?? [];
+  const flagFiles = (v.fromFiles as string[] | undefined) ?? [];
   const positionals = cmd.args;
-  if (positionals.length > 0 && (flagAgents.length === 0 || (v.source ?? "agents") !== "static")) {
+  // `--from-files DIR` or `--from-files a.json b.json`: the paths after the first arrive as operands.
+  const filesTake = flagFiles.length > 0 && typed.get("fromFiles")?.startsWith("--") === true;
+  if (
+    positionals.length > 0 &&
+    !filesTake &&
+    (flagAgents.length === 0 || (v.source ?? "agents") !== "static")
+  ) {
     throw new ConfigError(
       // Quoted, cut and counted: a pasted log as an argument must not become a log-sized error.
       `unexpected argument(s) ${positionals
@@ -263,6 +285,14 @@ export function configFrom(
         .join(" ")}${positionals.length > 3 ? ` and ${positionals.length - 3} more` : ""}` +
         (flagAgents.length > 0 ? " (extra --agents URLs need --source static)" : ""),
     );
+  }
+  if (flagFiles.length > 0 || v.demo === true) {
+    // Saved reports replace the gather: a source to gather from as well would be ignored, so it is refused.
+    const what = flagFiles.length > 0 ? typed.get("fromFiles")! : typed.get("demo")!;
+    const other = (["demo", "fromFiles", "source", "agents", "agentsFile", "prometheusUrl"] as const).find(
+      (f) => typed.has(f) && typed.get(f) !== what && !(f === "demo" && v.demo === false),
+    );
+    if (other !== undefined) throw new ConfigError(`${what} cannot be used with ${typed.get(other)}`);
   }
   const formats = command ? OUTPUTS[command] : undefined;
   if (formats && v.output !== undefined && !formats.includes(String(v.output)))
@@ -276,8 +306,10 @@ export function configFrom(
     agentSelector: v.agentSelector ?? "app.kubernetes.io/name=proxyscope-agent",
     agentPort: v.agentPort ?? "9977",
     agentAccess: v.agentAccess ?? "auto",
-    agents: [...flagAgents, ...positionals],
+    agents: [...flagAgents, ...(filesTake ? [] : positionals)],
     agentsFile: v.agentsFile ?? null,
+    fromFiles: [...flagFiles, ...(filesTake ? positionals : [])],
+    demo: v.demo ?? false,
     prometheusUrl: v.prometheusUrl ?? null,
     prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
     output: v.output ?? (command === "verify" ? "text" : "table"),
