@@ -28,6 +28,14 @@ export { MAX_TIMER_MS, MAX_TIMER_S };
 /** How the collector reaches an agent: its pod IP, or the API server's pod proxy (from a laptop). */
 export const AGENT_ACCESS = ["auto", "direct", "proxy"] as const;
 
+/** THE lists of -o formats: the help text, the schema, the check per command and docs/cli.md derive from them. */
+export const REPORT_FORMATS = ["table", "json", "yaml", "markdown", "html", "csv", "junit"] as const;
+export const VERIFY_FORMATS = ["text", "json", "yaml"] as const;
+const FORMATS = [...new Set([...REPORT_FORMATS, ...VERIFY_FORMATS])] as [
+  (typeof REPORT_FORMATS)[number] | (typeof VERIFY_FORMATS)[number],
+  ...((typeof REPORT_FORMATS)[number] | (typeof VERIFY_FORMATS)[number])[],
+];
+
 export const CollectorConfig = z.object({
   source: z.enum(["agents", "prometheus", "static"]),
   kubeconfig: z.string().min(1).nullable(),
@@ -49,7 +57,7 @@ export const CollectorConfig = z.object({
   demo: z.boolean(),
   prometheusUrl: baseUrl.nullable(),
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
-  output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
+  output: z.enum(FORMATS),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
   /** report --changes: what the switch changes for each Service instead of the fleet report. */
   changes: z.boolean(),
@@ -170,8 +178,6 @@ const OUTPUT = (formats: readonly string[], dflt: string): FlagSpec => ({
   field: "output",
   help: `${formats.join("|")} (default ${dflt})`,
 });
-export const REPORT_FORMATS = ["table", "json", "yaml", "markdown", "html", "csv"] as const;
-export const VERIFY_FORMATS = ["text", "json", "yaml"] as const;
 const REPORT: FlagSpec[] = [
   OUTPUT(REPORT_FORMATS, "table"),
   {
@@ -294,6 +300,8 @@ export function configFrom(
     );
     if (other !== undefined) throw new ConfigError(`${what} cannot be used with ${typed.get(other)}`);
   }
+  if (v.changes === true && v.output === "junit")
+    throw new ConfigError(`${typed.get("output")} junit is for the fleet report, not --changes`);
   const formats = command ? OUTPUTS[command] : undefined;
   if (formats && v.output !== undefined && !formats.includes(String(v.output)))
     throw new ConfigError(`invalid ${typed.get("output")}: must be one of ${formats.join("|")}`);

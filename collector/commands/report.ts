@@ -9,6 +9,7 @@ import { renderHtml } from "../render/html.js";
 import { renderJson } from "../render/json.js";
 import { renderMarkdown } from "../render/markdown.js";
 import { renderTable } from "../render/table.js";
+import { renderJunit } from "../render/junit.js";
 import type { FleetReport } from "../report/schema.js";
 import { renderChanges } from "../render/changes.js";
 import { serviceChanges } from "../report/changes.js";
@@ -37,6 +38,8 @@ function render(r: FleetReport, c: CollectorConfig): string {
       return renderMarkdown(r);
     case "html":
       return renderHtml(r);
+    case "junit":
+      return renderJunit(r, c.failOn);
     case "table":
     case "text": {
       const colour =

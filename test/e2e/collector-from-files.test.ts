@@ -135,3 +135,21 @@ t.test("--demo: the shipped sample fleet, said to be a demo in every format", as
   const gate = await collector(["report", "--demo", "--fail-on", "error"]);
   t.equal(gate.code, EXIT.findings, "the demo's blocked nodes reach --fail-on error");
 });
+
+t.test("-o junit: a testcase per node, failing where --fail-on is reached, with the exit code", async (t) => {
+  const r = await collector(["report", "--demo", "-o", "junit", "--fail-on", "error"]);
+  t.equal(r.code, EXIT.findings, r.stderr);
+  t.match(r.stdout, /^<\?xml version="1\.0" encoding="UTF-8"\?>\n<!-- DEMO: /);
+  t.match(
+    r.stdout,
+    /<testsuites name="proxyscope fleet report \(DEMO sample fleet\)" tests="\d+" failures="[1-9]/,
+  );
+  t.equal((r.stdout.match(/classname="proxyscope.node"/g) ?? []).length, DEMO_SAMPLE_FILES.length);
+  t.match(
+    r.stdout,
+    /name="ip-10-20-5-30.eu-west-1.compute.internal" time="0">\n\s+<failure message="reached --fail-on error: [^"]*foreign-ipvs-virtual-servers/,
+  );
+  const changes = await collector(["report", "--demo", "--changes", "-o", "junit"]);
+  t.equal(changes.code, EXIT.usage);
+  t.match(changes.stderr, /-o junit is for the fleet report, not --changes/);
+});
