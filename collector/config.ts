@@ -55,6 +55,8 @@ export const CollectorConfig = z.object({
   fromFiles: z.array(z.string().min(1, "must not be empty")),
   /** report --demo: the sample fleet shipped with proxyscope. */
   demo: z.boolean(),
+  /** report --accept-file: findings accepted, with a reason (report/accept.ts). */
+  acceptFile: z.string().min(1).nullable(),
   prometheusUrl: baseUrl.nullable(),
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
   output: z.enum(FORMATS),
@@ -193,6 +195,11 @@ const REPORT: FlagSpec[] = [
     multiple: true,
   },
   {
+    flags: "--accept-file <file>",
+    field: "acceptFile",
+    help: "accepted findings (YAML or JSON: accept: [{finding, node?, service?, reason, expires?}]): shown as accepted, not counted for --fail-on; expired or unmatched entries are reported (docs/first-answers.md)",
+  },
+  {
     flags: "--demo",
     field: "demo",
     help: "the report of a small sample fleet shipped with proxyscope (no cluster needed), to see what a report says",
@@ -318,6 +325,7 @@ export function configFrom(
     agentsFile: v.agentsFile ?? null,
     fromFiles: [...flagFiles, ...(filesTake ? positionals : [])],
     demo: v.demo ?? false,
+    acceptFile: v.acceptFile ?? null,
     prometheusUrl: v.prometheusUrl ?? null,
     prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
     output: v.output ?? (command === "verify" ? "text" : "table"),

@@ -24,15 +24,21 @@ export function nodeReasons(n: FleetNode, failOn: FailOn | null): string[] {
   if (failOn === null) return [];
   if (isSeverity(failOn)) {
     const at = atOrAbove(failOn);
-    return n.findings.filter((f) => at(f.severity)).map((f) => `${n.node}: ${f.id} (${f.severity})`);
+    // An accepted finding is shown, not counted (--accept-file).
+    return n.findings
+      .filter((f) => at(f.severity) && !f.accepted)
+      .map((f) => `${n.node}: ${f.id} (${f.severity})`);
   }
   if (failOn === "unanswered") return n.outcome !== "ok" ? [`${n.node}: ${n.outcome}`] : [];
   return n.verdict === failOn ? [`${n.node}: ${failOn}`] : [];
 }
 
 /** Whether one cluster finding reaches --fail-on (only a severity can). */
-export function clusterFindingReaches(f: Pick<Finding, "severity">, failOn: FailOn | null): boolean {
-  return failOn !== null && isSeverity(failOn) && atOrAbove(failOn)(f.severity);
+export function clusterFindingReaches(
+  f: Pick<Finding, "severity"> & { accepted?: unknown },
+  failOn: FailOn | null,
+): boolean {
+  return failOn !== null && isSeverity(failOn) && atOrAbove(failOn)(f.severity) && !f.accepted;
 }
 
 /** The cluster reads that failed (the API not asked, by choice, is not one). */

@@ -64,8 +64,25 @@ export function csvRow(n: FleetNode): string[] {
 export function renderCsv(r: FleetReport): string {
   // A preflight or a demo names itself on every row (CSV has no heading but its columns); a fleet
   // report keeps exactly the columns it always had.
+  // Likewise the accepted findings, with --accept-file only.
   const scope = r.scope ? [SCOPE_LABEL[r.scope.kind]] : [];
-  const head = [...CSV_COLUMNS, ...(r.scope ? ["report_scope"] : [])];
-  const lines = [head.join(","), ...r.nodes.map((n) => [...csvRow(n), ...scope].map(csvCell).join(","))];
+  const accepted = (n: FleetNode) =>
+    r.acceptances
+      ? [
+          n.findings
+            .filter((f) => f.accepted)
+            .map((f) => f.id)
+            .join(" "),
+        ]
+      : [];
+  const head = [
+    ...CSV_COLUMNS,
+    ...(r.scope ? ["report_scope"] : []),
+    ...(r.acceptances ? ["accepted_findings"] : []),
+  ];
+  const lines = [
+    head.join(","),
+    ...r.nodes.map((n) => [...csvRow(n), ...scope, ...accepted(n)].map(csvCell).join(",")),
+  ];
   return `${lines.join("\r\n")}\r\n`;
 }

@@ -6,6 +6,7 @@ import { findingPagePath, findingPageUrl, isFindingId } from "../../common/findi
 import { renderCsv, worstSeverity } from "./csv.js";
 import { CSS, SCRIPT } from "./html-assets.js";
 import { SCOPE_LABEL, scopeLines } from "../report/scope.js";
+import { acceptLines } from "../report/accept.js";
 import { paritySection } from "./html-parity.js";
 import {
   configSourceLabel,
@@ -151,6 +152,8 @@ function page(id: string): string {
   return `<a class="page" href="${h(findingPageUrl(id))}" rel="noreferrer">${h(findingPagePath(id))}</a>`;
 }
 
+const acceptedChip = (f: { accepted?: { reason: string } }) =>
+  f.accepted ? ` <span class="chip c-meh">accepted: ${h(f.accepted.reason)}</span>` : "";
 const newerChip = `<span class="chip c-meh">${h(UNKNOWN_TO_COLLECTOR)}</span>`;
 
 function detail(n: FleetNode): string {
@@ -161,7 +164,7 @@ function detail(n: FleetNode): string {
     .map(
       (
         f,
-      ) => `<li><span class="chip c-${SEV_TONE[f.severity] ?? "none"}">${h(f.severity)}</span> ${h(f.title ?? f.id)} <code>${h(f.id)}</code>${newer.has(`finding ${f.id}`) ? ` ${newerChip}` : ""}
+      ) => `<li><span class="chip c-${SEV_TONE[f.severity] ?? "none"}">${h(f.severity)}</span> ${h(f.title ?? f.id)} <code>${h(f.id)}</code>${newer.has(`finding ${f.id}`) ? ` ${newerChip}` : ""}${acceptedChip(f)}
 ${evidence(f)}${f.remedy ? `<div class="fix"><b>fix:</b> ${h(f.remedy)}</div>` : ""}<div class="fix">${page(f.id)}</div></li>`,
     )
     .join("\n");
@@ -263,7 +266,7 @@ export function renderHtml(r: FleetReport): string {
   const findings = r.clusterFindings
     .map(
       (f) =>
-        `<li><span class="chip c-${SEV_TONE[f.severity]}">${h(f.severity)}</span> ${h(f.title)} <code>${h(f.id)}</code><div class="fix">${h(f.remedy)}</div><div class="fix">${page(f.id)}</div></li>`,
+        `<li><span class="chip c-${SEV_TONE[f.severity]}">${h(f.severity)}</span> ${h(f.title)} <code>${h(f.id)}</code>${acceptedChip(f)}<div class="fix">${h(f.remedy)}</div><div class="fix">${page(f.id)}</div></li>`,
     )
     .join("\n");
 
@@ -310,6 +313,15 @@ ${paritySection(r)}
 ${poolTables(r)}
 <section class="span8" id="plan"><h2>The plan</h2><ol class="plan">${plan}</ol></section>
 <section class="span4" id="cluster"><h2>Cluster</h2><dl>${facts}</dl></section>
+${
+  r.acceptances
+    ? `<section class="span12" id="accepted"><h2>Accepted findings</h2><ul class="findings">${acceptLines(
+        r.acceptances,
+      )
+        .map((l) => `<li>${h(l.trim())}</li>`)
+        .join("")}</ul></section>`
+    : ""
+}
 ${findings ? `<section class="span12" id="cluster-findings"><h2>Cluster findings</h2><ul class="findings">${findings}</ul></section>` : ""}
 </main>`;
 

@@ -1,6 +1,7 @@
 import { clusterFindingReaches, clusterGaps, nodeReasons, type FailOn } from "../fail-on.js";
 import type { FleetNode, FleetReport } from "../report/schema.js";
 import { SCOPE_LABEL } from "../report/scope.js";
+import { acceptLines } from "../report/accept.js";
 import { nodeNote, phaseOf, verdictOf } from "./labels.js";
 
 // `-o junit` for a CI job's test view: one testcase per node and one per cluster finding (and per
@@ -35,7 +36,9 @@ interface Case {
 
 function nodeCase(n: FleetNode, failOn: FailOn | null): Case {
   const reasons = nodeReasons(n, failOn);
-  const findings = n.findings.map((f) => `${f.severity} ${f.id}: ${f.title ?? ""}`.trimEnd());
+  const findings = n.findings.map((f) =>
+    `${f.severity} ${f.id}: ${f.title ?? ""}${f.accepted ? ` [accepted: ${f.accepted.reason}]` : ""}`.trimEnd(),
+  );
   return {
     classname: "proxyscope.node",
     name: n.node,
@@ -65,7 +68,7 @@ function cases(r: FleetReport, failOn: FailOn | null): { nodes: Case[]; cluster:
         ? { message: `reached --fail-on ${failOn}: ${f.title}`, type: f.severity, text: f.remedy }
         : null,
       skipped: null,
-      out: `${f.severity}: ${f.title}\nfix: ${f.remedy}`,
+      out: `${f.severity}: ${f.title}\nfix: ${f.remedy}${f.accepted ? `\naccepted: ${f.accepted.reason}` : ""}`,
     })),
     ...clusterGaps(r).map((g) => ({
       classname: "proxyscope.cluster-read",
@@ -118,6 +121,16 @@ export function renderJunit(r: FleetReport, failOn: FailOn | null): string {
     ["generatedAt", r.generatedAt],
     ["failOn", failOn ?? "(not set: nothing fails)"],
     ...(r.scope ? [["scope", r.scope.heading]] : []),
+    ...(r.acceptances
+      ? [
+          [
+            "accepted",
+            acceptLines(r.acceptances)
+              .map((l) => l.trim())
+              .join("\n"),
+          ],
+        ]
+      : []),
   ];
   const properties = `    <properties>\n${props.map(([k, v]) => `      <property${attrs({ name: k!, value: v! })}/>`).join("\n")}\n    </properties>`;
   const head = `<testsuites${attrs({

@@ -2,6 +2,7 @@ import { findingPageUrl } from "../../common/finding-page.js";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { terminalSafe as safe } from "../../common/escape.js";
 import { scopeLines } from "../report/scope.js";
+import { acceptLines } from "../report/accept.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const SGR = {
@@ -99,6 +100,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
       out.push(
         `  ${c(f.severity, f.severity.toUpperCase().padEnd(8))} ${safe(f.title)}  ${c("dim", `[${f.id}]`)}`,
       );
+      if (f.accepted) out.push(`           ${c("meh", `ACCEPTED: ${safe(f.accepted.reason)}`)}`);
       out.push(`           ${c("dim", `fix: ${safe(f.remedy)}`)}`);
       out.push(`           ${c("dim", `ref: ${findingPageUrl(f.id)}`)}`);
     }
@@ -144,6 +146,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
           `  ${cut(safe(n.node), 40)}  ${c(k.severity, k.verdict.padEnd(14))} ${cut(safe(k.entry), 60)}  ${c("dim", cut(safe(k.reason), 200))}`,
         );
   }
+  if (r.acceptances) out.push("", ...acceptLines(r.acceptances).map(safe));
   if (r.cluster.gaps.length > 0) {
     out.push("");
     out.push(c("meh", "NOT READ (the report is missing these cluster facts, not reporting them as absent):"));

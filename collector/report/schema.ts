@@ -33,8 +33,31 @@ export const NodeOutcome = z.enum([
 ]);
 export type NodeOutcome = z.infer<typeof NodeOutcome>;
 
+/**
+ * A finding `--accept-file` accepted: still shown, marked, and not counted for --fail-on's severities.
+ * `entries`: the file's entries (0-based) that accepted it.
+ */
+export const Acceptance = z.object({
+  reason: z.string(),
+  expires: z.string().optional(),
+  entries: z.array(z.number().int()),
+});
+export type Acceptance = z.infer<typeof Acceptance>;
+
+/** What `--accept-file` did: how many findings it accepted, and the entries that did not apply. */
+export const AcceptReport = z.object({
+  file: z.string(),
+  entries: z.number().int(),
+  accepted: z.number().int(),
+  expired: z.array(z.string()),
+  unmatched: z.array(z.string()),
+});
+export type AcceptReport = z.infer<typeof AcceptReport>;
+
 /** An agent finding; from Prometheus only id and severity are known, so the rest is optional. */
-export const NodeFinding = Finding.partial().required({ id: true, severity: true });
+export const NodeFinding = Finding.partial()
+  .required({ id: true, severity: true })
+  .extend({ accepted: Acceptance.optional() });
 export type NodeFinding = z.infer<typeof NodeFinding>;
 
 /**
@@ -233,7 +256,9 @@ export const FleetReport = z.object({
     }),
     gaps: ClusterFacts.shape.gaps,
   }),
-  clusterFindings: z.array(Finding),
+  clusterFindings: z.array(Finding.extend({ accepted: Acceptance.optional() })),
+  /** `--accept-file`'s effect; absent without one. */
+  acceptances: AcceptReport.optional(),
   plan: z.array(PlanStep),
   nodes: z.array(FleetNode),
   /**

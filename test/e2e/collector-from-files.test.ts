@@ -151,5 +151,51 @@ t.test("-o junit: a testcase per node, failing where --fail-on is reached, with 
   );
   const changes = await collector(["report", "--demo", "--changes", "-o", "junit"]);
   t.equal(changes.code, EXIT.usage);
-  t.match(changes.stderr, /-o junit is for the fleet report, not --changes/);
+  t.match(changes.stderr, /-?-o(utput)? junit is for the fleet report, not --changes/);
+});
+
+t.test("--accept-file: accepted findings shown, not counted; bad files exit 2 by name", async (t) => {
+  const ok = join(dir, "accepted.yaml");
+  writeFileSync(
+    ok,
+    [
+      "accept:",
+      "  - finding: foreign-ipvs-virtual-servers",
+      "    node: ip-10-20-5-30.eu-west-1.compute.internal",
+      "    reason: keepalived moves off IPVS in the next change window",
+      "    expires: 2099-12-31",
+      "  - finding: kernel-too-old-for-nftables",
+      "    reason: AL2 pool replaced in January",
+      "  - finding: kube-ipvs0-black-hole",
+      "    reason: node cordoned and drained",
+      "  - finding: ipvs-mode-deprecated",
+      "    reason: expired long ago",
+      "    expires: 2020-01-01",
+      "",
+    ].join("\n"),
+  );
+  const r = await collector(["report", "--demo", "--accept-file", ok, "--fail-on", "error", "-o", "json"]);
+  t.equal(r.code, EXIT.ok, `everything at error or above is accepted: ${r.stderr}`);
+  t.match(r.stderr, /--accept-file: \[3\] ipvs-mode-deprecated: expired 2020-01-01/);
+  const rep = FleetReport.parse(JSON.parse(r.stdout));
+  const foreign = rep.nodes.flatMap((n) => n.findings).find((f) => f.id === "foreign-ipvs-virtual-servers");
+  t.equal(foreign?.accepted?.reason, "keepalived moves off IPVS in the next change window", "shown, marked");
+  t.equal(rep.acceptances?.accepted, 3);
+  const warn = await collector(["report", "--demo", "--accept-file", ok, "--fail-on", "warning"]);
+  t.equal(warn.code, EXIT.findings, "the expired entry accepts nothing");
+  t.match(warn.stdout, /foreign-ipvs-virtual-servers \(accepted\)/);
+  t.match(warn.stdout, /expired, not applied: \[3\] ipvs-mode-deprecated/);
+
+  const bad = join(dir, "bad.yaml");
+  writeFileSync(bad, "accept:\n  - finding: kube-ipvs0-black-hole\n    node: n\n");
+  for (const [file, msg] of [
+    [bad, /--accept-file .*bad\.yaml: accept\[0\]\.reason: /],
+    [join(dir, "missing.yaml"), /cannot read --accept-file .*missing\.yaml: ENOENT/],
+    [join(dir, "i-fifo.json"), /cannot read --accept-file .*: not a regular file/],
+  ] as const) {
+    const e = await collector(["report", "--demo", "--accept-file", file]);
+    t.equal(e.code, EXIT.usage, e.stderr);
+    t.match(e.stderr, msg);
+    t.equal(e.stdout, "", "no report from a bad file");
+  }
 });
