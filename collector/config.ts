@@ -29,6 +29,14 @@ export { MAX_TIMER_MS, MAX_TIMER_S };
 /** How the collector reaches an agent: its pod IP, or the API server's pod proxy (from a laptop). */
 export const AGENT_ACCESS = ["auto", "direct", "proxy"] as const;
 
+/** THE lists of -o formats: the help text, the schema, the check per command and docs/cli.md derive from them. */
+export const REPORT_FORMATS = ["table", "json", "yaml", "markdown", "html", "csv", "junit"] as const;
+export const VERIFY_FORMATS = ["text", "json", "yaml"] as const;
+const FORMATS = [...new Set([...REPORT_FORMATS, ...VERIFY_FORMATS])] as [
+  (typeof REPORT_FORMATS)[number] | (typeof VERIFY_FORMATS)[number],
+  ...((typeof REPORT_FORMATS)[number] | (typeof VERIFY_FORMATS)[number])[],
+];
+
 export const CollectorConfig = z.object({
   source: z.enum(["agents", "prometheus", "static"]),
   kubeconfig: z.string().min(1).nullable(),
@@ -44,9 +52,15 @@ export const CollectorConfig = z.object({
     if (bad !== undefined) ctx.addIssue({ code: "custom", message: bad });
   }),
   agentsFile: z.string().min(1).nullable(),
+  /** report --from-files: saved node reports (files or directories) instead of a gather. */
+  fromFiles: z.array(z.string().min(1, "must not be empty")),
+  /** report --demo: the sample fleet shipped with proxyscope. */
+  demo: z.boolean(),
+  /** report --accept-file: findings accepted, with a reason (report/accept.ts). */
+  acceptFile: z.string().min(1).nullable(),
   prometheusUrl: baseUrl.nullable(),
   prometheusNodeLabel: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/, "must be a Prometheus label name"),
-  output: z.enum(["table", "text", "json", "yaml", "markdown", "html", "csv"]),
+  output: z.enum(FORMATS),
   failOn: z.enum(FAIL_ON_VALUES).nullable(),
   /** report --changes: what the switch changes for each Service instead of the fleet report. */
   changes: z.boolean(),
@@ -178,8 +192,6 @@ const OUTPUT = (formats: readonly string[], dflt: string): FlagSpec => ({
   field: "output",
   help: `${formats.join("|")} (default ${dflt})`,
 });
-export const REPORT_FORMATS = ["table", "json", "yaml", "markdown", "html", "csv"] as const;
-export const VERIFY_FORMATS = ["text", "json", "yaml"] as const;
 const REPORT: FlagSpec[] = [
   OUTPUT(REPORT_FORMATS, "table"),
   {
@@ -188,6 +200,22 @@ const REPORT: FlagSpec[] = [
     help: "info|warning|error|critical: a finding at or above it; ready|blocked|attention|clean|leftovers|unhealthy|unknown: a node with it; unanswered: a node without a usable report, or a cluster read the API would not give",
   },
   { flags: "--color <when>", field: "color", help: "auto|always|never (default auto; NO_COLOR is honoured)" },
+  {
+    flags: "--from-files <path>",
+    field: "fromFiles",
+    help: "read saved `proxyscope-agent scan -o json` node reports (files, or directories of *.json) instead of asking agents; the API only with --kubeconfig (docs/first-answers.md)",
+    multiple: true,
+  },
+  {
+    flags: "--accept-file <file>",
+    field: "acceptFile",
+    help: "accepted findings (YAML or JSON: accept: [{finding, node?, service?, reason, expires?}]): shown as accepted, not counted for --fail-on; expired or unmatched entries are reported (docs/first-answers.md)",
+  },
+  {
+    flags: "--demo",
+    field: "demo",
+    help: "the report of a small sample fleet shipped with proxyscope (no cluster needed), to see what a report says",
+  },
   {
     flags: "--changes",
     field: "changes",
@@ -287,8 +315,15 @@ export function configFrom(
   const flagAgents = (v.agents as string[] | undefined) ?? [];
   // scan-node NODE: its one operand is the node, as in `kubectl debug node/NODE`.
   const operandNode = command === "scan-node" ? scanNodeOperand(cmd.args) : null;
+  const flagFiles = (v.fromFiles as string[] | undefined) ?? [];
   const positionals = command === "scan-node" ? [] : cmd.args;
-  if (positionals.length > 0 && (flagAgents.length === 0 || (v.source ?? "agents") !== "static")) {
+  // `--from-files DIR` or `--from-files a.json b.json`: the paths after the first arrive as operands.
+  const filesTake = flagFiles.length > 0 && typed.get("fromFiles")?.startsWith("--") === true;
+  if (
+    positionals.length > 0 &&
+    !filesTake &&
+    (flagAgents.length === 0 || (v.source ?? "agents") !== "static")
+  ) {
     throw new ConfigError(
       // Quoted, cut and counted: a pasted log as an argument must not become a log-sized error.
       `unexpected argument(s) ${positionals
@@ -298,6 +333,16 @@ export function configFrom(
         (flagAgents.length > 0 ? " (extra --agents URLs need --source static)" : ""),
     );
   }
+  if (flagFiles.length > 0 || v.demo === true) {
+    // Saved reports replace the gather: a source to gather from as well would be ignored, so it is refused.
+    const what = flagFiles.length > 0 ? typed.get("fromFiles")! : typed.get("demo")!;
+    const other = (["demo", "fromFiles", "source", "agents", "agentsFile", "prometheusUrl"] as const).find(
+      (f) => typed.has(f) && typed.get(f) !== what && !(f === "demo" && v.demo === false),
+    );
+    if (other !== undefined) throw new ConfigError(`${what} cannot be used with ${typed.get(other)}`);
+  }
+  if (v.changes === true && v.output === "junit")
+    throw new ConfigError(`${typed.get("output")} junit is for the fleet report, not --changes`);
   const formats = command ? OUTPUTS[command] : undefined;
   if (formats && v.output !== undefined && !formats.includes(String(v.output)))
     throw new ConfigError(`invalid ${typed.get("output")}: must be one of ${formats.join("|")}`);
@@ -310,8 +355,11 @@ export function configFrom(
     agentSelector: v.agentSelector ?? "app.kubernetes.io/name=proxyscope-agent",
     agentPort: v.agentPort ?? "9977",
     agentAccess: v.agentAccess ?? "auto",
-    agents: [...flagAgents, ...positionals],
+    agents: [...flagAgents, ...(filesTake ? [] : positionals)],
     agentsFile: v.agentsFile ?? null,
+    fromFiles: [...flagFiles, ...(filesTake ? positionals : [])],
+    demo: v.demo ?? false,
+    acceptFile: v.acceptFile ?? null,
     prometheusUrl: v.prometheusUrl ?? null,
     prometheusNodeLabel: v.prometheusNodeLabel ?? "node",
     output: v.output ?? (command === "verify" || command === "scan-node" ? "text" : "table"),

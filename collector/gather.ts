@@ -1,6 +1,10 @@
 import { gatherBudget } from "./byte-budget.js";
 import { flaggedServices } from "./parity.js";
 import { rollup } from "./rollup.js";
+import { clusterOnlyScope, savedScope, withScope } from "./report/scope.js";
+import { AnswerJudge } from "./answer-judge.js";
+import { demoFiles } from "./demo/samples.js";
+import { listSavedFiles, readSavedReports } from "./sources/files.js";
 import type { ClusterFacts } from "./report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "./report/schema.js";
 import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "./sources/agents.js";
@@ -30,6 +34,10 @@ export interface GatherConfig {
   agentAccess: AgentAccess;
   agents: string[];
   agentsFile: string | null;
+  /** `report --from-files`: saved node reports instead of a gather (sources/files.ts). */
+  fromFiles?: string[];
+  /** `report --demo`: the sample fleet shipped with proxyscope, no cluster asked. */
+  demo?: boolean;
   /** `--target-version`: also judge what breaks at that release; absent: not asked. */
   targetVersion?: import("./checks/target-version.js").TargetVersion | null;
   prometheusUrl: string | null;
@@ -62,7 +70,9 @@ export async function gather(
   onProgress?: (done: number, total: number) => void,
 ): Promise<GatherResult> {
   const started = new Date();
-  const needApi = cfg.source !== "static" || cfg.kubeconfig !== null;
+  const saved = cfg.demo === true || (cfg.fromFiles?.length ?? 0) > 0;
+  // Saved reports ask the API only when a kubeconfig is named, as the static source does; a demo never.
+  const needApi = cfg.demo !== true && ((cfg.source !== "static" && !saved) || cfg.kubeconfig !== null);
   let kube: Kube | null = null;
   let cluster: ClusterFacts | null = null;
   if (needApi) {
@@ -85,6 +95,32 @@ export async function gather(
   const leftMs = () => fetchOpts.deadlineMs - (performance.now() - gatherStarted);
   let observations: NodeObservation[];
   let history: { history: BurnDownPoint[] } | { historyError: string } | Record<string, never> = {};
+  if (saved) {
+    const listed = cfg.demo ? await demoFiles() : await listSavedFiles(cfg.fromFiles ?? []);
+    if (!listed.ok) return listed;
+    const judge = new AnswerJudge();
+    try {
+      observations = await readSavedReports(listed.files, judge, onProgress);
+    } finally {
+      await judge.close();
+    }
+    const rolled = rollup({
+      source: "static",
+      collectorVersion: COLLECTOR_VERSION,
+      generatedAt: started,
+      cluster,
+      observations,
+      missingOutcome: "no-data",
+      missingReason: "no saved report for this node among --from-files",
+      targetVersion: cfg.targetVersion,
+    });
+    const from = cfg.demo ? "collector/demo" : (cfg.fromFiles ?? []).join(" ");
+    return {
+      ok: true,
+      cluster,
+      report: withScope(rolled, savedScope(rolled, cfg.demo ? "demo" : "saved-files", from)),
+    };
+  }
   switch (cfg.source) {
     case "agents": {
       const pods = await listAgentPods(kube!.kc, cfg);
@@ -134,23 +170,18 @@ export async function gather(
           leftMs,
         })
       : undefined;
-  return {
-    ok: true,
+  const rolled = rollup({
+    source: cfg.source,
+    collectorVersion: COLLECTOR_VERSION,
+    generatedAt: started,
     cluster,
-    report: {
-      ...rollup({
-        source: cfg.source,
-        collectorVersion: COLLECTOR_VERSION,
-        generatedAt: started,
-        cluster,
-        observations,
-        missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
-        targetVersion: cfg.targetVersion,
-        ...(slices ? { slices } : {}),
-      }),
-      ...history,
-    },
-  };
+    observations,
+    missingOutcome: cfg.source === "prometheus" ? "no-data" : "no-agent",
+    targetVersion: cfg.targetVersion,
+    ...(slices ? { slices } : {}),
+  });
+  // No agent answered but the API did: the report is the cluster-only preflight, and says so.
+  return { ok: true, cluster, report: { ...withScope(rolled, clusterOnlyScope(rolled)), ...history } };
 }
 
 /** --source static's agents, from --agents and --agents-file; a list that cannot work is a usage error. */

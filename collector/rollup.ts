@@ -36,6 +36,8 @@ export interface RollupInput {
   observations: readonly NodeObservation[];
   /** What a node the API lists but no source covered is called: no-agent (agents) or no-data (Prometheus). */
   missingOutcome: "no-agent" | "no-data";
+  /** Why such a node has no report, when the source is not the one missingOutcome's wording assumes. */
+  missingReason?: string;
   /** `--target-version`: judge what breaks when the cluster reaches it. */
   targetVersion?: TargetVersion | null;
   /** Parity: the current EndpointSlices of the Services parity flagged (gather reads them). */
@@ -111,9 +113,10 @@ export function joinNodes(input: RollupInput): FleetNode[] {
         n.name,
         null,
         input.missingOutcome,
-        input.missingOutcome === "no-agent"
-          ? "no agent pod found on this node (DaemonSet not scheduled here, or not running)"
-          : "no proxyscope series for this node in Prometheus",
+        input.missingReason ??
+          (input.missingOutcome === "no-agent"
+            ? "no agent pod found on this node (DaemonSet not scheduled here, or not running)"
+            : "no proxyscope series for this node in Prometheus"),
       );
     out.push(fleetNode(obs, n, true));
   }

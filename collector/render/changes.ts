@@ -19,6 +19,8 @@ export function renderChanges(c: ServiceChanges, output: CollectorConfig["output
       return renderChangesMarkdown(c);
     case "html":
       return renderChangesHtml(c);
+    // junit is refused with --changes at the command line (config.ts): a change list has no pass or fail.
+    case "junit":
     case "table":
     case "text":
       return renderChangesText(c);

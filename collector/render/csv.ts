@@ -1,5 +1,6 @@
 import { terminalSafe } from "../../common/escape.js";
 import type { FleetNode, FleetReport } from "../report/schema.js";
+import { SCOPE_LABEL } from "../report/scope.js";
 import { nodeNote, phaseOf, verdictOf } from "./labels.js";
 
 // One row per node, the columns of the HTML report's pool tables: `-o csv` prints exactly what the page's
@@ -61,6 +62,27 @@ export function csvRow(n: FleetNode): string[] {
 }
 
 export function renderCsv(r: FleetReport): string {
-  const lines = [CSV_COLUMNS.join(","), ...r.nodes.map((n) => csvRow(n).map(csvCell).join(","))];
+  // A preflight or a demo names itself on every row (CSV has no heading but its columns); a fleet
+  // report keeps exactly the columns it always had.
+  // Likewise the accepted findings, with --accept-file only.
+  const scope = r.scope ? [SCOPE_LABEL[r.scope.kind]] : [];
+  const accepted = (n: FleetNode) =>
+    r.acceptances
+      ? [
+          n.findings
+            .filter((f) => f.accepted)
+            .map((f) => f.id)
+            .join(" "),
+        ]
+      : [];
+  const head = [
+    ...CSV_COLUMNS,
+    ...(r.scope ? ["report_scope"] : []),
+    ...(r.acceptances ? ["accepted_findings"] : []),
+  ];
+  const lines = [
+    head.join(","),
+    ...r.nodes.map((n) => [...csvRow(n), ...scope, ...accepted(n)].map(csvCell).join(",")),
+  ];
   return `${lines.join("\r\n")}\r\n`;
 }

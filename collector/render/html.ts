@@ -5,6 +5,8 @@ import { html as h, jsonForScript } from "../../common/escape.js";
 import { findingPagePath, findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import { renderCsv, worstSeverity } from "./csv.js";
 import { CSS, SCRIPT } from "./html-assets.js";
+import { SCOPE_LABEL, scopeLines } from "../report/scope.js";
+import { acceptLines } from "../report/accept.js";
 import { paritySection } from "./html-parity.js";
 import {
   configSourceLabel,
@@ -150,6 +152,8 @@ function page(id: string): string {
   return `<a class="page" href="${h(findingPageUrl(id))}" rel="noreferrer">${h(findingPagePath(id))}</a>`;
 }
 
+const acceptedChip = (f: { accepted?: { reason: string } }) =>
+  f.accepted ? ` <span class="chip c-meh">accepted: ${h(f.accepted.reason)}</span>` : "";
 const newerChip = `<span class="chip c-meh">${h(UNKNOWN_TO_COLLECTOR)}</span>`;
 
 function detail(n: FleetNode): string {
@@ -160,7 +164,7 @@ function detail(n: FleetNode): string {
     .map(
       (
         f,
-      ) => `<li><span class="chip c-${SEV_TONE[f.severity] ?? "none"}">${h(f.severity)}</span> ${h(f.title ?? f.id)} <code>${h(f.id)}</code>${newer.has(`finding ${f.id}`) ? ` ${newerChip}` : ""}
+      ) => `<li><span class="chip c-${SEV_TONE[f.severity] ?? "none"}">${h(f.severity)}</span> ${h(f.title ?? f.id)} <code>${h(f.id)}</code>${newer.has(`finding ${f.id}`) ? ` ${newerChip}` : ""}${acceptedChip(f)}
 ${evidence(f)}${f.remedy ? `<div class="fix"><b>fix:</b> ${h(f.remedy)}</div>` : ""}<div class="fix">${page(f.id)}</div></li>`,
     )
     .join("\n");
@@ -262,7 +266,7 @@ export function renderHtml(r: FleetReport): string {
   const findings = r.clusterFindings
     .map(
       (f) =>
-        `<li><span class="chip c-${SEV_TONE[f.severity]}">${h(f.severity)}</span> ${h(f.title)} <code>${h(f.id)}</code><div class="fix">${h(f.remedy)}</div><div class="fix">${page(f.id)}</div></li>`,
+        `<li><span class="chip c-${SEV_TONE[f.severity]}">${h(f.severity)}</span> ${h(f.title)} <code>${h(f.id)}</code>${acceptedChip(f)}<div class="fix">${h(f.remedy)}</div><div class="fix">${page(f.id)}</div></li>`,
     )
     .join("\n");
 
@@ -290,9 +294,10 @@ export function renderHtml(r: FleetReport): string {
     .map(([k, v]) => `<dt>${h(k)}</dt><dd>${h(v)}</dd>`)
     .join("");
 
-  const body = `<header><h1>proxyscope: the ipvs → nftables migration</h1>
+  const body = `<header><h1>proxyscope: the ipvs → nftables migration${r.scope ? ` — ${h(SCOPE_LABEL[r.scope.kind])}` : ""}</h1>
 <span class="meta">${s.nodes} nodes · ${s.answered} answered${s.unanswered ? ` · <b class="c-bad">${s.unanswered} without a report</b>` : ""} · source ${h(r.source)} · ${h(r.generatedAt)}</span>
 <span class="actions"><button type="button" id="csv">CSV</button><button type="button" id="print">Print</button></span></header>
+${r.scope ? `<div class="partial" id="scope">${scopeLines(r.scope).map(h).join("<br>")}</div>` : ""}
 ${r.partial ? `<div class="partial" id="partial">Partial report: ${s.unanswered} node(s) gave no usable report. Counts below are a lower bound; those nodes are listed with the reason.</div>` : ""}
 <main>
 ${headline(r)}
@@ -308,6 +313,15 @@ ${paritySection(r)}
 ${poolTables(r)}
 <section class="span8" id="plan"><h2>The plan</h2><ol class="plan">${plan}</ol></section>
 <section class="span4" id="cluster"><h2>Cluster</h2><dl>${facts}</dl></section>
+${
+  r.acceptances
+    ? `<section class="span12" id="accepted"><h2>Accepted findings</h2><ul class="findings">${acceptLines(
+        r.acceptances,
+      )
+        .map((l) => `<li>${h(l.trim())}</li>`)
+        .join("")}</ul></section>`
+    : ""
+}
 ${findings ? `<section class="span12" id="cluster-findings"><h2>Cluster findings</h2><ul class="findings">${findings}</ul></section>` : ""}
 </main>`;
 
@@ -327,7 +341,7 @@ ${findings ? `<section class="span12" id="cluster-findings"><h2>Cluster findings
 <meta http-equiv="Content-Security-Policy" content="${h(csp)}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>proxyscope fleet report</title>
+<title>proxyscope fleet report${r.scope ? ` (${h(SCOPE_LABEL[r.scope.kind])})` : ""}</title>
 <style>${CSS}</style></head>
 <body>
 ${body}

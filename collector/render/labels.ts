@@ -23,8 +23,12 @@ export function nodeNote(n: FleetNode): string {
 
 const RANK = { critical: 0, error: 1, warning: 2, info: 3 } as const;
 
+/** A finding's id, marked when --accept-file accepted it: every format shows it, none hides it. */
+export const findingLabel = (f: { id: string; accepted?: unknown }) =>
+  f.accepted ? `${f.id} (accepted)` : f.id;
+
 export function worstFindings(n: FleetNode, max = 3): string {
-  const ids = [...n.findings].sort((a, b) => RANK[a.severity] - RANK[b.severity]).map((f) => f.id);
+  const ids = [...n.findings].sort((a, b) => RANK[a.severity] - RANK[b.severity]).map(findingLabel);
   return ids.length > max ? `${ids.slice(0, max).join(", ")} +${ids.length - max}` : ids.join(", ");
 }
 

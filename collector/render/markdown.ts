@@ -1,10 +1,16 @@
 import { findingPageUrl, isFindingId } from "../../common/finding-page.js";
 import type { FleetReport } from "../report/schema.js";
 import { md } from "../../common/escape.js";
+import { scopeLines } from "../report/scope.js";
+import { acceptLines } from "../report/accept.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 // A well-formed id links to its page, the address built from the id alone; any other text stays text.
 const page = (id: string) => (isFindingId(id) ? `[${id}](${findingPageUrl(id)})` : md(id));
+
+// An accepted finding keeps its row and its severity, marked with the reason it was accepted.
+const sev = (f: { severity: string; accepted?: { reason: string } }) =>
+  f.accepted ? `${f.severity} (accepted: ${md(f.accepted.reason)})` : f.severity;
 
 const row = (cells: (string | number)[]) => `| ${cells.map(String).join(" | ")} |`;
 
@@ -14,6 +20,7 @@ export function renderMarkdown(r: FleetReport): string {
   const out: string[] = [];
   out.push(`# proxyscope fleet report`);
   out.push("");
+  if (r.scope) out.push(...scopeLines(r.scope).map((l) => `> **${md(l)}**`), "");
   out.push(
     `${s.nodes} node(s), ${s.answered} answered${s.unanswered ? `, **${s.unanswered} without a report**` : ""}. ` +
       `Cluster ${md(r.cluster.version?.gitVersion ?? "version unknown")}, deprecation stage **${r.cluster.deprecationStage}**, ` +
@@ -40,7 +47,7 @@ export function renderMarkdown(r: FleetReport): string {
 
   if (r.clusterFindings.length > 0) {
     out.push("", "## Cluster findings", "", "| severity | finding | fix | id |", "|---|---|---|---|");
-    for (const f of r.clusterFindings) out.push(row([f.severity, md(f.title), md(f.remedy), page(f.id)]));
+    for (const f of r.clusterFindings) out.push(row([sev(f), md(f.title), md(f.remedy), page(f.id)]));
   }
 
   out.push(
@@ -134,7 +141,9 @@ export function renderMarkdown(r: FleetReport): string {
     out.push("", "## Node findings", "", "| node | severity | finding | fix | id |", "|---|---|---|---|---|");
     for (const n of withFindings)
       for (const f of n.findings)
-        out.push(row([md(n.node), f.severity, md(f.title ?? f.id), md(f.remedy ?? "-"), page(f.id)]));
+        out.push(row([md(n.node), sev(f), md(f.title ?? f.id), md(f.remedy ?? "-"), page(f.id)]));
   }
+  if (r.acceptances)
+    out.push("", "## Accepted findings", "", ...acceptLines(r.acceptances).map((l) => `- ${md(l.trim())}`));
   return `${out.join("\n")}\n`;
 }

@@ -1,6 +1,8 @@
 import { findingPageUrl } from "../../common/finding-page.js";
 import type { FleetReport, PlanStatus } from "../report/schema.js";
 import { terminalSafe as safe } from "../../common/escape.js";
+import { scopeLines } from "../report/scope.js";
+import { acceptLines } from "../report/accept.js";
 import { configuredModeLabel, nodeNote, phaseOf, verdictOf, worstFindings } from "./labels.js";
 
 const SGR = {
@@ -48,6 +50,8 @@ export function renderTable(r: FleetReport, colour: boolean): string {
   const c = (t: Tone, s: string) => (colour ? `\u001b[${SGR[t]}m${s}\u001b[0m` : s);
   const out: string[] = [];
   const s = r.summary;
+  // A preflight or a demo says so before anything that could be read as the fleet's state.
+  if (r.scope) out.push(...scopeLines(r.scope).map((l, i) => (i === 0 ? c("meh", safe(l)) : safe(l))), "");
   out.push(
     c(
       "bold",
@@ -96,6 +100,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
       out.push(
         `  ${c(f.severity, f.severity.toUpperCase().padEnd(8))} ${safe(f.title)}  ${c("dim", `[${f.id}]`)}`,
       );
+      if (f.accepted) out.push(`           ${c("meh", `ACCEPTED: ${safe(f.accepted.reason)}`)}`);
       out.push(`           ${c("dim", `fix: ${safe(f.remedy)}`)}`);
       out.push(`           ${c("dim", `ref: ${findingPageUrl(f.id)}`)}`);
     }
@@ -141,6 +146,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
           `  ${cut(safe(n.node), 40)}  ${c(k.severity, k.verdict.padEnd(14))} ${cut(safe(k.entry), 60)}  ${c("dim", cut(safe(k.reason), 200))}`,
         );
   }
+  if (r.acceptances) out.push("", ...acceptLines(r.acceptances).map(safe));
   if (r.cluster.gaps.length > 0) {
     out.push("");
     out.push(c("meh", "NOT READ (the report is missing these cluster facts, not reporting them as absent):"));

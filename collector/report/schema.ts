@@ -33,8 +33,31 @@ export const NodeOutcome = z.enum([
 ]);
 export type NodeOutcome = z.infer<typeof NodeOutcome>;
 
+/**
+ * A finding `--accept-file` accepted: still shown, marked, and not counted for --fail-on's severities.
+ * `entries`: the file's entries (0-based) that accepted it.
+ */
+export const Acceptance = z.object({
+  reason: z.string(),
+  expires: z.string().optional(),
+  entries: z.array(z.number().int()),
+});
+export type Acceptance = z.infer<typeof Acceptance>;
+
+/** What `--accept-file` did: how many findings it accepted, and the entries that did not apply. */
+export const AcceptReport = z.object({
+  file: z.string(),
+  entries: z.number().int(),
+  accepted: z.number().int(),
+  expired: z.array(z.string()),
+  unmatched: z.array(z.string()),
+});
+export type AcceptReport = z.infer<typeof AcceptReport>;
+
 /** An agent finding; from Prometheus only id and severity are known, so the rest is optional. */
-export const NodeFinding = Finding.partial().required({ id: true, severity: true });
+export const NodeFinding = Finding.partial()
+  .required({ id: true, severity: true })
+  .extend({ accepted: Acceptance.optional() });
 export type NodeFinding = z.infer<typeof NodeFinding>;
 
 /**
@@ -155,6 +178,19 @@ export type DeprecationStage = z.infer<typeof DeprecationStage>;
 
 const counts = z.record(z.string(), z.number().int());
 
+/**
+ * What kind of report this is when it is not a fleet of agents' answers: every format prints the
+ * heading first, so a cluster-only preflight or a demo is never read as the fleet's state. Absent: a
+ * fleet report (and every report of an older collector).
+ */
+export const ReportScope = z.object({
+  kind: z.enum(["cluster-only", "saved-files", "demo"]),
+  heading: z.string(),
+  /** The nodes whose own state was not read, each "node: why" (cluster-only: all of them). */
+  notRead: z.array(z.string()),
+});
+export type ReportScope = z.infer<typeof ReportScope>;
+
 export const FleetReport = z.object({
   schemaVersion: z.literal(FLEET_SCHEMA_VERSION),
   /** The NodeReport schema version this collector reads. */
@@ -162,6 +198,7 @@ export const FleetReport = z.object({
   collectorVersion: z.string(),
   generatedAt: z.string().datetime(),
   source: z.enum(["agents", "prometheus", "static"]),
+  scope: ReportScope.optional(),
   /** True when at least one node has no usable report: the counts below are then a lower bound. */
   partial: z.boolean(),
   summary: z.object({
@@ -219,7 +256,9 @@ export const FleetReport = z.object({
     }),
     gaps: ClusterFacts.shape.gaps,
   }),
-  clusterFindings: z.array(Finding),
+  clusterFindings: z.array(Finding.extend({ accepted: Acceptance.optional() })),
+  /** `--accept-file`'s effect; absent without one. */
+  acceptances: AcceptReport.optional(),
   plan: z.array(PlanStep),
   nodes: z.array(FleetNode),
   /**

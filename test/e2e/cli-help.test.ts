@@ -2,6 +2,7 @@
 // not the JSON Schema), --version on both, errors that name the flag as typed and suggest the one meant,
 // every flag from an environment variable, the output formats, and kubectl's habits on the collector
 // (--kubeconfig, --context, KUBECONFIG, -n) with an error that says where it looked for a kubeconfig.
+import { REPORT_FORMATS } from "../../collector/config.js";
 import t from "tap";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -35,7 +36,7 @@ t.test("help per command, and --version on both programs", async (t) => {
   t.notMatch(schema.stdout, /"\$schema"/, "help, not the schema");
   const report = await collector(["report", "--help"]);
   t.match(report.stdout, /^Usage: proxyscope report /);
-  t.match(report.stdout, /-o, --output <format>\s+table\|json\|yaml\|markdown\|html\|csv/);
+  t.match(report.stdout, new RegExp(`-o, --output <format>\\s+${REPORT_FORMATS.join("\\|")}\\s`));
   t.match(report.stdout, /--kubeconfig <path>/);
   t.match(report.stdout, /--context <name>/);
   t.match(report.stdout, /-n, --namespace <ns>/);
@@ -66,7 +67,7 @@ t.test("errors name the flag as typed, say what is wrong, and suggest the one me
     ],
     [
       collector(["report", "-o", "pdf"]),
-      /^proxyscope: invalid -?-o(utput)?: must be one of table\|json\|yaml\|markdown\|html\|csv/,
+      new RegExp(`^proxyscope: invalid -?-o(utput)?: must be one of ${REPORT_FORMATS.join("\\|")} `),
     ],
     [collector(["verify", "-o", "html", "--node", "x"]), /must be one of text\|json\|yaml/],
   ];

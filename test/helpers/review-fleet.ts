@@ -125,7 +125,7 @@ function blackHole(): NodeFacts {
   };
 }
 
-function report(node: string, f: NodeFacts) {
+export function report(node: string, f: NodeFacts) {
   const runs: ProbeRun[] = FACT_SOURCES.flatMap((s) => {
     const v = f[s.key];
     return v === null || v === undefined
@@ -135,7 +135,7 @@ function report(node: string, f: NodeFacts) {
   return buildReport(runs, { node, agentVersion: "0.1.0", startedAt: SCANNED, finishedAt: SCANNED });
 }
 
-interface Spec {
+export interface Spec {
   name: string;
   group: string;
   host: typeof AL2023;
@@ -144,7 +144,7 @@ interface Spec {
 
 const ec2 = (ip: string) => `ip-${ip.replace(/\./g, "-")}.eu-west-1.compute.internal`;
 
-function specs(): Spec[] {
+export function specs(): Spec[] {
   const out: Spec[] = [];
   const add = (
     group: string,

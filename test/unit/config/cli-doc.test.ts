@@ -3,7 +3,7 @@
 import { readFileSync } from "node:fs";
 import t from "tap";
 import { AGENT_FLAGS } from "../../../agent/config.js";
-import { COLLECTOR_FLAGS } from "../../../collector/config.js";
+import { COLLECTOR_FLAGS, REPORT_FORMATS, VERIFY_FORMATS } from "../../../collector/config.js";
 import { envOf, type FlagSpec } from "../../../common/cli.js";
 
 const doc = readFileSync(new URL("../../../docs/cli.md", import.meta.url), "utf8");
@@ -29,3 +29,20 @@ for (const [title, flags] of [
       }
   });
 }
+
+// The -o lists are derived in collector/config.ts (help, schema and checks); the document must name the same.
+t.test("the collector's output formats, in the flag table and the formats table", async (t) => {
+  const row = section("proxyscope (the collector)")
+    .split("\n")
+    .find((l) => l.startsWith("| `-o, --output <format>` |"));
+  t.match(row, `| ${REPORT_FORMATS.join("\\|")} (default table)`);
+  const formats = (cmd: string) =>
+    doc
+      .split("\n")
+      .find((l) => l.startsWith(`| collector | ${cmd}`))
+      ?.split("|")[3]
+      ?.match(/`[a-z]+`/g)
+      ?.map((f) => f.slice(1, -1));
+  t.same(formats("`report`"), [...REPORT_FORMATS]);
+  t.same(formats("`verify`"), [...VERIFY_FORMATS]);
+});

@@ -44,7 +44,9 @@ const LEFT_IN_DIST = [
   "dist/sea/proxyscope-linux-x64",
 ];
 
-const SHIPPED = /^(dist\/(agent|collector|common)\/.+\.js|LICENSE|README\.md|CHANGELOG\.md|package\.json)$/;
+// The demo's sample node reports (collector/demo/*.json) are data `report --demo` imports.
+const SHIPPED =
+  /^(dist\/(agent|collector|common)\/.+\.js|dist\/collector\/demo\/[a-z0-9-]+\.json|LICENSE|README\.md|CHANGELOG\.md|package\.json)$/;
 
 t.test("npm pack ships the built programs and nothing else", async (t) => {
   const work = mkdtempSync(join(tmpdir(), "proxyscope-pack-"));
@@ -131,6 +133,9 @@ t.test("npm pack ships the built programs and nothing else", async (t) => {
   const report = run("proxyscope", ["report", "--help"]);
   t.equal(report.status, 0, report.stderr);
   t.match(report.stdout, /--agents-file/);
+  const demo = run("proxyscope", ["report", "--demo"]);
+  t.equal(demo.status, 0, `report --demo from the installed package: ${demo.stderr}`);
+  t.match(demo.stdout, /^DEMO: a sample fleet/);
   const agent = run("proxyscope-agent", ["--version"]);
   t.equal(agent.status, 0, agent.stderr);
   t.match(agent.stdout, pkg.version);

@@ -59,6 +59,14 @@ t.test("the single executable runs without Node.js", async (t) => {
     t.match(r.stdout, /kubectl proxyscope <command> \[flags\]/);
   });
 
+  await t.test("--demo: the sample fleet is inside the executable", async (t) => {
+    const r = await runBare(work, ["report", "--demo", "-o", "json"]);
+    t.equal(r.code, 0, r.stderr);
+    const rep = FleetReport.parse(JSON.parse(r.stdout));
+    t.equal(rep.scope?.kind, "demo");
+    t.ok(rep.nodes.length > 0 && rep.nodes.every((n) => n.outcome === "ok"), "every sample read");
+  });
+
   await t.test("a fleet report from a saved node report, in JSON and as text", async (t) => {
     // Scanned just now: the recorded node's own scan time is days old, and a stale report is not read.
     const saved = { ...recordedIpvsNode(), scannedAt: new Date().toISOString() };
