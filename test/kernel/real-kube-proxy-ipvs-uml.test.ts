@@ -34,7 +34,8 @@ import { realCluster } from "../helpers/real-cluster.js";
 //   nftables tables are not.
 // - That cleanup leaves every KUBE-6-* ipset: ipvs.CleanupLeftovers destroys the sets by their IPv4
 //   names only (pkg/proxy/ipvs/proxier.go cleanupLeftovers, ipsetInfo), and the agent's kube-ipsets-left
-//   says so.
+//   says so. The profiles' "after the switch" nodes (nftablesClean) have no ipset left: a node the real
+//   binary switched is `attention` until the KUBE-6-* sets are destroyed.
 // - The IPv6 proxier only starts its first sync after the IPv4 one ends (the meta-proxier hands each
 //   its *Synced calls in turn, and ipvs' OnEndpointSlicesSynced syncs inline); a scan between the two
 //   sees IPv6 virtual servers not yet in KUBE-6-CLUSTER-IP nor on kube-ipvs0 and called them foreign.
@@ -42,6 +43,9 @@ import { realCluster } from "../helpers/real-cluster.js";
 //   truncated to 31 characters (KUBE-6-LOAD-BALANCER-SOURCE-CID, KUBE-6-NODE-PORT-LOCAL-SCTP-HAS).
 // - ipvs mode sets net.ipv4.ip_forward=1 and net.ipv4.vs.{conntrack,expire_nodest_conn,
 //   expire_quiescent_template}=1 on start, and nothing resets them when it goes.
+// - iptables mode after ipvs mode removes nothing of it (platformCleanup cleans only nftables for an
+//   iptables-based mode): IPVS, kube-ipvs0, all 34 ipsets and ipvs mode's chains, KUBE-IPVS-FILTER's
+//   INPUT jump included, stay beside iptables mode's own chains.
 t.setTimeout(2_400_000);
 
 const VERSION = "v1.34.4";
@@ -289,17 +293,54 @@ else if (umlRunsHere(t)) {
     );
   });
 
-  t.test("4. ipvs -> iptables: what iptables mode leaves of ipvs mode", async (t) => {
-    t.match(boot.output, /ipt: kube-proxy iptables synced/);
-    const r = scan("ipt");
-    sameKernelState(t, "ipt", r);
-    t.equal(r.phase, "iptables");
-    t.equal(r.phaseSource, "proxyMode");
-    t.comment(`iptables after ipvs: verdict ${r.verdict}, findings ${findingIds(r).join(", ")}`);
-    t.comment(`IPVS left: ${ipvsadmServers(file("ipt.ipvsadm")).join(", ")}`);
-    t.comment(`kube-ipvs0: ${String(ipAddrs(file("ipt.kube-ipvs0")))}`);
-    t.comment(`KUBE chains: ${kubeChains(file("ipt.iptables")).join(", ")}`);
-  });
+  t.test(
+    "4. ipvs -> iptables: iptables mode cleans none of ipvs mode, and the agent names each piece",
+    async (t) => {
+      t.match(boot.output, /ipt: kube-proxy iptables synced/);
+      // platformCleanup for an iptables-based mode removes only nftables state (server_linux.go).
+      t.same(ipvsadmServers(file("ipt.ipvsadm")), EXPECTED_VS, "every IPVS virtual server stays");
+      t.same(ipAddrs(file("ipt.kube-ipvs0")), EXPECTED_KUBE_IPVS0, "kube-ipvs0 stays with every address");
+      t.equal(ipsetNames(file("ipt.ipsets")).length, 34, "all 34 ipsets stay");
+      const chains = kubeChains(file("ipt.iptables"));
+      for (const c of [
+        "KUBE-IPVS-FILTER",
+        "KUBE-IPVS-OUT-FILTER",
+        "KUBE-SOURCE-RANGES-FIREWALL",
+        "KUBE-LOAD-BALANCER",
+      ])
+        t.ok(chains.includes(c), `ipvs mode's ${c} stays`);
+      t.match(
+        file("ipt.iptables"),
+        /^-A INPUT .*-j KUBE-IPVS-FILTER$/m,
+        "and INPUT still jumps to KUBE-IPVS-FILTER",
+      );
+      t.ok(
+        chains.includes("KUBE-NODEPORTS") && chains.some((c) => c.startsWith("KUBE-SVC-")),
+        "beside iptables mode's own",
+      );
+      const r = scan("ipt");
+      sameKernelState(t, "ipt", r);
+      t.equal(r.phase, "iptables");
+      t.equal(r.phaseSource, "proxyMode");
+      t.same(findingIds(r), [
+        "ipvs-iptables-chains-left",
+        "ipvs-virtual-servers-left",
+        "kube-ipsets-left",
+        "kube-ipvs0-left",
+        "nodeport-addresses-shrink",
+      ]);
+      t.equal(r.verdict, "attention");
+      const left = r.findings.find((f) => f.id === "ipvs-iptables-chains-left")?.evidence as {
+        chains?: string[];
+      };
+      t.ok(
+        left.chains?.some((c) => c.startsWith("ipv4 legacy filter/KUBE-IPVS-FILTER")) &&
+          left.chains.some((c) => c.startsWith("ipv6 legacy filter/KUBE-IPVS-FILTER")),
+        "both families' KUBE-IPVS-FILTER are named",
+        { chains: left.chains },
+      );
+    },
+  );
 
   // RECORD_KUBE_PROXY=1: the real binary's ipvs-mode answers next to the nftables ones
   // (test/fixtures/kube-proxy/real/README.md).
