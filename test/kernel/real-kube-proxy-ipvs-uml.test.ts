@@ -342,17 +342,19 @@ else if (umlRunsHere(t)) {
     },
   );
 
-  // RECORD_KUBE_PROXY=1: the real binary's ipvs-mode answers next to the nftables ones
-  // (test/fixtures/kube-proxy/real/README.md).
+  // RECORD_KUBE_PROXY=1: the real binary's ipvs-mode (step 1) and iptables-mode (step 4) answers next
+  // to the nftables ones (test/fixtures/kube-proxy/real/README.md).
   if (process.env.RECORD_KUBE_PROXY === "1") {
-    const dir = join(REPO_ROOT, "test/fixtures/kube-proxy/real", `${VERSION}-ipvs`);
-    mkdirSync(dir, { recursive: true });
-    const answers: Record<string, { status: number; contentType: string }> = {};
-    for (const f of ["proxyMode.txt", "configz.json", "metrics.txt", "healthz.txt", "livez.txt"]) {
-      cpSync(join(out, "record-ipvs", f), join(dir, f));
-      const [status, ...ct] = file(`record-ipvs/${f}.status`).trim().split(" ");
-      answers[f] = { status: Number(status), contentType: ct.join(" ") };
+    for (const mode of ["ipvs", "iptables"]) {
+      const dir = join(REPO_ROOT, "test/fixtures/kube-proxy/real", `${VERSION}-${mode}`);
+      mkdirSync(dir, { recursive: true });
+      const answers: Record<string, { status: number; contentType: string }> = {};
+      for (const f of ["proxyMode.txt", "configz.json", "metrics.txt", "healthz.txt", "livez.txt"]) {
+        cpSync(join(out, `record-${mode}`, f), join(dir, f));
+        const [status, ...ct] = file(`record-${mode}/${f}.status`).trim().split(" ");
+        answers[f] = { status: Number(status), contentType: ct.join(" ") };
+      }
+      writeFileSync(join(dir, "answers.json"), `${JSON.stringify(answers, null, 2)}\n`);
     }
-    writeFileSync(join(dir, "answers.json"), `${JSON.stringify(answers, null, 2)}\n`);
   }
 }
