@@ -41,6 +41,42 @@ export function getIn(ns: NetNs, url: string): { status: number; body: string } 
   return { status: Number(r.stdout.slice(i + 1)), body: r.stdout.slice(0, i) };
 }
 
+/** A kubeconfig for the API server stand-in on 127.0.0.1:`port` (anonymous, plain http). */
+export function standinKubeconfig(port: number): object {
+  return {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "standin", cluster: { server: `http://127.0.0.1:${port}` } }],
+    users: [{ name: "kube-proxy", user: {} }],
+    contexts: [{ name: "standin", context: { cluster: "standin", user: "kube-proxy" } }],
+    "current-context": "standin",
+  };
+}
+
+/** kube-proxy's config file: JSON to the stand-in, metrics and health on loopback, conntrack left as it is. */
+export function kubeProxyConfig(
+  mode: "nftables" | "iptables" | "ipvs",
+  kubeconfig: string,
+  extraConfig: object = {},
+): object {
+  return {
+    apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
+    kind: "KubeProxyConfiguration",
+    mode,
+    hostnameOverride: NODE_NAME,
+    metricsBindAddress: METRICS,
+    healthzBindAddress: HEALTH,
+    clientConnection: {
+      kubeconfig,
+      contentType: "application/json",
+      acceptContentTypes: "application/json",
+    },
+    clusterCIDR: "10.244.0.0/16,fd00:244::/56",
+    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: "0s", tcpCloseWaitTimeout: "0s" },
+    ...extraConfig,
+  };
+}
+
 /**
  * Starts the stand-in API server with `cluster` and kube-proxy `bin` in `mode`, and resolves once
  * kube-proxy has synced its rules once: its own signal, kubeproxy_sync_proxy_rules_last_timestamp_seconds
@@ -86,32 +122,11 @@ export async function startRealKubeProxy(
       });
       api.once("exit", (code) => reject(new Error(`API server stand-in exited ${code}: ${log}`)));
     });
-    const kubeconfig = {
-      apiVersion: "v1",
-      kind: "Config",
-      clusters: [{ name: "standin", cluster: { server: `http://127.0.0.1:${port}` } }],
-      users: [{ name: "kube-proxy", user: {} }],
-      contexts: [{ name: "standin", context: { cluster: "standin", user: "kube-proxy" } }],
-      "current-context": "standin",
-    };
-    writeFileSync(join(dir, "kubeconfig"), JSON.stringify(kubeconfig));
-    const config = {
-      apiVersion: "kubeproxy.config.k8s.io/v1alpha1",
-      kind: "KubeProxyConfiguration",
-      mode,
-      hostnameOverride: NODE_NAME,
-      metricsBindAddress: METRICS,
-      healthzBindAddress: HEALTH,
-      clientConnection: {
-        kubeconfig: join(dir, "kubeconfig"),
-        contentType: "application/json",
-        acceptContentTypes: "application/json",
-      },
-      clusterCIDR: "10.244.0.0/16,fd00:244::/56",
-      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: "0s", tcpCloseWaitTimeout: "0s" },
-      ...extraConfig,
-    };
-    writeFileSync(join(dir, "config.json"), JSON.stringify(config));
+    writeFileSync(join(dir, "kubeconfig"), JSON.stringify(standinKubeconfig(port)));
+    writeFileSync(
+      join(dir, "config.json"),
+      JSON.stringify(kubeProxyConfig(mode, join(dir, "kubeconfig"), extraConfig)),
+    );
     const kp = spawnOwned(
       "ip",
       [
