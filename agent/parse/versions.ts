@@ -120,7 +120,9 @@ export function nftNewEnough(version: string | null | undefined): boolean | null
 /**
  * First kube-proxy with ipvs mode's KUBE-IPVS-FILTER chain, which REJECTs new connections to kube-ipvs0's
  * addresses on ports no Service serves (kubernetes/kubernetes#108460 "Prevent host access on VIP
- * addresses in proxy-mode=ipvs", fixing #72236; merged June 2022, in the v1.25 cycle). Older ipvs mode let
- * host services answer on every Service IP and the Service IPs answer ping.
+ * addresses in proxy-mode=ipvs", fixing #72236). First released in v1.26.0: pkg/proxy/ipvs/proxier.go names
+ * no KUBE-IPVS-FILTER at v1.25.0 nor at the last 1.25 patch, v1.25.16, and does at v1.26.0 (module
+ * sources, k8s.io/kubernetes). Older ipvs mode let host services answer on every Service IP and the
+ * Service IPs answer ping.
  */
-export const KUBE_PROXY_IPVS_FILTER = [1, 25, 0] as const;
+export const KUBE_PROXY_IPVS_FILTER = [1, 26, 0] as const;

@@ -6,7 +6,7 @@ const CHAIN = "KUBE-IPVS-FILTER";
 
 /**
  * ipvs mode binds every Service IP on kube-ipvs0, so the host answers on them like on its own addresses.
- * Since kubernetes/kubernetes#108460 (v1.25) KUBE-IPVS-FILTER, jumped to from INPUT, REJECTs new
+ * Since kubernetes/kubernetes#108460 (first released in v1.26.0) KUBE-IPVS-FILTER, jumped to from INPUT, REJECTs new
  * connections to kube-ipvs0's addresses unless the destination is a Service's IP and port (ICMP included:
  * kubernetes/website#41002). nftables mode rejects other ports of a ClusterIP and drops unallocated
  * addresses of the Service CIDRs (pkg/proxy/nftables/proxier.go setupNFTables, cluster-ips-check, v1.34.4);

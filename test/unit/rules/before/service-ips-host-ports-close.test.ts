@@ -4,7 +4,7 @@ import { iptablesBackend, metrics } from "../../../helpers/facts.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
 
 // ipvs mode binds every Service IP on kube-ipvs0, so before KUBE-IPVS-FILTER (kubernetes/kubernetes#108460,
-// first in v1.25.0) a host service listening on 0.0.0.0 answered on every ClusterIP and the ClusterIPs
+// first in v1.26.0) a host service listening on 0.0.0.0 answered on every ClusterIP and the ClusterIPs
 // answered ping (k/k#72236). With the filter ipvs mode REJECTs new connections to kube-ipvs0's addresses
 // on ports no Service serves, ICMP included; nftables mode rejects them too and drops unallocated
 // ClusterIPs (pkg/proxy/nftables/proxier.go cluster-ips-check, v1.34.4). What an SRE expects: a node
@@ -70,6 +70,10 @@ t.test("a backend not read is never absent: only the version can speak then", as
   const f = finding(partial("v1.24.17"));
   t.equal(f?.severity, "warning");
   t.match(f?.evidence.kubeIpvsFilter, /^not read: ipv4 legacy/);
+  // The filter's first release, read from the module sources: pkg/proxy/ipvs/proxier.go names no
+  // KUBE-IPVS-FILTER at v1.25.0 nor at the last 1.25 patch, v1.25.16, and does at v1.26.0.
+  t.ok(finding(partial("v1.25.16")), "the last 1.25 release has no filter");
+  t.notOk(finding(partial("v1.26.0")), "v1.26.0 has it");
 });
 
 t.test("neither the chain nor the version known: nothing said", async (t) => {
