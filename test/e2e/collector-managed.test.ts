@@ -187,3 +187,40 @@ t.test("RKE2: kube-proxy as a static pod, seen through its mirror pods", async (
   t.match(r.plan[0], { status: "done", detail: /ipvs/ });
   t.notMatch(r.plan[0]!.detail, /mode: is empty/);
 });
+
+// Settings the switch drops, read where kube-proxy reads them: kubeadm's ConfigMap as kubeadm renders it,
+// with what a user tuned for ipvs mode (iptables.masqueradeAll for a CNI that needs it, a masquerade bit
+// moved off 14, a longer ipvs.syncPeriod). nftables mode reads its own block (kubernetes v1.34.4
+// pkg/proxy/apis/config/v1alpha1/conversion.go), so the fleet report must name each key and the
+// `nftables:` line that keeps it, in kubeadm's terms; kubeadm's untouched rendering names nothing.
+t.test("kubeadm: tuned keys nftables mode would not read, named with the line that keeps them", async (t) => {
+  const cm = fixture<Json>("kube-proxy-configmap.kubeadm-ipvs.json");
+  const untouched = await report({ nodes: nodes({}) });
+  t.notOk(ids(untouched).includes("cluster-config-keys-not-carried"), "kubeadm's defaults carry nothing");
+  const conf = (cm.data["config.conf"] as string)
+    .replace(
+      "  masqueradeAll: false\n  masqueradeBit: null\n  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs:",
+      "  masqueradeAll: true\n  masqueradeBit: 13\n  minSyncPeriod: 0s\n  syncPeriod: 0s\nipvs:",
+    )
+    .replace(/(ipvs:\n(?: {2}.*\n)*? {2}syncPeriod: )0s/, "$11m0s");
+  t.not(conf, cm.data["config.conf"], "the fixture was edited");
+  const r = await report({
+    nodes: nodes({}),
+    configMaps: [
+      { ...cm, data: { ...cm.data, "config.conf": conf } },
+      fixture<object>("kubeadm-config.json"),
+    ],
+  });
+  const f = r.clusterFindings.find((x) => x.id === "cluster-config-keys-not-carried");
+  t.match(f, {
+    severity: "warning",
+    stage: "before",
+    evidence: {
+      mode: "ipvs",
+      notCarried: ["iptables.masqueradeAll: true", "iptables.masqueradeBit: 13", "ipvs.syncPeriod: 1m0s"],
+    },
+  });
+  t.match(f?.remedy, /ConfigMap kube-proxy \(key config\.conf\)/);
+  t.match(f?.remedy, /nftables: \{masqueradeAll: true, masqueradeBit: 13, syncPeriod: 1m0s\}/);
+  t.match(f?.remedy, /kubeadm/);
+});
