@@ -87,6 +87,8 @@ if (reason !== null) {
       "xt_NFLOG",
       "nfnetlink_log",
       "xt_limit",
+      // -m ipvs in a host firewall's rules
+      "xt_ipvs",
     ],
     timeoutMs: 1_200_000,
     memMb: 768,

@@ -26,6 +26,7 @@ export const profile: Profile = {
     "kube-proxy v1.34 /configz (internal type) and metrics: test/standins/kube-proxy.ts",
     "projectcalico/calico felix/rules/static.go (read through the code index at 00b9aad): StaticFilterForwardChains dispatches only -i/-o cali+ workload traffic and host-endpoint forward policy; StaticFilterForwardAppendRules accepts only what a policy marked (0x10000) and marks the rest: a NodePort flow from the uplink to a pod on another node is accepted by none of it",
     "test/fixtures/netfilter/sources/docker.rules: dockerd's FORWARD policy DROP (moby libnetwork/drivers/bridge setupIPForwarding)",
+    'test/fixtures/netfilter/sources/ipvs-match.rules: a host firewall chain matching IPVS-handled traffic with xt_ipvs (iptables-extensions(8) "ipvs")',
   ],
   nodes: [
     {
@@ -54,6 +55,22 @@ export const profile: Profile = {
         findings: ["forward-drop-at-switch", "ipvs-mode-deprecated"],
       },
       why: "the same node as kubeadm-calico-dock one step earlier: today ipvs mode's KUBE-FORWARD accepts the NodePort flow to a remote pod, so nothing is broken yet, but nothing else will accept it after the switch (Felix's cali-FORWARD accepts only its workloads' and policy-marked traffic) and Docker's FORWARD DROP will drop it: plan it before the switch",
+    },
+    {
+      name: "calico-ipvs-match",
+      when: "before the switch: kube-proxy v1.34 in ipvs mode, Calico, and a host firewall chain admitting IPVS-handled traffic with -m ipvs",
+      state: ipvsNode("172.18.0.14", ipvs, {
+        links: CALICO_LINKS,
+        ipsets: ["calico.ipset"],
+        iptables: ["calico-iptables.rules", "ipvs-match.rules"],
+      }),
+      expect: {
+        phase: "ipvs",
+        phaseSource: "proxyMode",
+        verdict: "attention",
+        findings: ["ipvs-match-rules-stop-applying", "ipvs-mode-deprecated"],
+      },
+      why: "the xt_ipvs match (iptables-extensions(8)) matches only packets IPVS handled; nftables mode flushes IPVS on start (cmd/kube-proxy/app/server_linux.go platformCleanup, v1.34.4) and DNATs in nftables, so after the switch the host firewall's two -m ipvs accepts match nothing, silently: a warning to rewrite them before the switch, not a blocker",
     },
     {
       name: "kubeadm-calico-nft",
