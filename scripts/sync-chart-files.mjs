@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Copies the alert rules and the Grafana dashboard into the Helm chart (charts/proxyscope/files/), whose
-// templates can read only files inside the chart (.Files.Get). manifests/ holds the one source: edit
-// there, then run this. `--check` exits 1 instead of writing when a copy differs
+// Copies the mixin's sources of the alert rules and the Grafana dashboard (mixin/, with their placeholders)
+// into the Helm chart (charts/proxyscope/files/), whose templates can read only files inside the chart
+// (.Files.Get) and fill the placeholders from the `monitoring` values. Edit mixin/, then run
+// scripts/mixin.mjs (which runs this). `--check` exits 1 instead of writing when a copy differs
 // (test/unit/deploy/helm-chart.test.ts checks the same).
 import { readFileSync, writeFileSync } from "node:fs";
 import process from "node:process";
@@ -10,8 +11,8 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const CHART_COPIES = [
-  ["manifests/alerts/proxyscope-rules.yaml", "charts/proxyscope/files/proxyscope-rules.yaml"],
-  ["manifests/grafana/proxyscope-dashboard.json", "charts/proxyscope/files/proxyscope-dashboard.json"],
+  ["mixin/proxyscope-rules.yaml", "charts/proxyscope/files/proxyscope-rules.yaml"],
+  ["mixin/proxyscope-dashboard.json", "charts/proxyscope/files/proxyscope-dashboard.json"],
 ];
 
 let stale = 0;
@@ -25,7 +26,7 @@ for (const [from, to] of CHART_COPIES) {
   }
   if (have !== null && have.equals(want)) continue;
   if (process.argv.includes("--check")) {
-    process.stderr.write(`${to} differs from ${from}: run node scripts/sync-chart-files.mjs\n`);
+    process.stderr.write(`${to} differs from ${from}: run node scripts/mixin.mjs\n`);
     stale++;
   } else {
     writeFileSync(join(root, to), want);

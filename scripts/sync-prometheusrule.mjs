@@ -39,7 +39,7 @@ if (process.argv.includes("--check")) {
     /* missing counts as different */
   }
   if (have !== want) {
-    process.stderr.write(`${outPath} is out of date: run node scripts/sync-prometheusrule.mjs\n`);
+    process.stderr.write(`${outPath} is out of date: run node scripts/mixin.mjs\n`);
     process.exit(1);
   }
 } else {

@@ -22,6 +22,19 @@ const rulesText = readFileSync(RULES_FILE, "utf8");
 const rules = parse(rulesText) as Rules;
 const alerts = rules.groups.flatMap((g) => g.rules);
 const byName = new Map(alerts.map((r) => [r.alert, r]));
+// Every alert, the opt-in fleet group too (scripts/mixin.mjs renders it), for the checks over each alert.
+const fullDir = mkdtempSync(join(tmpdir(), "proxyscope-rules-full-"));
+t.teardown(() => rmSync(fullDir, { recursive: true, force: true }));
+spawnSync(process.execPath, [
+  join(ROOT, "scripts/mixin.mjs"),
+  "--config",
+  '{"fleetAlerts":true}',
+  "--out",
+  fullDir,
+]);
+const allAlerts = (
+  parse(readFileSync(join(fullDir, "proxyscope-rules.yaml"), "utf8")) as Rules
+).groups.flatMap((g) => g.rules);
 
 // The agent's metric names, as the agent's /metrics exports them.
 const AGENT_METRICS = [
@@ -445,34 +458,39 @@ function expectedAnnotations(
   );
 }
 
-function promtoolTestFile(rulesPath: string): string {
+function promtoolTestFile(rulesPath: string, cases: Case[] = CASES, rulesByName = byName): string {
   return stringify({
     rule_files: [rulesPath],
     evaluation_interval: "1m",
-    tests: CASES.map((c) => {
-      const rule = byName.get(c.alert);
-      if (rule === undefined) throw new Error(`no alert ${c.alert}`);
-      return {
-        name: `${c.alert}: ${c.why}`,
-        interval: c.interval ?? "1m",
-        input_series: c.series.map(([series, values]) => ({ series, values })),
-        alert_rule_test: [
-          {
-            eval_time: c.at,
-            alertname: c.alert,
-            exp_alerts: c.fires.map((l) => {
-              const labels = { ...l, ...rule.labels };
-              return {
-                exp_labels: labels,
-                exp_annotations: expectedAnnotations(rule, { ...labels, alertname: c.alert }, c.value),
-              };
-            }),
-          },
-        ],
-      };
-    }),
+    // Cases of a group the config leaves out (the opt-in fleet alerts) have no rule to test.
+    tests: cases
+      .filter((c) => rulesByName.has(c.alert) || !FLEET_ALERTS.includes(c.alert))
+      .map((c) => {
+        const rule = rulesByName.get(c.alert);
+        if (rule === undefined) throw new Error(`no alert ${c.alert}`);
+        return {
+          name: `${c.alert}: ${c.why}`,
+          interval: c.interval ?? "1m",
+          input_series: c.series.map(([series, values]) => ({ series, values })),
+          alert_rule_test: [
+            {
+              eval_time: c.at,
+              alertname: c.alert,
+              exp_alerts: c.fires.map((l) => {
+                const labels = { ...l, ...rule.labels };
+                return {
+                  exp_labels: labels,
+                  exp_annotations: expectedAnnotations(rule, { ...labels, alertname: c.alert }, c.value),
+                };
+              }),
+            },
+          ],
+        };
+      }),
   });
 }
+
+const FLEET_ALERTS = ["ProxyscopeNodesStillInIpvsMode", "ProxyscopeKernelsCannotRunNftables"];
 
 const promtool = which("promtool");
 const dir = mkdtempSync(join(tmpdir(), "proxyscope-rules-"));
@@ -519,8 +537,8 @@ t.test(
   { skip: promtool === null && "promtool not installed" },
   async (t) => {
     const broken = rulesText.replace(
-      "expr: proxyscope_black_holed_addresses > 0",
-      "expr: proxyscope_black_holed_addresses > 5",
+      'expr: proxyscope_black_holed_addresses{job="proxyscope-agent"} > 0',
+      'expr: proxyscope_black_holed_addresses{job="proxyscope-agent"} > 5',
     );
     t.not(broken, rulesText, "mutation applied");
     const brokenRules = join(dir, "broken-rules.yaml");
@@ -624,7 +642,7 @@ t.test(
 );
 
 t.test("each alert reads well and names real metrics", async (t) => {
-  for (const a of alerts) {
+  for (const a of allAlerts) {
     t.ok(["critical", "warning", "info"].includes(a.labels?.severity ?? ""), `${a.alert} severity`);
     for (const k of ["summary", "description"])
       t.ok((a.annotations?.[k] ?? "").length > 20, `${a.alert} ${k}`);
@@ -637,17 +655,17 @@ t.test("each alert reads well and names real metrics", async (t) => {
     "rate(kubeproxy_sync_proxy_rules_iptables_restore_failures_total[5m])",
     "rate(kubeproxy_sync_proxy_rules_nftables_cleanup_failures_total[5m])",
     "time() - max without (ip_family) (kubeproxy_sync_proxy_rules_last_timestamp_seconds) > 300",
-    "time() - proxyscope_kube_proxy_last_sync_timestamp_seconds > 300",
-    'proxyscope_kube_ipvs0_present == 1 and on (node) proxyscope_node_phase{phase="nftables"} == 1',
-    "proxyscope_black_holed_addresses > 0",
-    'count(proxyscope_node_phase{phase="ipvs"} == 1) > 0',
-    "count(proxyscope_kernel_nftables_capable == 0) > 0",
-    'proxyscope_finding{severity="critical",',
-    "proxyscope_probe_success == 0",
+    'time() - proxyscope_kube_proxy_last_sync_timestamp_seconds{job="proxyscope-agent"} > 300',
+    'proxyscope_kube_ipvs0_present{job="proxyscope-agent"} == 1 and on (node) proxyscope_node_phase{job="proxyscope-agent",phase="nftables"} == 1',
+    'proxyscope_black_holed_addresses{job="proxyscope-agent"} > 0',
+    'count(proxyscope_node_phase{job="proxyscope-agent",phase="ipvs"} == 1) > 0',
+    'count(proxyscope_kernel_nftables_capable{job="proxyscope-agent"} == 0) > 0',
+    'proxyscope_finding{job="proxyscope-agent",severity="critical",',
+    'proxyscope_probe_success{job="proxyscope-agent"} == 0',
   ];
   for (const r of required)
     t.ok(
-      alerts.some((a) => a.expr.includes(r)),
+      allAlerts.some((a) => a.expr.includes(r)),
       `an alert on ${r}`,
     );
 });
@@ -684,7 +702,7 @@ const homepage = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) a
   .homepage;
 
 t.test("every alert links its own runbook, and every runbook belongs to an alert", async (t) => {
-  for (const a of alerts) {
+  for (const a of allAlerts) {
     t.same(
       Object.keys(a.annotations).sort(),
       ["description", "runbook_url", "summary"],
@@ -705,14 +723,14 @@ t.test("every alert links its own runbook, and every runbook belongs to an alert
     t.match(md, /^curl /m, `${a.alert}: a curl command to confirm it`);
     t.match(md, new RegExp(`severity: ${a.labels.severity}\\b`), `${a.alert}: states its severity`);
   }
-  const names = new Set(alerts.map((a) => a.alert));
+  const names = new Set(allAlerts.map((a) => a.alert));
   for (const f of readdirSync(RUNBOOKS).filter((f) => f.endsWith(".md") && f !== "README.md"))
     t.ok(names.has(f.replace(/\.md$/, "")), `docs/runbooks/${f} belongs to an alert`);
 });
 
 t.test("no internal work item is named in an annotation, a manifest comment or a runbook", async (t) => {
   const internal = /\b(issue|issues|ticket|TODO|FIXME|XXX|work item)\b|(^|[\s(])#\d+\b/i;
-  for (const a of alerts)
+  for (const a of allAlerts)
     for (const [k, v] of Object.entries(a.annotations)) t.notMatch(v, internal, `${a.alert}.${k}`);
   const files = [...walkYaml(MANIFESTS), ...readdirSync(RUNBOOKS).map((f) => join(RUNBOOKS, f))];
   for (const f of files) {
@@ -722,3 +740,94 @@ t.test("no internal work item is named in an annotation, a manifest comment or a
     t.same(hits, [], relative(ROOT, f));
   }
 });
+
+// The mixin: scripts/mixin.mjs renders the rules and the dashboard from mixin/ with a config. A user's
+// selector and cluster label must reach every expression over the agent's and collector's series, and
+// the same cases must hold on series carrying them (a cluster label and another job name).
+const MIXIN = join(ROOT, "scripts/mixin.mjs");
+const CUSTOM = {
+  agentSelector: 'job="my-agent"',
+  collectorSelector: 'job="my-collector"',
+  clusterLabel: "k8s_cluster",
+  multiCluster: true,
+  fleetAlerts: true,
+};
+function renderMixin(config: object, out: string): { status: number | null; output: string } {
+  const r = spawnSync(process.execPath, [MIXIN, "--config", JSON.stringify(config), "--out", out], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+// A case rewritten for CUSTOM: the jobs renamed, every series in cluster c1, and every alert keeping
+// that label, except absent(), whose labels come only from its selector's equality matchers.
+const customLabels = (l: string) =>
+  `k8s_cluster="c1",${l.replace('job="proxyscope-agent"', 'job="my-agent"').replace('job="proxyscope-collector"', 'job="my-collector"')}`;
+const customCase = (c: Case): Case => ({
+  ...c,
+  series: c.series.map(([s, v]) => [s.replace(/\{(.*)\}/, (_, l: string) => `{${customLabels(l)}}`), v]),
+  fires: c.fires.map((f) => {
+    const job =
+      { "proxyscope-agent": "my-agent", "proxyscope-collector": "my-collector" }[f.job ?? ""] ?? f.job;
+    const g = job === undefined ? { ...f } : { ...f, job };
+    return c.alert === "ProxyscopeAgentAbsent" ? g : { ...g, k8s_cluster: "c1" };
+  }),
+});
+
+t.test("the generated rules and dashboard are up to date with mixin/", async (t) => {
+  const r = spawnSync(process.execPath, [MIXIN, "--check"], { encoding: "utf8", timeout: 120_000 });
+  t.equal(r.status, 0, `scripts/mixin.mjs --check: ${r.stdout}${r.stderr}`);
+});
+
+t.test("the default config leaves out the fleet group; fleetAlerts brings it back", async (t) => {
+  t.notOk(
+    rules.groups.some((g) => g.name === "proxyscope.fleet"),
+    "no fleet group by default",
+  );
+  const out = join(dir, "fleet");
+  const r = renderMixin({ fleetAlerts: true }, out);
+  t.equal(r.status, 0, r.output);
+  const withFleet = parse(readFileSync(join(out, "proxyscope-rules.yaml"), "utf8")) as Rules;
+  t.ok(withFleet.groups.some((g) => g.name === "proxyscope.fleet"));
+});
+
+t.test(
+  "a custom selector and cluster label: every expression carries them and every case still holds",
+  { skip: promtool === null && "promtool not installed" },
+  async (t) => {
+    const out = join(dir, "custom");
+    const r = renderMixin(CUSTOM, out);
+    t.equal(r.status, 0, r.output);
+    const customText = readFileSync(join(out, "proxyscope-rules.yaml"), "utf8");
+    const custom = parse(customText) as Rules;
+    const customAlerts = custom.groups.flatMap((g) => g.rules);
+    t.equal(customAlerts.length, alerts.length + FLEET_ALERTS.length, "every alert, the fleet ones too");
+    for (const a of customAlerts) {
+      // Every selector over proxyscope's series (and up) names the job and is aggregated or joined
+      // per cluster.
+      for (const m of a.expr.matchAll(/\b(proxyscope_[a-z0-9_]+|up)\b(\{[^}]*\})?/g)) {
+        const want = m[1]!.startsWith("proxyscope_fleet_") ? 'job="my-collector"' : 'job="my-agent"';
+        t.ok(m[2]?.includes(want), `${a.alert}: ${m[0]} carries ${want}`);
+      }
+      for (const m of a.expr.matchAll(/\b(on|by) \(([^)]*)\)/g))
+        t.match(m[2], /^k8s_cluster\b/, `${a.alert}: ${m[0]} keeps the cluster`);
+      t.notMatch(a.expr, /\b(count|sum|max)\(/, `${a.alert}: no aggregation across clusters`);
+    }
+    const check = run(["check", "rules", join(out, "proxyscope-rules.yaml")]);
+    t.equal(check.status, 0, check.stdout + check.stderr);
+    const testFile = join(dir, "tests-custom.yaml");
+    writeFileSync(
+      testFile,
+      promtoolTestFile(
+        join(out, "proxyscope-rules.yaml"),
+        CASES.map(customCase),
+        new Map(customAlerts.map((a) => [a.alert, a])),
+      ),
+    );
+    const tr = run(["test", "rules", testFile]);
+    t.equal(tr.status, 0, `${tr.stdout}${tr.stderr}`);
+    // The check bites: the same custom cases against the default rules (job="proxyscope-agent") fail.
+    writeFileSync(testFile, promtoolTestFile(RULES_FILE, CASES.map(customCase)));
+    t.not(run(["test", "rules", testFile]).status, 0, "the default rules do not see job=my-agent");
+  },
+);

@@ -107,10 +107,10 @@ t.test("Chart.yaml carries package.json's version", async (t) => {
   t.equal(chart.appVersion, pkgVersion, "appVersion (the default image tag)");
 });
 
-t.test("the chart's rules and dashboard are manifests/' files, byte for byte", async (t) => {
+t.test("the chart's rules and dashboard are the mixin's sources, byte for byte", async (t) => {
   for (const [from, to] of [
-    ["manifests/alerts/proxyscope-rules.yaml", "files/proxyscope-rules.yaml"],
-    ["manifests/grafana/proxyscope-dashboard.json", "files/proxyscope-dashboard.json"],
+    ["mixin/proxyscope-rules.yaml", "files/proxyscope-rules.yaml"],
+    ["mixin/proxyscope-dashboard.json", "files/proxyscope-dashboard.json"],
   ] as const) {
     t.ok(readFileSync(join(CHART, to)).equals(readFileSync(join(ROOT, from))), `${to} equals ${from}`);
   }
@@ -286,3 +286,51 @@ t.test("everything the chart renders is valid for the API, with no unknown field
   const diags = unknownFieldDiagnostics(all);
   all.forEach((o, i) => t.equal(diags[i], "", `${id(o)}: no unknown field`));
 });
+
+// The chart's `monitoring` values fill the mixin's placeholders as scripts/mixin.mjs does for the same
+// config: a user's selector, cluster label, multi-cluster grouping and the opt-in fleet alerts.
+t.test(
+  "monitoring values render the rules and dashboard scripts/mixin.mjs renders for that config",
+  async (t) => {
+    const config = {
+      agentSelector: 'job="my-agent",namespace="obs"',
+      collectorSelector: 'job="my-collector"',
+      clusterLabel: "k8s_cluster",
+      multiCluster: true,
+      fleetAlerts: true,
+    };
+    const dir = mkdtempSync(join(tmpdir(), "proxyscope-helm-mixin-"));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const r = spawnSync(
+      process.execPath,
+      [join(ROOT, "scripts/mixin.mjs"), "--config", JSON.stringify(config), "--out", dir],
+      { encoding: "utf8" },
+    );
+    t.equal(r.status, 0, r.stderr);
+    const objs = helmTemplate({
+      "monitoring.selector.agent": config.agentSelector,
+      "monitoring.selector.collector": config.collectorSelector,
+      "monitoring.clusterLabel": config.clusterLabel,
+      "monitoring.multiCluster": true,
+      "monitoring.fleetAlerts": true,
+    });
+    const rule = objs.find((o) => o.kind === "PrometheusRule")!;
+    const want = parse(readFileSync(join(dir, "proxyscope-rules.yaml"), "utf8")) as { groups: unknown[] };
+    t.strictSame(rule.spec.groups, want.groups, "the PrometheusRule's groups");
+    t.match(JSON.stringify(rule.spec.groups), /proxyscope\.fleet/, "the fleet group is in");
+    const cm = objs.find(
+      (o) => o.kind === "ConfigMap" && o.metadata.name === "proxyscope-grafana-dashboard",
+    )!;
+    t.equal(
+      cm.data["proxyscope-dashboard.json"],
+      readFileSync(join(dir, "proxyscope-dashboard.json"), "utf8"),
+      "the dashboard, byte for byte",
+    );
+    t.notMatch(JSON.stringify(objs), /__[A-Z_]+__/, "no placeholder left");
+    // Bad values are refused by the schema, not rendered into broken PromQL.
+    const bad = helmTemplateRun({ "monitoring.clusterLabel": "not a label" });
+    t.not(bad.status, 0, "a cluster label that is not a label name");
+    const braces = helmTemplateRun({ "monitoring.selector.agent": '{job="x"}' });
+    t.not(braces.status, 0, "a selector with its own braces");
+  },
+);
