@@ -34,6 +34,29 @@ const queries = dashboard.panels.flatMap((p) =>
 // Grafana's built-in interval variable, as Grafana would fill it in for a 1 s scrape interval.
 const concrete = (expr: string) => expr.replaceAll("$__rate_interval", "1m");
 
+/** The agent ServiceMonitor's relabelings in Prometheus' relabel_configs form. */
+function serviceMonitorRelabelings(): Record<string, unknown>[] {
+  const sm = parse(readFileSync(join(REPO_ROOT, "manifests/monitoring/servicemonitor.yaml"), "utf8")) as {
+    spec: { endpoints: { relabelings: Record<string, unknown>[] }[] };
+  };
+  const snake: Record<string, string> = {
+    sourceLabels: "source_labels",
+    targetLabel: "target_label",
+    action: "action",
+    regex: "regex",
+    replacement: "replacement",
+    separator: "separator",
+  };
+  return sm.spec.endpoints[0]!.relabelings.map((r) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => {
+        if (!(k in snake)) throw new Error(`relabeling field ${k} has no relabel_configs name here`);
+        return [snake[k]!, v];
+      }),
+    ),
+  );
+}
+
 function scratch(): string {
   const d = mkdtempSync(join(tmpdir(), "proxyscope-grafana-"));
   t.teardown(() => rmSync(d, { recursive: true, force: true }));
@@ -139,7 +162,8 @@ t.test(
       join(procRoot, "sys/kernel/osrelease"),
     );
 
-    const agents = [];
+    const agents: string[] = [];
+    const targetLabels: Record<string, Record<string, string>> = {};
     for (const [name, extra] of [
       ["ipvs-v1.31", ["--proc-root", procRoot]],
       ["nftables-failing-v1.37", []],
@@ -160,10 +184,29 @@ t.test(
       t.teardown(() => agent.stop());
       await agent.scans(1);
       agents.push(`127.0.0.1:${agent.port}`);
+      // What Kubernetes service discovery gives the ServiceMonitor's target: the pod's node.
+      targetLabels[`127.0.0.1:${agent.port}`] = { __meta_kubernetes_pod_node_name: `node-${name}` };
     }
-    const prom = await startPrometheus({ jobs: [{ job: "proxyscope-agent", targets: agents }] });
+    // The scrape the shipped ServiceMonitor makes: its own relabellings (the node label), job named after
+    // the Service, as the Prometheus Operator would write them.
+    const prom = await startPrometheus({
+      jobs: [
+        {
+          job: "proxyscope-agent",
+          targets: agents,
+          targetLabels,
+          relabelConfigs: serviceMonitorRelabelings(),
+        },
+      ],
+    });
     t.teardown(() => prom.stop());
     await prom.waitFor("count(proxyscope_build_info)", (s) => s[0]?.value === 2);
+    const nodes = await prom.query("count by (node) (proxyscope_node_info)");
+    t.same(
+      nodes.map((s) => s.metric.node).sort(),
+      ["node-ipvs-v1.31", "node-nftables-failing-v1.37"],
+      "every series carries its node, as the ServiceMonitor's relabelling makes it",
+    );
     // rate() and increase() need two samples in the window: wait until the slowest query has them.
     await prom.waitFor("count(count_over_time(proxyscope_build_info[1m]) >= 3)", (s) => s[0]?.value === 2);
     const phases = await prom.query("proxyscope_node_phase == 1");
@@ -172,7 +215,17 @@ t.test(
     for (const q of queries) {
       const samples = await prom.query(concrete(q.expr));
       t.ok(samples.length > 0, `${q.panel} (${q.refId}): ${q.expr}`);
+      // Per-node panels name the node, never a pod address.
+      t.notMatch(q.expr, /\binstance\b/, `${q.panel} (${q.refId}) not by instance`);
+      if (/\bby \(node\)/.test(q.expr))
+        t.ok(
+          samples.every((s) => s.metric.node?.startsWith("node-")),
+          `${q.panel} (${q.refId}) per node`,
+        );
     }
+    const reporting = queries.find((q) => q.panel === "Nodes reporting")!;
+    t.match(reporting.expr, /^sum\(up\{job="proxyscope-agent"\}\)$/, "Nodes reporting counts scrape targets");
+    t.equal((await prom.query(reporting.expr))[0]?.value, 2, "both agents reporting");
     const conns = await prom.query(
       concrete(queries.find((q) => q.expr.includes("proxyscope_ipvs_connections_total"))!.expr),
     );

@@ -21,6 +21,10 @@ export interface ScrapeJob {
   tlsCaFile?: string;
   /** basic_auth for the scrape. */
   basicAuth?: { username: string; password: string };
+  /** Labels per target (e.g. the __meta_* labels service discovery would give it), one static_configs each. */
+  targetLabels?: Record<string, Record<string, string>>;
+  /** relabel_configs, in Prometheus' own (snake_case) form. */
+  relabelConfigs?: Record<string, unknown>[];
 }
 
 export interface StartOptions {
@@ -90,10 +94,18 @@ function configYaml(o: StartOptions): string {
         `      username: ${yamlString(j.basicAuth.username)}`,
         `      password: ${yamlString(j.basicAuth.password)}`,
       );
-    lines.push("    static_configs:", `      - targets: [${j.targets.map(yamlString).join(", ")}]`);
-    if (j.labels && Object.keys(j.labels).length > 0) {
-      lines.push("        labels:");
-      for (const [k, v] of Object.entries(j.labels)) lines.push(`          ${k}: ${yamlString(v)}`);
+    if (j.relabelConfigs && j.relabelConfigs.length > 0)
+      // JSON is YAML: one flow mapping per relabelling.
+      lines.push("    relabel_configs:", ...j.relabelConfigs.map((r) => `      - ${JSON.stringify(r)}`));
+    lines.push("    static_configs:");
+    for (const target of j.targetLabels ? j.targets : [null]) {
+      const targets = target === null ? j.targets : [target];
+      lines.push(`      - targets: [${targets.map(yamlString).join(", ")}]`);
+      const labels = { ...j.labels, ...(target === null ? {} : j.targetLabels?.[target]) };
+      if (Object.keys(labels).length > 0) {
+        lines.push("        labels:");
+        for (const [k, v] of Object.entries(labels)) lines.push(`          ${k}: ${yamlString(v)}`);
+      }
     }
   }
   return `${lines.join("\n")}\n`;
