@@ -826,6 +826,38 @@ t.test(
     );
     const tr = run(["test", "rules", testFile]);
     t.equal(tr.status, 0, `${tr.stdout}${tr.stderr}`);
+    // The dashboard under the same config: every query parses and reads only the agent's and collector's
+    // series by the user's selector, per cluster.
+    const dash = JSON.parse(readFileSync(join(out, "proxyscope-dashboard.json"), "utf8")) as {
+      panels: { title: string; targets?: { expr: string; legendFormat?: string }[] }[];
+    };
+    const exprs = dash.panels.flatMap((p) => (p.targets ?? []).map((q) => ({ title: p.title, ...q })));
+    for (const q of exprs) {
+      for (const m of q.expr.matchAll(/\b(proxyscope_[a-z0-9_]+|up)\b(\{[^}]*\})?/g)) {
+        const want = m[1]!.startsWith("proxyscope_fleet_") ? 'job="my-collector"' : 'job="my-agent"';
+        t.ok(m[2]?.includes(want), `${q.title}: ${m[0]} carries ${want}`);
+      }
+      for (const m of q.expr.matchAll(/\b(on|by) \(([^)]*)\)/g))
+        t.match(m[2], /^k8s_cluster\b/, `${q.title}: ${m[0]} keeps the cluster`);
+      if (q.legendFormat?.includes("{{node}}")) t.match(q.legendFormat, /\{\{k8s_cluster\}\}/);
+    }
+    const dashRules = join(dir, "custom-dashboard-rules.yaml");
+    writeFileSync(
+      dashRules,
+      stringify({
+        groups: [
+          {
+            name: "dashboard",
+            rules: exprs.map((q, i) => ({
+              record: `dashboard:query_${i}`,
+              expr: q.expr.replaceAll("$__rate_interval", "1m"),
+            })),
+          },
+        ],
+      }),
+    );
+    const dc = run(["check", "rules", dashRules]);
+    t.equal(dc.status, 0, `the dashboard's queries parse: ${dc.stdout}${dc.stderr}`);
     // The check bites: the same custom cases against the default rules (job="proxyscope-agent") fail.
     writeFileSync(testFile, promtoolTestFile(RULES_FILE, CASES.map(customCase)));
     t.not(run(["test", "rules", testFile]).status, 0, "the default rules do not see job=my-agent");
