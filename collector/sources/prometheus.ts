@@ -232,6 +232,7 @@ const STATUS = {
   missing_after: "missingAfter",
   endpoints_differ: "endpointsDiffer",
   new_after: "newAfter",
+  arp_only: "arpOnly",
 } as const;
 
 /**
@@ -255,7 +256,7 @@ export function parityFromSeries(
     const key = STATUS[status as keyof typeof STATUS];
     if (key !== undefined && Number.isInteger(v) && v >= 0) counts[key] = v;
   }
-  const { same, missingAfter, endpointsDiffer, newAfter } = counts;
+  const { same, missingAfter, endpointsDiffer, newAfter, arpOnly } = counts;
   if (
     same === undefined ||
     missingAfter === undefined ||
@@ -263,8 +264,15 @@ export function parityFromSeries(
     newAfter === undefined
   )
     return null;
-  // Prometheus carries the counts, not the addresses: the lost list is the agent's /parity.
-  return { state, snapshotAgeSeconds, counts: { same, missingAfter, endpointsDiffer, newAfter }, lost: [] };
+  // Prometheus carries the counts, not the addresses: the lost list is the agent's /parity. arp_only comes
+  // only from agents that know it; its absence is "not told", never 0.
+  const base = { same, missingAfter, endpointsDiffer, newAfter };
+  return {
+    state,
+    snapshotAgeSeconds,
+    counts: arpOnly === undefined ? base : { ...base, arpOnly },
+    lost: [],
+  };
 }
 
 /**

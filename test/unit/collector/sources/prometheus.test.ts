@@ -74,6 +74,11 @@ t.test("parity from the gauges: counts only when compared and whole; absent is n
     counts: { same: 8, missingAfter: 2, endpointsDiffer: 1, newAfter: 0 },
     lost: [],
   });
+  t.same(
+    parityFromSeries(["compared"], [...all, ["arp_only", 3]], 1000, 1900)?.counts,
+    { same: 8, missingAfter: 2, endpointsDiffer: 1, newAfter: 0, arpOnly: 3 },
+    "an agent that counts ARP-only addresses: carried, as its /report carries it",
+  );
   t.equal(parityFromSeries([], [], null, 1900), null, "no state series: not reported, never zero");
   t.equal(
     parityFromSeries(["compared"], all.slice(0, 3), 1000, 1900),
