@@ -115,6 +115,7 @@ export function renderReplay(r: ReplayResults): string {
     const sc = x.scan;
     const fl = x.floor;
     const sb = x.sameBytes;
+    const ok = sc?.status === "ok" ? sc : undefined;
     const scanCpu = sc?.value.map((s) => s.cpuMs) ?? [];
     const floorCpu = fl?.value.map((s) => s.cpuMs) ?? [];
     if (sc?.status === "ok") {
@@ -133,10 +134,10 @@ export function renderReplay(r: ReplayResults): string {
       .reduce((a, c) => a + med(c.cpuMs), 0);
     const umlIpVs = med(x.umlTools.procCat["net/ip_vs"]?.umlCpuMs ?? []);
     L.push(
-      `| ${Number(n).toLocaleString("en-US")} | ${gated(sc, () => `${spread(scanCpu)} (${load(sc!)})`)} | ${sc ? spread(sc.value.map((s) => s.wallMs)) : "—"} | ${
-        sc
+      `| ${Number(n).toLocaleString("en-US")} | ${gated(sc, () => `${spread(scanCpu)} (${load(sc!)})`)} | ${ok ? spread(ok.value.map((s) => s.wallMs)) : "—"} | ${
+        ok
           ? spread(
-              sc.value.map((s) => s.maxRssMb),
+              ok.value.map((s) => s.maxRssMb),
               f1,
             )
           : "—"
@@ -177,10 +178,14 @@ export function renderReplay(r: ReplayResults): string {
     const c11 = x.nft11ListChains;
     const c10 = x.nft10ListChains;
     nftRows.push(
-      `| ${Number(n).toLocaleString("en-US")} | ${gated(sc, () => `${spread(cpu)} (${load(sc)})`)} | ${spread(
-        sc.value.map((s) => s.maxRssMb),
-        f1,
-      )} | ${gated(n11, () => `${spread(n11!.value.map((s) => s.cpuMs))} (${load(n11!)})`)} | ${gated(c10, () => spread(c10!.value.map((s) => s.cpuMs)))} | ${gated(c11, () => spread(c11!.value.map((s) => s.cpuMs)))} |`,
+      `| ${Number(n).toLocaleString("en-US")} | ${gated(sc, () => `${spread(cpu)} (${load(sc)})`)} | ${
+        sc.status === "ok"
+          ? spread(
+              sc.value.map((s) => s.maxRssMb),
+              f1,
+            )
+          : "—"
+      } | ${gated(n11, () => `${spread(n11!.value.map((s) => s.cpuMs))} (${load(n11!)})`)} | ${gated(c10, () => spread(c10!.value.map((s) => s.cpuMs)))} | ${gated(c11, () => spread(c11!.value.map((s) => s.cpuMs)))} |`,
     );
   }
   L.push(
