@@ -12,10 +12,10 @@ import { readManifest, sizeDir, writeReplayTools, type Manifest } from "./cache.
 import { PROC_FILES } from "./record.js";
 
 const USAGE = `\
-Usage (inside a network namespace; bench/replay/run.js runs it):
-  node dist/bench/replay/measure.js --out FILE --cache DIR [--sizes 1000,10000] [--reps 3]
-    [--serve-s 600] [--serve-n 10000] [--nft-sizes 1000,10000,30000] [--nft11-root DIR]
-    [--max-load 2] [--wait-quiet-s 900]`;
+Usage: node dist/bench/replay/measure.js --out FILE --cache DIR [--sizes 1000,10000] [--reps 3]
+         [--serve-s 600] [--serve-n 10000] [--nft-sizes 1000,10000,30000] [--nft11-root DIR]
+         [--max-load 2] [--wait-quiet-s 900]
+Inside a network namespace (bench/replay/run.js starts it there): the replay's rows, to FILE.`;
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const CLI = `${DIST}/agent/cli.js`;
