@@ -72,6 +72,14 @@ const load = (r: Row<unknown>) => `${r.env}, load ${f1(r.loadavg[0])}→${f1(r.l
 const gated = (r: Row<unknown> | undefined, text: () => string) =>
   r === undefined ? "not measured" : r.status === "rerun" ? `**rerun** (${load(r)})` : text();
 
+/** The tools' cost in UML, apart from the agent's; like every figure, not given above the load limit. */
+function umlCell(l: [number, number] | null, max: number, tools: number, ipVs: number): string {
+  if (l === null) return "**rerun** (host load not recorded)";
+  const where = `UML, host load ${l.map(f1).join("→")}`;
+  if (Math.max(...l) > max) return `**rerun** (${where})`;
+  return `its tools ${f0(tools)}, \`cat /proc/net/ip_vs\` ${f0(ipVs)} (${where})`;
+}
+
 /** Least-squares slope of log(y) on log(x): how cost grows with N (1 = linear). */
 export function logLogSlope(pts: [number, number][]): number {
   const p = pts.filter(([x, y]) => x > 0 && y > 0 && Number.isFinite(y));
@@ -148,7 +156,7 @@ export function renderReplay(r: ReplayResults): string {
             sb!.value.map((s) => s.cpuMs),
             f1,
           ),
-      )} | ${same ? "yes" : `**no**: ${sc?.value[0]?.failedProbes.join(", ")} vs ${x.umlScan.failedProbes.join(", ")}; misses ${(x.misses ?? []).join("; ")}`} | its tools ${f0(umlScanTools)}, \`cat /proc/net/ip_vs\` ${f0(umlIpVs)} (host load ${x.umlTools.hostLoadavg ? x.umlTools.hostLoadavg.map(f1).join("→") : "not recorded"}) |`,
+      )} | ${same ? "yes" : `**no**: ${sc?.value[0]?.failedProbes.join(", ")} vs ${x.umlScan.failedProbes.join(", ")}; misses ${(x.misses ?? []).join("; ")}`} | ${umlCell(x.umlTools.hostLoadavg, r.maxLoad ?? 2, umlScanTools, umlIpVs)} |`,
     );
   }
   L.push("");
