@@ -168,7 +168,9 @@ export function renderReplay(r: ReplayResults): string {
       "",
       "| window | scans | agent CPU-s/h | its replay tools CPU-s/h | floor CPU-s/h (same scans) | agent+tools ÷ floor | RSS MB median / max / HWM | event-loop longest block ms / worst p99 | status |",
       "|---|---|---|---|---|---|---|---|---|",
-      `| ${f0(v.windowS)} s | ${v.scans} | ${f1(v.agentCpuSPerHour)} | ${f1(v.replayToolsCpuSPerHour)} | ${f1(v.floorCpuSPerHour)} | ${f1(v.totalCpuSPerHour / v.floorCpuSPerHour)}× | ${f1(v.rssMb.median)} / ${f1(v.rssMb.max)} / ${f1(v.hwmMb)} | ${f1(v.eventLoop.maxMs)} / ${f1(v.eventLoop.worstP99Ms)} (${v.eventLoop.over5ms} of ${v.eventLoop.intervals} 250 ms intervals over 5 ms) | ${sv.status} |`,
+      sv.status === "rerun"
+        ? `| ${f0(v.windowS)} s | ${v.scans} | **rerun** (${load(sv)}) | — | — | — | — | — | rerun |`
+        : `| ${f0(v.windowS)} s | ${v.scans} | ${f1(v.agentCpuSPerHour)} | ${f1(v.replayToolsCpuSPerHour)} | ${f1(v.floorCpuSPerHour)} | ${f1(v.totalCpuSPerHour / v.floorCpuSPerHour)}× | ${f1(v.rssMb.median)} / ${f1(v.rssMb.max)} / ${f1(v.hwmMb)} | ${f1(v.eventLoop.maxMs)} / ${f1(v.eventLoop.worstP99Ms)} (${v.eventLoop.over5ms} of ${v.eventLoop.intervals} 250 ms intervals over 5 ms) | ok |`,
       "",
     );
   }
@@ -224,4 +226,19 @@ export function renderReplay(r: ReplayResults): string {
     );
   }
   return L.join("\n") + "\n";
+}
+
+// `node dist/bench/replay/render.js A.json [B.json ...]`: one Markdown of several replay runs (e.g. the
+// ipvs rows and the nftables rows measured apart), each row keeping its own load and environment.
+if (process.argv[1]?.endsWith("render.js")) {
+  const { readFileSync } = await import("node:fs");
+  const runs = process.argv.slice(2).map((f) => JSON.parse(readFileSync(f, "utf8")) as ReplayResults);
+  const merged: ReplayResults = { ...runs[0] };
+  for (const r of runs.slice(1)) {
+    merged.ipvs = { ...merged.ipvs, ...r.ipvs };
+    merged.nft = { ...merged.nft, ...r.nft };
+    merged.serve ??= r.serve;
+    merged.nodeStart = merged.nodeStart?.status === "ok" ? merged.nodeStart : r.nodeStart;
+  }
+  process.stdout.write(renderReplay(merged));
 }

@@ -77,6 +77,8 @@ async function main(): Promise<void> {
         values["max-load"],
         "--wait-quiet-s",
         values["wait-quiet-s"],
+        "--nft-sizes",
+        values["nft-sizes"],
         ...(values["nft11-root"] ? ["--nft11-root", values["nft11-root"]] : []),
       ],
       { stdio: ["ignore", "inherit", "inherit"] },

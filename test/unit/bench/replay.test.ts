@@ -107,7 +107,26 @@ t.test("a row above the load limit reads rerun and gives no figure", async (t) =
       },
     },
   };
+  r.serve = {
+    services: 10000,
+    env: "replay",
+    loadavg: [1.5, 2.5],
+    status: "rerun",
+    value: {
+      windowS: 300,
+      scans: 5,
+      agentCpuSPerHour: 4321,
+      replayToolsCpuSPerHour: 1,
+      totalCpuSPerHour: 4322,
+      floorCpuSPerHour: 2,
+      rssMb: { median: 131, max: 150 },
+      hwmMb: 155,
+      eventLoop: { maxMs: 1, worstP99Ms: 1, intervals: 1, over5ms: 0 },
+    },
+  };
   const md = renderReplay(r);
+  t.match(md, /\| 300 s \| 5 \| \*\*rerun\*\* \(replay, load 1\.5→2\.5\) \|/);
+  t.notMatch(md, /4321|131\.0/, "nor a rerun serve window's");
   t.match(md, /\| 1,000 \| 400 \(replay, load 1\.2→1\.4\) \|.*\| 20\.0× \|/);
   t.match(md, /\| 10,000 \| \*\*rerun\*\* \(replay, load 1\.2→7\.5\) \|/);
   t.notMatch(md, /98765/, "a rerun row's figure is not shown");
