@@ -20,6 +20,7 @@ Inside a network namespace (bench/replay/run.js starts it there): the replay's r
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const CLI = `${DIST}/agent/cli.js`;
 const ELD_PRELOAD = `${DIST}/bench/node/eld-preload.js`;
+const MAXRSS_PRELOAD = `${DIST}/bench/replay/maxrss-preload.js`;
 const log = (m: string) => process.stderr.write(`[replay] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const load1 = () => loadavg()[0]!;
@@ -127,6 +128,8 @@ interface ReportLike {
 function scanArgv(dir: string | null, extra: string[] = []): string[] {
   return [
     process.execPath,
+    "--import",
+    MAXRSS_PRELOAD,
     CLI,
     "scan",
     "-o",
@@ -144,7 +147,12 @@ function scanArgv(dir: string | null, extra: string[] = []): string[] {
 }
 
 function scanRep(argv: string[]) {
+  const rssOut = `/tmp/pxbench-maxrss-${process.pid}`;
+  rmSync(rssOut, { force: true });
+  process.env.PXBENCH_MAXRSS_OUT = rssOut;
   const t = timed(argv);
+  const agentMaxRssMb = existsSync(rssOut) ? Number(readFileSync(rssOut, "utf8").trim()) : Number.NaN;
+  rmSync(rssOut, { force: true });
   let rep: ReportLike = {};
   try {
     rep = JSON.parse(t.stdout) as ReportLike;
@@ -154,7 +162,9 @@ function scanRep(argv: string[]) {
   return {
     wallMs: t.wallMs,
     cpuMs: t.cpuMs,
-    maxRssMb: t.maxRssMb,
+    // The agent's own peak; GNU time's is the largest process it waited for (nft, in nftables mode).
+    maxRssMb: agentMaxRssMb,
+    largestProcessRssMb: t.maxRssMb,
     exit: t.exit,
     phase: rep.phase ?? null,
     verdict: rep.verdict ?? null,
