@@ -1,6 +1,6 @@
 // `node dist/bench/replay/run.js`: the agent's own cost in ipvs mode at the host's speed. USAGE says how.
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { benchArgs, count } from "../lib/args.js";
@@ -87,7 +87,10 @@ async function main(): Promise<void> {
   } finally {
     ns.destroy();
   }
-  if (existsSync(out)) Object.assign(results, JSON.parse(readFileSync(out, "utf8")));
+  if (existsSync(out)) {
+    Object.assign(results, JSON.parse(readFileSync(out, "utf8")));
+    rmSync(out);
+  }
   results.loadavgEnd = loadavg();
   writeFileSync(`${RESULTS}/${values.name}.json`, JSON.stringify(results, null, 1));
   writeFileSync(`${RESULTS}/${values.name}.md`, renderReplay(results as ReplayResults));
