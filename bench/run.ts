@@ -1,14 +1,15 @@
 // `npm run bench`: the agent-cost targets, one row each, every baseline measured in the same run. How to
 // run it, its flags and phases: USAGE, which --help prints.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { cpus, loadavg, totalmem } from "node:os";
+import { loadavg } from "node:os";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { runFleet } from "./fleet.js";
 import { benchArgs, count, usageError } from "./lib/args.js";
-import { ipsetEntries, IPVS_IPSET_HEADER, ipvsadmRestore, kubeIpvs0Batch, services } from "./lib/gen.js";
+import { IPVS_GUEST_MODULES, ipvsGuestAdd, ipvsGuestBase } from "./lib/ipvs-guest.js";
 import { BenchNetns } from "./lib/netns.js";
 import { bootUmlBench } from "./lib/uml.js";
+import { machine } from "./lib/machine.js";
 import { renderMarkdown } from "./report.js";
 
 const USAGE = `\
@@ -76,19 +77,6 @@ export const QUICK: Plan = {
   promNodes: 5000,
 };
 
-export function machine() {
-  const cpu = cpus();
-  const os = spawnSync("uname", ["-sr"], { encoding: "utf8" }).stdout.trim();
-  return {
-    date: new Date().toISOString(),
-    nproc: cpu.length,
-    cpuModel: cpu[0]?.model ?? "unknown",
-    memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
-    kernel: os,
-    node: process.version,
-  };
-}
-
 /** The report and /metrics the node benchmark recorded: the fleet benchmark serves them. */
 function keepSamples(file: string, label: string): void {
   for (const ext of ["report.json", "metrics.txt"]) {
@@ -100,66 +88,16 @@ function keepSamples(file: string, label: string): void {
 async function ipvsPhase(plan: Plan): Promise<Record<string, unknown>> {
   const work = mkdtempSync("/var/tmp/proxyscope-bench-");
   try {
-    writeFileSync(`${work}/ipset-header`, IPVS_IPSET_HEADER + "\n");
     const steps: string[] = [];
     for (const n of [plan.services]) {
-      const svcs = services(0, n, ENDPOINTS);
-      writeFileSync(`${work}/ipvs-${n}.txt`, ipvsadmRestore(svcs));
-      writeFileSync(`${work}/addr-${n}.txt`, kubeIpvs0Batch(svcs));
-      writeFileSync(`${work}/ipset-${n}.txt`, ipsetEntries(svcs));
-      steps.push(`
-t0=$(date +%s)
-ipvsadm -R < "$W/ipvs-${n}.txt"
-ip -batch "$W/addr-${n}.txt"
-ipset restore < "$W/ipset-${n}.txt"
-echo "state for N=${n} built in $(( $(date +%s) - t0 )) s: $(grep -c '^TCP\\|^UDP' /proc/net/ip_vs) virtual servers, $(grep -c '^  ->' /proc/net/ip_vs) real servers"
-node ${DIST}/bench/node/node-bench.js --out "$W/ipvs-${n}.json" --label ipvs-${n} --reps ${plan.reps} \\
+      steps.push(ipvsGuestAdd(work, 0, n, ENDPOINTS));
+      steps.push(`node ${DIST}/bench/node/node-bench.js --out "$W/ipvs-${n}.json" --label ipvs-${n} --reps ${plan.reps} \\
   --floor ipvs --cpu-hour-s ${plan.cpuHourS} --load-s ${plan.loadS} \\
   ${n === 10000 ? `--profile "$W/prof-ipvs-${n}"` : ""}
 `);
     }
-    const script = `set -eu
-W=${work}
-ip link add kube-ipvs0 type dummy
-ip link add eth0 type dummy && ip addr add 172.18.0.10/16 dev eth0 && ip link set eth0 up
-ipset restore < "$W/ipset-header"
-iptables-legacy-restore --noflush < ${REPO}/test/fixtures/netfilter/sources/kubelet.rules
-iptables-legacy-restore --noflush < ${REPO}/test/fixtures/netfilter/sources/kube-proxy-ipvs-mode.rules
-${steps.join("")}`;
-    const mods = [
-      "ipv6",
-      "dummy",
-      "ip_vs",
-      "ip_vs_rr",
-      "nf_tables",
-      "ip_set",
-      "ip_set_hash_ip",
-      "ip_set_hash_ipport",
-      "ip_set_hash_ipportip",
-      "ip_set_hash_ipportnet",
-      "ip_set_hash_net",
-      "ip_set_bitmap_port",
-      "xt_set",
-      "nf_conntrack",
-      "ip_tables",
-      "iptable_nat",
-      "iptable_filter",
-      "iptable_mangle",
-      "ip6_tables",
-      "ip6table_filter",
-      "ip6table_nat",
-      "xt_comment",
-      "xt_mark",
-      "xt_conntrack",
-      "xt_addrtype",
-      "xt_MASQUERADE",
-      "xt_nat",
-      "xt_physdev",
-      "ipt_REJECT",
-      "ip6t_REJECT",
-      "xt_tcpudp",
-      "xt_multiport",
-    ];
+    const script = ipvsGuestBase(work, REPO) + steps.join("");
+    const mods = IPVS_GUEST_MODULES;
     log(`ipvs: one UML boot (${plan.services} Services x ${ENDPOINTS}); work dir ${work}`);
     const boot = await bootUmlBench({
       repoRoot: REPO,

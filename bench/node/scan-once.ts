@@ -25,7 +25,7 @@ export interface ToolCall {
   args: string[];
 }
 
-class RecordingToolRunner extends ToolRunner {
+export class RecordingToolRunner extends ToolRunner {
   readonly calls: ToolCall[] = [];
   override run(tool: ToolName, args: readonly string[], opts: ExecOptions) {
     this.calls.push({ tool, args: [...args] });

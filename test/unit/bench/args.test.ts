@@ -23,6 +23,9 @@ const ENTRY_POINTS = [
   "bench/node/rss-serve.ts",
   "bench/node/serve-block.ts",
   "bench/node/serve-cost.ts",
+  "bench/replay/run.ts",
+  "bench/replay/measure.ts",
+  "bench/replay/record.ts",
 ];
 const built = (ts: string) => ts.replace(/\.ts$/, ".js");
 

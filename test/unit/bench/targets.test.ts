@@ -43,7 +43,13 @@ function results() {
       fleetNodes: 5000,
       promNodes: 50000,
     },
-    loadavg: { start: [1, 2, 3], end: [4, 5, 6], nft: { start: [1, 1, 1], end: [2, 2, 2] } },
+    loadavg: {
+      start: [1, 2, 3],
+      end: [4, 5, 6],
+      nft: { start: [1, 1, 1], end: [2, 2, 2] },
+      ipvs: { start: [1, 1, 1], end: [1, 1, 1] },
+      fleet: { start: [1, 1, 1], end: [1, 1, 1] },
+    },
     nft: {
       10000: {
         scans: scans(1000, 800),
@@ -134,8 +140,12 @@ t.test("each target is a row with its baseline, ratio and verdict", async (t) =>
 
   t.equal(rows["a-nftables"]!.status, "met", "30 CPU-s/h: under 36 and under node_exporter's 40");
   t.equal(rows["a-nftables"]!.ratio, "0.75×");
-  t.match(rows["a-nftables"]!.measured, /scaled ×6$/, "no heap releases recorded (an older run): none said");
-  t.match(rows["a-ipvs"]!.measured, /scaled ×6; 4 heap releases in it$/);
+  t.match(
+    rows["a-nftables"]!.measured,
+    /scaled ×6 \(host netns, load 1\.0→2\.0\)$/,
+    "no heap releases recorded (an older run): none said",
+  );
+  t.match(rows["a-ipvs"]!.measured, /scaled ×6; 4 heap releases in it \(UML, load 1\.0→1\.0\)$/);
   t.equal(rows["a-ipvs"]!.status, "missed");
   t.same(rows["a-ipvs"]!.missed, ["≤ 36 CPU-s/h", "below node_exporter"]);
 
@@ -195,7 +205,10 @@ t.test("RSS: steady is the last tenth, growth the second half's slope per 1,000 
   t.ok(Math.abs(f.per1000 - 10) < 1e-9, "0.01 MB per scan is 10 MB per 1,000");
   t.ok(f.steady > 81.8 && f.steady < 82);
   const rows = byId(
-    targetRows({ nft: { 10000: { serve: { rss: { rssMb: y } }, cpuHour: { nodeExporterRssMb: 20 } } } }),
+    targetRows({
+      nft: { 10000: { serve: { rss: { rssMb: y } }, cpuHour: { nodeExporterRssMb: 20 } } },
+      loadavg: { nft: { start: [1], end: [1] } },
+    }),
   );
   t.equal(rows.e!.status, "missed");
   t.same(rows.e!.missed, ["flat", "1,000 scans"], "too few scans is itself a miss of 'over 1,000 scans'");
@@ -241,3 +254,29 @@ t.test("row (a) not measured says why (node_exporter missing), and the rows afte
   t.equal(rows["a-ipvs"]!.measured, `— (${r.ipvs[10000].cpuHourError})`);
   t.not(rows["d-ipvs"]!.status, "not measured", "(d) is judged from its own figures");
 });
+
+t.test(
+  "every row says its environment and load; a phase run above load 2 is a rerun, not a verdict",
+  async (t) => {
+    const r = results() as Record<string, unknown>;
+    r.loadavg = {
+      start: [1, 1, 1],
+      nft: { start: [0.5, 1, 1], end: [1.9, 1, 1] },
+      ipvs: { start: [1.5, 1, 1], end: [3.25, 1, 1] },
+      fleet: { start: [0.2, 1, 1], end: [0.4, 1, 1] },
+    };
+    const rows = byId(targetRows(r));
+    t.equal(rows.c!.status, "rerun");
+    t.equal(rows["a-ipvs"]!.status, "rerun");
+    t.equal(rows["d-ipvs"]!.status, "rerun");
+    t.match(verdictText(rows.c!), /^\*\*rerun\*\*: measured at load 3\.3 > 2/);
+    t.notMatch(verdictText(rows.c!), /met|missed/);
+    t.equal(rows.b!.status, "met");
+    t.match(rows.b!.measured, /\(host netns, load 0\.5→1\.9\)$/);
+    t.match(rows.c!.measured, /\(UML, load 1\.5→3\.3\)$/);
+    t.match(rows.f!.measured, /\(host loopback, load 0\.2→0\.4\)$/);
+    // A run that did not record its load cannot say it was quiet.
+    delete r.loadavg;
+    t.equal(byId(targetRows(r)).b!.status, "rerun");
+  },
+);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# nft 1.1 from Debian trixie in a private root, for the nftables benchmark row with nft 1.1: the
+# system's apt sources, package lists and installed packages are never touched. A private sources
+# list (the mirror the system already uses, suite trixie) and a private lists directory feed
+# `apt-get download`; each .deb is unpacked with `dpkg -x` into ROOT; nft runs through trixie's own
+# dynamic loader with ROOT's libraries. ROOT is kept (a cache): a second run only prints the version.
+#   scripts/nft11-root.sh [ROOT]      default /var/tmp/proxyscope-nft11
+# Writes ROOT/proxyscope-tools/nft, a wrapper the agent takes as its nft (--tool-dir).
+set -euo pipefail
+ROOT="${1:-/var/tmp/proxyscope-nft11}"
+LD="$ROOT/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
+LIB="$ROOT/usr/lib/x86_64-linux-gnu"
+if [[ ! -x "$ROOT/usr/sbin/nft" || ! -e "$LD" ]]; then
+  mirror=$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  [[ -n "$mirror" ]] || mirror=$(sed -n 's/^deb \(http[^ ]*\/debian\) .*/\1/p' /etc/apt/sources.list 2>/dev/null | head -1)
+  [[ -n "$mirror" ]] || { echo "nft11-root: no Debian mirror in /etc/apt/sources.list*" >&2; exit 1; }
+  apt_dir="$ROOT.apt"
+  mkdir -p "$apt_dir/lists/partial" "$apt_dir/debs" "$ROOT"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main" >"$apt_dir/sources.list"
+  opts=(-o "Dir::Etc::sourcelist=$apt_dir/sources.list" -o "Dir::Etc::sourceparts=-"
+    -o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache::archives=$apt_dir/debs"
+    -o "Dir::Cache::pkgcache=" -o "Dir::Cache::srcpkgcache=" -o "APT::Get::List-Cleanup=0")
+  apt-get "${opts[@]}" update -qq
+  (cd "$apt_dir/debs" && apt-get "${opts[@]}" download nftables/trixie libnftables1/trixie libnftnl11/trixie \
+    libc6/trixie libgmp10/trixie libjansson4/trixie libmnl0/trixie libxtables12/trixie libedit2/trixie \
+    libbsd0/trixie libmd0/trixie libtinfo6/trixie)
+  for d in "$apt_dir"/debs/*.deb; do dpkg -x "$d" "$ROOT"; done
+fi
+mkdir -p "$ROOT/proxyscope-tools"
+cat >"$ROOT/proxyscope-tools/nft" <<WRAP
+#!/bin/sh
+exec $LD --library-path $LIB $ROOT/usr/sbin/nft "\$@"
+WRAP
+chmod 755 "$ROOT/proxyscope-tools/nft"
+"$ROOT/proxyscope-tools/nft" --version

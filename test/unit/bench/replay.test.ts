@@ -1,0 +1,138 @@
+// The replay benchmark's pure parts (bench/replay): the replay tools print the recorded bytes with the
+// recorded exit code and refuse an argv that was not recorded; the growth exponent is the log-log
+// slope; a row measured above the load limit reads "rerun" and gives no figure.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import t from "tap";
+import { writeReplayTools, type Manifest } from "../../../bench/replay/cache.js";
+import { logLogSlope, renderReplay, type ReplayResults } from "../../../bench/replay/render.js";
+
+const call = (tool: string, args: string[], exit: number, i: number) => ({
+  tool: tool as "ipset",
+  args,
+  exit,
+  stdoutFile: `out/${i}.out`,
+  stderrFile: `out/${i}.err`,
+  bytes: 0,
+  by: ["scan" as const],
+  umlWallMs: [],
+  umlCpuMs: [],
+});
+
+t.test("replay tools: recorded bytes and exit code; an argv not recorded fails and is logged", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "pxreplay-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(`${dir}/out`);
+  writeFileSync(`${dir}/out/0.out`, "Name: KUBE-CLUSTER-IP\nit's 'quoted'\n");
+  writeFileSync(`${dir}/out/0.err`, "");
+  writeFileSync(`${dir}/out/1.out`, "");
+  writeFileSync(`${dir}/out/1.err`, "ipset v7.17: The set with the given name does not exist\n");
+  const m = {
+    services: 1,
+    calls: [call("ipset", ["list", "-terse"], 0, 0), call("ipset", ["list", "KUBE-GONE"], 1, 1)],
+  } as unknown as Manifest;
+  const tools = writeReplayTools(dir, m);
+  const ok = spawnSync(`${tools}/ipset`, ["list", "-terse"], { encoding: "utf8" });
+  t.equal(ok.status, 0);
+  t.equal(ok.stdout, "Name: KUBE-CLUSTER-IP\nit's 'quoted'\n");
+  const gone = spawnSync(`${tools}/ipset`, ["list", "KUBE-GONE"], { encoding: "utf8" });
+  t.equal(gone.status, 1);
+  t.match(gone.stderr, /does not exist/);
+  const miss = spawnSync(`${tools}/ipset`, ["list", "KUBE-OTHER"], { encoding: "utf8" });
+  t.equal(miss.status, 127);
+  t.match(miss.stderr, /not recorded/);
+  t.equal(readFileSync(`${dir}/misses.log`, "utf8"), "ipset list KUBE-OTHER\n");
+});
+
+t.test("the growth exponent is the least-squares log-log slope", async (t) => {
+  t.ok(
+    Math.abs(
+      logLogSlope([
+        [1000, 10],
+        [10000, 100],
+        [30000, 300],
+      ]) - 1,
+    ) < 1e-9,
+    "linear",
+  );
+  t.ok(
+    Math.abs(
+      logLogSlope([
+        [1000, 1],
+        [10000, 100],
+      ]) - 2,
+    ) < 1e-9,
+    "quadratic",
+  );
+  t.ok(
+    Math.abs(
+      logLogSlope([
+        [1000, 50],
+        [30000, 50],
+      ]),
+    ) < 1e-9,
+    "flat",
+  );
+  t.ok(Number.isNaN(logLogSlope([[1000, 5]])), "one point gives no slope");
+});
+
+t.test("a row above the load limit reads rerun and gives no figure", async (t) => {
+  const scan = (cpuMs: number) => ({
+    cpuMs,
+    wallMs: 1,
+    maxRssMb: 90,
+    failedProbes: [],
+    phase: "ipvs",
+    verdict: "ok",
+  });
+  const r: ReplayResults = {
+    maxLoad: 2,
+    floorLoops: 20,
+    ipvs: {
+      1000: {
+        umlScan: { phase: "ipvs", verdict: "ok", failedProbes: [] },
+        umlTools: { calls: [], procCat: {}, hostLoadavg: [1, 1] },
+        scan: { env: "replay", loadavg: [1.2, 1.4], status: "ok", value: [scan(400)] },
+        floor: { env: "replay", loadavg: [1.4, 1.4], status: "ok", value: [{ cpuMs: 20, wallMs: 1 }] },
+        misses: [],
+      },
+      10000: {
+        umlScan: { phase: "ipvs", verdict: "ok", failedProbes: [] },
+        umlTools: { calls: [], procCat: {}, hostLoadavg: [1, 1] },
+        scan: { env: "replay", loadavg: [1.2, 7.5], status: "rerun", value: [scan(98765)] },
+        floor: { env: "replay", loadavg: [1.4, 1.4], status: "ok", value: [{ cpuMs: 20, wallMs: 1 }] },
+        misses: [],
+      },
+    },
+  };
+  r.serve = {
+    services: 10000,
+    env: "replay",
+    loadavg: [1.5, 2.5],
+    status: "rerun",
+    value: {
+      windowS: 300,
+      scans: 5,
+      agentCpuSPerHour: 4321,
+      replayToolsCpuSPerHour: 1,
+      totalCpuSPerHour: 4322,
+      floorCpuSPerHour: 2,
+      rssMb: { median: 131, max: 150 },
+      hwmMb: 155,
+      eventLoop: { maxMs: 1, worstP99Ms: 1, intervals: 1, over5ms: 0 },
+    },
+  };
+  const md = renderReplay(r);
+  t.match(md, /\| 300 s \| 5 \| \*\*rerun\*\* \(replay, load 1\.5→2\.5\) \|/);
+  t.notMatch(md, /4321|131\.0/, "nor a rerun serve window's");
+  t.match(md, /\| 1,000 \| 400 \(replay, load 1\.2→1\.4\) \|.*\| 20\.0× \|/);
+  t.match(md, /\| 10,000 \| \*\*rerun\*\* \(replay, load 1\.2→7\.5\) \|/);
+  t.notMatch(md, /98765/, "a rerun row's figure is not shown");
+  t.match(
+    md,
+    /\| 10,000 \| \*\*rerun\*\* \(replay, load 1\.2→7\.5\) \| — \| — \| 20\.0 \(replay, load 1\.4→1\.4\) \| — \|/,
+    "nor its wall, RSS or ratio",
+  );
+});
