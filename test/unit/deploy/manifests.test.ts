@@ -206,7 +206,9 @@ t.test("the agent DaemonSet", async (t) => {
   t.equal(c.livenessProbe.httpGet.port, "metrics");
   t.equal(c.readinessProbe.httpGet.path, "/readyz");
   t.equal(c.readinessProbe.httpGet.port, "metrics");
-  t.same(c.resources, { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "320Mi" } });
+  // The request is the steady state the benchmarks measured (117-145 MB serving, bench/results/rss-release.md
+  // and ipvs-gate.md), so the scheduler places the agent where its memory is; the limit covers the peak.
+  t.same(c.resources, { requests: { cpu: "20m", memory: "144Mi" }, limits: { memory: "320Mi" } });
 
   const env = Object.fromEntries(
     c.env.map((e: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }) => [
