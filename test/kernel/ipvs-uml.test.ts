@@ -151,11 +151,17 @@ if (reason !== null) {
       ok: true,
       facts: { present: false, kind: null, operState: null, flags: [], addresses: [] },
     });
-    // No KUBE-NODE-PORT-* or KUBE-HEALTH-CHECK-NODE-PORT set here: no NodePort and no health-check port
-    // learned from the node (none, read: not unread).
+    // No KUBE-NODE-PORT-*, KUBE-HEALTH-CHECK-NODE-PORT or -LOCAL set here: no NodePort, no health-check
+    // port and no ETP Local destination learned from the node (none, read: not unread).
     t.same(r.ipsets, {
       ok: true,
-      facts: { available: true, sets: [], nodePorts: [], healthCheckNodePorts: [] },
+      facts: {
+        available: true,
+        sets: [],
+        nodePorts: [],
+        healthCheckNodePorts: [],
+        etpLocal: { addresses: [], nodePorts: [] },
+      },
     });
   });
 }
