@@ -3,7 +3,9 @@ import { acceptsGzip } from "../../common/accept-encoding.js";
 import type { ConnectionLimits } from "../../common/connection-limits.js";
 import { fail, hardenedFastify } from "../../common/http-server.js";
 import { httpsOptions, registerAccess, type AccessOptions } from "../../common/web-access.js";
+import { VERSION } from "../../common/version.js";
 import { AGENT_ACCESS } from "./access.js";
+import { agentLandingPage } from "./landing.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
 import type { AgentState, ScanRecord } from "./state.js";
@@ -105,6 +107,8 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     );
     return reply.type("application/schema+json; charset=utf-8").send(await fleetSchemaJson);
   });
+  const landing = agentLandingPage(VERSION);
+  app.get("/", (_req, reply) => reply.type("text/html; charset=utf-8").send(landing));
   app.get("/healthz", (_req, reply) => reply.send({ status: "ok" }));
   app.get("/readyz", (_req, reply) => {
     if (!state.ready) return fail(reply, 503, "no scan has completed yet");
