@@ -1,4 +1,7 @@
+import { promisify } from "node:util";
+import { gzip as gzipCb } from "node:zlib";
 import type { FastifyInstance } from "fastify";
+import { acceptsGzip } from "../common/accept-encoding.js";
 import type { ConnectionLimits } from "../common/connection-limits.js";
 import { fail, hardenedFastify } from "../common/http-server.js";
 import type { DetailFrom } from "../common/route-access.js";
@@ -8,6 +11,8 @@ import { fleetMetrics } from "./fleet-metrics.js";
 import type { GatherResult } from "./gather.js";
 import { renderHtml } from "./render/html.js";
 import type { FleetReport } from "./report/schema.js";
+
+const gzip = promisify(gzipCb);
 
 export interface ServeOptions {
   intervalMs: number;
@@ -90,9 +95,13 @@ export function buildServer(opts: ServeOptions): {
     reply.header("age", age(latest.report));
     return reply.type("text/html; charset=utf-8").send(latest.html);
   });
-  app.get("/metrics", async (_req, reply) =>
-    reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()),
-  );
+  // A few fleet gauges, rendered per scrape (not per gather): so is their gzip, a few hundred bytes.
+  app.get("/metrics", async (req, reply) => {
+    reply.header("vary", "Accept-Encoding").type(metrics.registry.contentType);
+    const body = await metrics.registry.metrics();
+    if (!acceptsGzip(req.headers["accept-encoding"])) return reply.send(body);
+    return reply.header("content-encoding", "gzip").send(await gzip(body));
+  });
   app.get("/healthz", async (_req, reply) =>
     reply.send({ ok: true, haveReport: latest !== null, lastError }),
   );

@@ -1,3 +1,5 @@
+import { promisify } from "node:util";
+import { gzip as gzipCb } from "node:zlib";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { METRIC, metricStability, type Stability } from "./names.js";
 
@@ -17,6 +19,7 @@ export interface MetricDescription {
 }
 
 const AGENT_PREFIX = "proxyscope_";
+const gzip = promisify(gzipCb);
 
 const TOTAL_NAMED_GAUGES = [
   "nodejs_active_handles_total",
@@ -41,6 +44,8 @@ export class AgentMetrics {
   private nodeText: Uint8Array = new Uint8Array(0);
   /** The exposition, rendered when something changed (a scan, an overrun), never per scrape. */
   private body: Promise<Buffer>;
+  /** The same render gzipped, made on the first scrape that asks for it and kept until the next render. */
+  private gzipped: Promise<Buffer> | null = null;
 
   constructor(opts: AgentMetricsOptions) {
     const buildInfo = new Gauge({
@@ -87,6 +92,11 @@ export class AgentMetrics {
     this.body = this.render();
   }
 
+  private rerender(): void {
+    this.body = this.render();
+    this.gzipped = null;
+  }
+
   // The same text as registry.metrics(), one family at a time: that call collects every family in
   // one run of microtasks, the serving thread's longest busy span per scan (~3 ms of CPU, prom-client's
   // event-loop and heap gauges; bench/results/serve-bytes.md). A turn of the event loop between the
@@ -108,7 +118,7 @@ export class AgentMetrics {
   recordScan(nodeMetrics: Uint8Array): void {
     this.nodeText = nodeMetrics;
     this.scans.inc();
-    this.body = this.render();
+    this.rerender();
   }
 
   /** Every metric this agent can export (node metrics included before their first reading), for docs/metrics.md. */
@@ -136,19 +146,19 @@ export class AgentMetrics {
 
   recordScanFailure(): void {
     this.failures.inc();
-    this.body = this.render();
+    this.rerender();
   }
 
   /** The scan thread gave its heap's garbage back (after the scan it followed was recorded). */
   recordHeapRelease(freedBytes: number): void {
     this.heapReleases.inc();
     this.heapReleasedBytes.inc(freedBytes);
-    this.body = this.render();
+    this.rerender();
   }
 
   recordOverrun(): void {
     this.overruns.inc();
-    this.body = this.render();
+    this.rerender();
   }
 
   contentType(): string {
@@ -163,5 +173,14 @@ export class AgentMetrics {
   /** The same body as bytes: what /metrics sends. */
   expositionBytes(): Promise<Buffer> {
     return this.body;
+  }
+
+  /**
+   * The same body gzipped, for a scraper that sends `Accept-Encoding: gzip` (Prometheus does):
+   * compressed once per render, on the first such scrape, never per request.
+   */
+  expositionGzip(): Promise<Buffer> {
+    this.gzipped ??= this.body.then((b) => gzip(b));
+    return this.gzipped;
   }
 }

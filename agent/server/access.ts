@@ -11,6 +11,8 @@ import type { ServerAccess } from "../../common/web-access.js";
  */
 export const PROBE_ROUTES: ReadonlySet<string> = new Set(["/healthz", "/readyz"]);
 export const PUBLIC_ROUTES: ReadonlySet<string> = new Set([
+  // The landing page: route names and the version (public on /metrics too), nothing a route serves.
+  "/",
   "/metrics",
   "/report/summary",
   "/report/schema",

@@ -1,8 +1,11 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import { acceptsGzip } from "../../common/accept-encoding.js";
 import type { ConnectionLimits } from "../../common/connection-limits.js";
 import { fail, hardenedFastify } from "../../common/http-server.js";
 import { httpsOptions, registerAccess, type AccessOptions } from "../../common/web-access.js";
+import { VERSION } from "../../common/version.js";
 import { AGENT_ACCESS } from "./access.js";
+import { agentLandingPage } from "./landing.js";
 import { describeQueryProblems, VirtualServerQuery } from "./ipvs-query.js";
 import type { VirtualServerLookup } from "./ipvs-lookup.js";
 import type { AgentState, ScanRecord } from "./state.js";
@@ -104,15 +107,20 @@ export function buildApp(state: AgentState, opts: AppOptions): FastifyInstance {
     );
     return reply.type("application/schema+json; charset=utf-8").send(await fleetSchemaJson);
   });
+  const landing = agentLandingPage(VERSION);
+  app.get("/", (_req, reply) => reply.type("text/html; charset=utf-8").send(landing));
   app.get("/healthz", (_req, reply) => reply.send({ status: "ok" }));
   app.get("/readyz", (_req, reply) => {
     if (!state.ready) return fail(reply, 503, "no scan has completed yet");
     return reply.send({ status: "ready", reportAgeSeconds: state.ageSeconds(state.current!) });
   });
-  app.get("/metrics", async (_req, reply) => {
-    // Rendered once per scan (AgentMetrics); a scrape only sends its bytes.
-    const body = await state.metrics.expositionBytes();
-    return reply.type(state.metrics.contentType()).send(body);
+  app.get("/metrics", async (req, reply) => {
+    // Rendered once per scan (AgentMetrics), and gzipped at most once per render; a scrape only sends bytes.
+    reply.header("vary", "Accept-Encoding").type(state.metrics.contentType());
+    if (acceptsGzip(req.headers["accept-encoding"])) {
+      return reply.header("content-encoding", "gzip").send(await state.metrics.expositionGzip());
+    }
+    return reply.send(await state.metrics.expositionBytes());
   });
   app.get("/ipvs/virtual-server", async (req, reply) => {
     const q = VirtualServerQuery.safeParse(req.query);

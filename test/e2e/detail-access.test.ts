@@ -27,7 +27,7 @@ const skip =
 const IPVS_QUERY = "protocol=TCP&address=10.96.0.10&port=53";
 const AGENT_ROUTES = {
   probe: ["/healthz", "/readyz"],
-  public: ["/metrics", "/report/summary", "/report/schema", "/report/fleet/schema"],
+  public: ["/", "/metrics", "/report/summary", "/report/schema", "/report/fleet/schema"],
   detail: ["/report", "/report/previous", "/report/fleet", "/parity", "/ipvs/virtual-server", "/verify"],
 };
 const COLLECTOR_ROUTES = { probe: ["/healthz"], public: ["/metrics"], detail: ["/report", "/"] };

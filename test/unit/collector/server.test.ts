@@ -1,4 +1,5 @@
 import t from "tap";
+import { gunzipSync } from "node:zlib";
 import { rollup } from "../../../collector/rollup.js";
 import { buildServer } from "../../../collector/server.js";
 import { FleetReport } from "../../../collector/report/schema.js";
@@ -59,4 +60,22 @@ t.test("serve: the fleet report answers loopback only unless --detail-from any",
     for (const url of ["/healthz", "/metrics"])
       t.equal((await s.app.inject({ url, remoteAddress: "10.1.2.3" })).statusCode, 200, `${url} open`);
   }
+});
+
+t.test("serve: /metrics is gzip for a scraper that asks for it, identity otherwise", async (t) => {
+  const report = rollup(input([ok("a", "ipvs", "ready")], [apiNode("a")]));
+  const s = buildServer({ intervalMs: 3_600_000, gather: async () => ({ ok: true, report }), log: () => {} });
+  t.teardown(() => s.app.close());
+  s.start();
+  s.stop();
+  await new Promise((r) => setTimeout(r, 50));
+  // Prometheus' own scrape header (scrape/scrape.go, acceptEncodingHeader).
+  const gz = await s.app.inject({ url: "/metrics", headers: { "accept-encoding": "gzip" } });
+  t.equal(gz.headers["content-encoding"], "gzip");
+  t.match(gz.headers.vary, /accept-encoding/i);
+  t.match(gunzipSync(gz.rawPayload).toString("utf8"), /proxyscope_fleet_nodes\{phase="ipvs"\} 1/);
+  const plain = await s.app.inject({ url: "/metrics", headers: { "accept-encoding": "identity" } });
+  t.equal(plain.headers["content-encoding"], undefined);
+  t.match(plain.headers.vary, /accept-encoding/i);
+  t.match(plain.body, /proxyscope_fleet_nodes\{phase="ipvs"\} 1/);
 });

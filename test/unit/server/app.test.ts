@@ -1,4 +1,6 @@
 import t from "tap";
+import { request } from "node:http";
+import { gunzipSync } from "node:zlib";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { NodeReport } from "../../../agent/report/schema.js";
@@ -227,4 +229,50 @@ t.test("over a real socket", async (t) => {
   t.match(await m.text(), /proxyscope_node_verdict\{verdict="unhealthy"\} 1/);
   const h = await fetch(`http://127.0.0.1:${port}/healthz`, { method: "HEAD" });
   t.equal(h.status, 200);
+});
+
+t.test("/metrics is gzip for a scraper that asks for it (Prometheus does), identity otherwise", async (t) => {
+  const { app, state } = setup();
+  t.teardown(() => app.close());
+  state.record(await renderScan(reportOf(movedWithBlackHole())));
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const { port } = app.server.address() as { port: number };
+  // node:http, not fetch: fetch would undo the encoding before the test could see it.
+  const get = (headers: Record<string, string>) =>
+    new Promise<{ headers: import("node:http").IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const req = request({ host: "127.0.0.1", port, path: "/metrics", headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on("error", reject);
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  // Prometheus' own scrape header (scrape/scrape.go, acceptEncodingHeader).
+  const gz = await get({ "accept-encoding": "gzip" });
+  t.equal(gz.headers["content-encoding"], "gzip");
+  t.match(gz.headers.vary, /accept-encoding/i);
+  t.match(gz.headers["content-type"], /^text\/plain; version=0\.0\.4/);
+  const text = gunzipSync(gz.body).toString("utf8");
+  t.match(text, /^proxyscope_black_holed_addresses 3$/m);
+  const plain = await get({ "accept-encoding": "identity" });
+  t.equal(plain.headers["content-encoding"], undefined);
+  t.match(plain.headers.vary, /accept-encoding/i);
+  t.equal(plain.body.toString("utf8"), text);
+  const refused = await get({ "accept-encoding": "gzip;q=0, identity" });
+  t.equal(refused.headers["content-encoding"], undefined);
+  const none = await get({});
+  t.equal(none.headers["content-encoding"], undefined);
+  t.equal(none.body.toString("utf8"), text);
+});
+
+t.test("/metrics is compressed once per render, not per scrape", async (t) => {
+  const m = new AgentMetrics({ version: "0.1.0" });
+  m.recordScan((await renderScan(reportOf(movedWithBlackHole()))).metrics);
+  const a = await m.expositionGzip();
+  t.equal(await m.expositionGzip(), a, "the same bytes object for every scrape of one render");
+  t.equal(gunzipSync(a).toString("utf8"), await m.exposition());
+  m.recordOverrun();
+  t.not(await m.expositionGzip(), a, "a new render compresses anew");
 });
