@@ -222,14 +222,17 @@ else if (umlRunsHere(t)) {
     t.equal(r.phaseSource, "proxyMode", "the mode is kube-proxy's own word");
     t.same(r.facts.proxyMode, { mode: "ipvs" });
     t.equal(r.facts.kubeProxyMetrics?.gitVersion, VERSION);
-    // The profile's ipvsReady is `ready` with ipvs-mode-deprecated alone; this node adds three warnings,
-    // each true of this config: nodePortAddresses unset (NodePorts and the health check on every
-    // address, fd00:88::10 included, until nftables mode limits them to the primary one) and
-    // ip_forward set by kube-proxy at start, by no sysctl.d file.
+    // The profile's ipvsReady is `ready` with two infos; this node adds three warnings, each true of this
+    // config: nodePortAddresses unset (NodePorts and the health check on every address, fd00:88::10
+    // included, until nftables mode limits them to the primary one) and ip_forward set by kube-proxy at
+    // start, by no sysctl.d file. The infos: the ClientIP Service's persistent virtual servers (affinity
+    // per address in ipvs mode) and IPVS's 900 s idle timeout against conntrack's, both read here.
     t.same(findingIds(r), [
       "health-check-nodeports-shrink",
       "ip-forward-not-persistent",
       "ipvs-mode-deprecated",
+      "ipvs-session-affinity-per-virtual-server",
+      "ipvs-timeouts-set",
       "nodeport-addresses-shrink",
     ]);
     t.equal(r.verdict, "attention");
@@ -279,6 +282,8 @@ else if (umlRunsHere(t)) {
       "health-check-nodeports-shrink",
       "ip-forward-not-persistent",
       "ipvs-mode-deprecated",
+      "ipvs-session-affinity-per-virtual-server",
+      "ipvs-timeouts-set",
       "nodeport-addresses-shrink",
     ]);
     t.equal(r.verdict, "attention");

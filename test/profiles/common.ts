@@ -141,11 +141,14 @@ export const CILIUM_LINKS: Link[] = [
 
 /** An ipvs node with nothing in the way: ready, only the deprecation (info before 1.35, then a warning
  *  that the verdict does not count). */
+// ipvs-timeouts-set (info) at the defaults too: IPVS cuts idle established TCP after 900 s (the node's own
+// `ipvsadm -L --timeout`), conntrack keeps it for nf_conntrack_tcp_timeout_established (432000 s on the UML
+// kernel, which no kube-proxy stand-in sets): the switch changes that for every ipvs node, read on both sides.
 export const ipvsReady = (waitsFor?: string): Expected => ({
   phase: "ipvs",
   phaseSource: "proxyMode",
   verdict: "ready",
-  findings: ["ipvs-mode-deprecated"],
+  findings: ["ipvs-mode-deprecated", "ipvs-timeouts-set"],
   ...(waitsFor === undefined ? {} : { waitsFor }),
 });
 

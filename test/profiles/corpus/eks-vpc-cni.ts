@@ -44,7 +44,7 @@ export const profile: Profile = {
         phase: "ipvs",
         phaseSource: "proxyMode",
         verdict: "attention",
-        findings: ["ipvs-mode-deprecated", "nodeport-addresses-shrink"],
+        findings: ["ipvs-mode-deprecated", "ipvs-timeouts-set", "nodeport-addresses-shrink"],
         evidence: { "nodeport-addresses-shrink": { secondaryAddresses: ["10.10.20.30 (eth1)"] } },
       },
       why: "a load balancer may target the secondary ENI's address: under nftables mode's `primary` default its NodePort stops answering there, a real thing to check (AWS-* chains and eni veths are not findings)",

@@ -43,7 +43,7 @@ export const profile: Profile = {
         phase: "ipvs",
         phaseSource: "kernel-state",
         verdict: "unknown",
-        findings: ["kube-proxy-not-answering"],
+        findings: ["ipvs-timeouts-set", "kube-proxy-not-answering"],
       },
       why: "the phase is a guess from the kernel, so the verdict says unknown and why; every ClusterIP on kube-ipvs0 still has its virtual server, so there is no black hole — the link's own fe80:: address is no ClusterIP and must not be called one (a critical false alarm on every networkd-managed node whose kube-proxy blinks)",
     },

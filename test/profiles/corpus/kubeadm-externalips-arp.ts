@@ -59,7 +59,7 @@ export const profile: Profile = {
         phase: "ipvs",
         phaseSource: "proxyMode",
         verdict: "attention",
-        findings: ["ipvs-mode-deprecated", "service-ips-answered-by-arp"],
+        findings: ["ipvs-mode-deprecated", "ipvs-timeouts-set", "service-ips-answered-by-arp"],
         evidence: {
           "service-ips-answered-by-arp": {
             serviceIpsOnLink: [`${EXTERNAL_IP} (in eth0's ${NODE_IP}/16)`],

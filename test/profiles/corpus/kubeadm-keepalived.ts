@@ -51,7 +51,12 @@ export const profile: Profile = {
         phase: "ipvs",
         phaseSource: "proxyMode",
         verdict: "blocked",
-        findings: ["foreign-ipvs-virtual-servers", "ipvs-mode-deprecated", "nodeport-addresses-shrink"],
+        findings: [
+          "foreign-ipvs-virtual-servers",
+          "ipvs-mode-deprecated",
+          "ipvs-timeouts-set",
+          "nodeport-addresses-shrink",
+        ],
         evidence: {
           "foreign-ipvs-virtual-servers": { virtualServers: ["TCP 172.18.0.100:30443"] },
           // kube-proxy's own NodePort on the VIP only: keepalived's virtual server is not a NodePort.

@@ -2,7 +2,7 @@
 // it lints strictly, renders with default values exactly the objects kustomize renders from manifests/,
 // each value changes exactly what it names, and everything it renders is valid for the API.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import t from "tap";
@@ -63,7 +63,12 @@ t.test("helm is built from the Go module proxy at the pinned version", async (t)
 
 t.test("without Go or the module proxy the helm build fails naming which", async (t) => {
   const cache = mkdtempSync(join(tmpdir(), "proxyscope-helm-cache-"));
-  t.teardown(() => rmSync(cache, { recursive: true, force: true }));
+  t.teardown(() => rmSync(cache, { recursive: true, force: true, maxRetries: 5 }));
+  // Go's telemetry (on by default in this HOME) starts an uploader that writes under
+  // $HOME/.config/go/telemetry after the go command has exited, past this test's clean-up: the suite
+  // found that directory outliving the run. Telemetry off in this HOME, as `go telemetry off` writes it.
+  mkdirSync(join(cache, ".config/go/telemetry"), { recursive: true });
+  writeFileSync(join(cache, ".config/go/telemetry/mode"), "off\n");
   const run = (env: Record<string, string>) =>
     spawnSync("bash", [join(ROOT, "scripts/build-go-tool.sh"), "helm"], {
       encoding: "utf8",

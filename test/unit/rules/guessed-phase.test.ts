@@ -170,7 +170,12 @@ const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
         schedulers: { rr: 3, wlc: 1 },
         virtualServers: [
           vs("10.96.0.1", 443),
-          vs("10.96.0.10", 53, { protocol: "UDP" }),
+          // sessionAffinity: ClientIP, as ipvs mode programs it (persistent, timeout in jiffies)
+          vs("10.96.0.10", 53, {
+            protocol: "UDP",
+            flags: ["persistent"],
+            persistentTimeoutJiffies: 2_700_000,
+          }),
           vs("192.168.9.11", 30080),
           vs("192.168.4.200", 80, { scheduler: "wlc" }),
         ],
@@ -187,7 +192,16 @@ const GUESSED: Record<string, [NodeFacts, Map<string, ProbeError>, string]> = {
           }),
         ],
       },
-      ipsets: kubeSets,
+      ipsets: { ...kubeSets, etpLocal: { addresses: ["TCP 203.0.113.10:443"], nodePorts: [] } },
+      serviceConntrack: {
+        etpLocalFromInside: {
+          read: true,
+          inside: "node addresses only",
+          to: [{ destination: "TCP 203.0.113.10:443", connections: 3 }],
+          destinations: 1,
+        },
+        serviceIpsOther: { read: true, to: [], flows: 0 },
+      },
       sysctls: strictArp,
       nftables: nftables(nftTable("ip", 0)),
     }),
@@ -429,6 +443,29 @@ const ANSWER_NEEDED: Record<string, NodeFacts> = {
             { table: "nat", chain: "POSTROUTING", rule: "-A POSTROUTING -m ipvs --ipvs -j ACCEPT" },
           ],
         }),
+      ],
+    },
+  }),
+  // Rests on kube-proxy's ipvs mode binding Service IPs on kube-ipvs0 until it switches: its own answer.
+  "ip-rules-keyed-on-service-addresses": ipvsNode({
+    ipRules: {
+      families: [
+        {
+          family: "inet",
+          available: true,
+          rules: [
+            {
+              priority: 100,
+              not: false,
+              src: "10.96.0.0",
+              srcLen: 12,
+              dst: null,
+              dstLen: null,
+              text: "100: from 10.96.0.0/12 lookup 100",
+            },
+          ],
+        },
+        { family: "inet6", available: true, rules: [] },
       ],
     },
   }),

@@ -25,9 +25,22 @@ import { partialFailure, unreadParts } from "../../../../agent/facts/unread.js";
 //   traffic to remote endpoints is being dropped now), a warning while it programs none.
 
 const DOCKER = ["DOCKER", "DOCKER-USER", "DOCKER-FORWARD"];
+// Every current ipvs node has kube-proxy's KUBE-IPVS-FILTER; without it another finding (Service IPs that
+// stop answering host ports) would speak, and these cases are about FORWARD alone.
+const IPVS_FILTER = {
+  table: "filter",
+  name: "KUBE-IPVS-FILTER",
+  rules: 6,
+  owner: "kube-proxy-ipvs" as const,
+};
 // undefined: a backend from an older agent, which did not list FORWARD's jumps.
 const dockerDrop = (forwardJumps: string[] | undefined, over = {}) => {
-  const b = iptablesBackend({ policies: { "filter/FORWARD": "DROP" }, dockerChains: DOCKER, ...over });
+  const b = iptablesBackend({
+    policies: { "filter/FORWARD": "DROP" },
+    dockerChains: DOCKER,
+    kubeChains: [IPVS_FILTER],
+    ...over,
+  });
   if (b.read && forwardJumps === undefined) delete b.forwardJumps;
   else if (b.read && forwardJumps !== undefined) b.forwardJumps = forwardJumps;
   return b;

@@ -11,8 +11,15 @@ import type { IptablesBackendRead } from "../../../../agent/facts/netfilter.js";
 // where kube-proxy does not run ipvs: silent there too). A node with one: a warning (`attention`), the
 // rules listed: someone must rewrite them (by Service address and port, or on kube-proxy's nftables state).
 const RULE = "-A POSTROUTING -m ipvs --ipvs --vdir ORIGINAL --vmethod MASQ -j SNAT --to-source 10.0.0.1";
+// kube-proxy's own KUBE-IPVS-FILTER, as every current ipvs node has it (else another finding speaks).
+const IPVS_FILTER = {
+  table: "filter",
+  name: "KUBE-IPVS-FILTER",
+  rules: 6,
+  owner: "kube-proxy-ipvs" as const,
+};
 const node = (ipvsMatches: IptablesBackendRead["ipvsMatches"]) =>
-  ipvsNode({ iptables: { backends: [iptablesBackend({ ipvsMatches })] } });
+  ipvsNode({ iptables: { backends: [iptablesBackend({ ipvsMatches, kubeChains: [IPVS_FILTER] })] } });
 const finding = (f: NodeFacts) =>
   judge(f, new Map(), NOW).findings.find((x) => x.id === "ipvs-match-rules-stop-applying");
 
