@@ -192,7 +192,7 @@ export function rollup(input: RollupInput): FleetReport {
       deprecationStage: deprecationStage(cluster?.version ?? null),
       kubeProxyConfigMap: cluster?.kubeProxyConfigMap ?? null,
       kubeProxyDaemonSet: cluster?.kubeProxyDaemonSet ?? null,
-      kubeadm: cluster?.kubeadm ?? false,
+      kubeadm: cluster ? cluster.kubeadm : null,
       configuredMode: cluster ? configuredMode(cluster) : null,
       configSource: cluster ? configSource(cluster, observed) : null,
       staticKubeProxy: cluster?.staticKubeProxy ?? null,

@@ -16,6 +16,7 @@ import {
   UNKNOWN_TO_COLLECTOR,
   verdictOf,
   worstFindings,
+  clusterUnread,
 } from "./labels.js";
 
 type Tone = "good" | "meh" | "bad" | "info" | "none";
@@ -276,6 +277,8 @@ export function renderHtml(r: FleetReport): string {
       .map(([k, v]) => `<option value="${h(k)}">${h(k)} (${v})</option>`)
       .join("");
 
+  // Unread Services are not zero Services.
+  const unread = clusterUnread(cl);
   const facts = [
     ["Kubernetes", cl.version?.gitVersion ?? "unknown"],
     ["Deprecation stage", cl.deprecationStage],
@@ -285,11 +288,11 @@ export function renderHtml(r: FleetReport): string {
       "Config source",
       `${configSourceLabel(cl)}${cl.kubeadm ? " (kubeadm regenerates the ConfigMap on upgrade)" : ""}`,
     ],
-    ["Services", String(cl.services.total)],
-    ["NodePorts", String(cl.services.nodePorts.length)],
-    ["sessionAffinity ClientIP", String(cl.services.sessionAffinityClientIP.length)],
-    ["externalTrafficPolicy Local", String(cl.services.externalTrafficPolicyLocal.length)],
-    ["internalTrafficPolicy Local", String(cl.services.internalTrafficPolicyLocal.length)],
+    ["Services", unread ?? String(cl.services.total)],
+    ["NodePorts", unread ?? String(cl.services.nodePorts.length)],
+    ["sessionAffinity ClientIP", unread ?? String(cl.services.sessionAffinityClientIP.length)],
+    ["externalTrafficPolicy Local", unread ?? String(cl.services.externalTrafficPolicyLocal.length)],
+    ["internalTrafficPolicy Local", unread ?? String(cl.services.internalTrafficPolicyLocal.length)],
   ]
     .map(([k, v]) => `<dt>${h(k)}</dt><dd>${h(v)}</dd>`)
     .join("");

@@ -233,7 +233,8 @@ export const FleetReport = z.object({
     deprecationStage: DeprecationStage,
     kubeProxyConfigMap: ClusterFacts.shape.kubeProxyConfigMap,
     kubeProxyDaemonSet: ClusterFacts.shape.kubeProxyDaemonSet,
-    kubeadm: z.boolean(),
+    /** null when the API was not read: unread is not "no kubeadm". */
+    kubeadm: z.boolean().nullable(),
     /** What the config says kube-proxy should run: pinned mode, or null when it follows the default. */
     configuredMode: z.string().nullable(),
     /** Where the mode comes from (null without API access); optional for reports of older collectors. */

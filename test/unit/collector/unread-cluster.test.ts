@@ -1,0 +1,40 @@
+import t from "tap";
+import { renderHtml } from "../../../collector/render/html.js";
+import { renderJson } from "../../../collector/render/json.js";
+import { renderMarkdown } from "../../../collector/render/markdown.js";
+import { renderTable } from "../../../collector/render/table.js";
+import { goldenFleets } from "../../helpers/cluster-scenarios.js";
+
+// With --source static and no kubeconfig the API is never asked: the cluster's facts are unread, and
+// unread is never absent: no renderer may print a value (not pinned, 0 Services, kubeadm false) for them.
+const report = new Map(goldenFleets()).get("no-api")!;
+
+t.test("the scenario is the one without the API", async (t) => {
+  t.equal(report.source, "static");
+  t.equal(report.cluster.configSource, null);
+});
+
+t.test("the table says the configured mode was not read, and why", async (t) => {
+  const out = renderTable(report, false);
+  t.notMatch(out, /not pinned/);
+  t.match(out, /configured mode: not read \(no API access with --source static/);
+});
+
+t.test("Markdown says not read, never not pinned", async (t) => {
+  const out = renderMarkdown(report);
+  t.notMatch(out, /not pinned/);
+  t.match(out, /configured mode \*\*not read \(no API access with --source static/);
+});
+
+t.test("HTML: mode and Services not read, not a value", async (t) => {
+  const out = renderHtml(report);
+  t.notMatch(out, /not pinned/);
+  t.notMatch(out, /<dt>Services<\/dt><dd>0<\/dd>/);
+  t.match(out, /<dt>Services<\/dt><dd>not read \(no API access with --source static/);
+  t.match(out, /<dt>Configured mode<\/dt><dd>not read \(no API access with --source static/);
+});
+
+t.test("JSON: kubeadm unread is null, not false", async (t) => {
+  const j = JSON.parse(renderJson(report)) as { cluster: { kubeadm: unknown } };
+  t.equal(j.cluster.kubeadm, null);
+});
