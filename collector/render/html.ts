@@ -95,7 +95,8 @@ function headline(r: FleetReport): string {
   const here =
     v && v.major === 1
       ? `<div class="here" style="left:${at(v.minor)}%"><span>you are here</span><b>${h(v.gitVersion)}</b></div>`
-      : `<div class="here unknown"><span>cluster version unknown</span></div>`;
+      : // No marker at all: a dot anywhere on the axis would read as a version.
+        `<div class="when-unknown">Kubernetes version unknown: not placed on the timeline</div>`;
   const marks = STAGES.map(
     (st) =>
       `<div class="stage${v && v.major === 1 && v.minor >= st.minor ? " past" : ""}" style="left:${at(st.minor)}%"><b>${st.label}</b><span>${st.what}</span></div>`,

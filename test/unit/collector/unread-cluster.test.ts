@@ -38,3 +38,11 @@ t.test("JSON: kubeadm unread is null, not false", async (t) => {
   const j = JSON.parse(renderJson(report)) as { cluster: { kubeadm: unknown } };
   t.equal(j.cluster.kubeadm, null);
 });
+
+t.test("the timeline with the version unknown says so and places no marker", async (t) => {
+  const out = renderHtml(report);
+  const timeline = /<div class="timeline"[^]*?<\/section>/.exec(out)?.[0] ?? "";
+  t.match(timeline, /Kubernetes version unknown/);
+  t.notMatch(timeline, /you are here/);
+  t.notMatch(timeline, /class="here\b/, "no marker element (its dot is drawn by .here::before)");
+});
