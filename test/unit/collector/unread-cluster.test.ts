@@ -46,3 +46,15 @@ t.test("the timeline with the version unknown says so and places no marker", asy
   t.notMatch(timeline, /you are here/);
   t.notMatch(timeline, /class="here\b/, "no marker element (its dot is drawn by .here::before)");
 });
+
+t.test("the table's NOTE keeps the reason when the note is too long, not the URL", async (t) => {
+  const url = "http://ip-10-20-1-17.eu-west-1.compute.internal:9102/report/fleet";
+  const reason = "connect ECONNREFUSED 10.20.1.17:9102 (is the agent's DaemonSet running here?)";
+  const r = {
+    ...report,
+    nodes: [{ ...report.nodes[0]!, outcome: "unreachable" as const, reason: `${url}: ${reason}` }],
+  };
+  const out = renderTable(r, false);
+  t.match(out, reason, "the whole reason");
+  t.notMatch(out, "compute.internal:9102/report/fleet", "the URL gave way");
+});
