@@ -85,7 +85,8 @@ function fleetNode(obs: NodeObservation, api: ApiNode | undefined, listed: boole
     listedByApi: listed,
     kubeletVersion: api?.kubeletVersion ?? null,
     kernelVersion: kernel,
-    osImage: api?.osImage ?? null,
+    // The kubelet's osImage is the same PRETTY_NAME: the agent's reading stands in without the API.
+    osImage: api?.osImage ?? obs.osPrettyName ?? null,
     internalIP: api?.addresses.find((a) => a.type === "InternalIP")?.address ?? null,
     labels,
     ready: api?.ready ?? null,

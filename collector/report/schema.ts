@@ -110,6 +110,8 @@ export const NodeObservation = z.object({
   agentVersion: z.string().nullable(),
   scannedAt: z.string().nullable(),
   kernelRelease: z.string().nullable(),
+  /** The host's os-release PRETTY_NAME as the agent read it; absent or null: not read. */
+  osPrettyName: z.string().nullable().optional(),
   /** The agent's own judgement of its kernel (Prometheus carries this, not the release). */
   kernelNftablesCapable: z.boolean().nullable(),
   /** Probes that failed on the node: their facts are missing, not zero. */
