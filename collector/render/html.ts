@@ -308,13 +308,6 @@ ${headline(r)}
 ${burnDown(r)}
 <section class="span6" id="by-phase"><h2>Nodes by phase</h2>${tiles(s.byPhase, PHASE_TONE, s.nodes)}</section>
 <section class="span6" id="by-verdict"><h2>Nodes by verdict</h2>${tiles(s.byVerdict, VERDICT_TONE, s.nodes)}</section>
-${paritySection(r)}
-<section class="span12" id="nodes"><h2>Nodes by pool</h2>
-<div class="filters"><select id="f-phase" aria-label="phase"><option value="">every phase</option>${options(s.byPhase)}</select>
-<select id="f-verdict" aria-label="verdict"><option value="">every verdict</option>${options(s.byVerdict)}</select>
-<input id="f-text" type="search" placeholder="filter: node, kernel, OS, label, finding" aria-label="text filter"><span class="count" id="shown"></span></div>
-<div class="meta">Click a node to see its findings, their evidence and fix; click a column to sort.</div></section>
-${poolTables(r)}
 <section class="span8" id="plan"><h2>The plan</h2><ol class="plan">${plan}</ol></section>
 <section class="span4" id="cluster"><h2>Cluster</h2><dl>${facts}</dl></section>
 ${
@@ -327,6 +320,13 @@ ${
     : ""
 }
 ${findings ? `<section class="span12" id="cluster-findings"><h2>Cluster findings</h2><ul class="findings">${findings}</ul></section>` : ""}
+${paritySection(r)}
+<section class="span12" id="nodes"><h2>Nodes by pool</h2>
+<div class="filters"><select id="f-phase" aria-label="phase"><option value="">every phase</option>${options(s.byPhase)}</select>
+<select id="f-verdict" aria-label="verdict"><option value="">every verdict</option>${options(s.byVerdict)}</select>
+<input id="f-text" type="search" placeholder="filter: node, kernel, OS, label, finding" aria-label="text filter"><span class="count" id="shown"></span></div>
+<div class="meta">Click a node to see its findings, their evidence and fix; click a column to sort.</div></section>
+${poolTables(r)}
 </main>`;
 
   // Inline style attributes (bar widths, timeline positions) are allowed by their exact hashes.
