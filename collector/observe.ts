@@ -81,6 +81,7 @@ export function observationFromDigest(
     agentVersion: d.agentVersion,
     scannedAt: d.scannedAt,
     kernelRelease: d.kernelRelease,
+    ...(d.osPrettyName != null ? { osPrettyName: d.osPrettyName } : {}),
     kernelNftablesCapable: d.kernelNftablesCapable,
     failedProbes: d.failedProbes,
     ipvsVirtualServers: d.ipvsVirtualServers,

@@ -85,7 +85,8 @@ function fleetNode(obs: NodeObservation, api: ApiNode | undefined, listed: boole
     listedByApi: listed,
     kubeletVersion: api?.kubeletVersion ?? null,
     kernelVersion: kernel,
-    osImage: api?.osImage ?? null,
+    // The kubelet's osImage is the same PRETTY_NAME: the agent's reading stands in without the API.
+    osImage: api?.osImage ?? obs.osPrettyName ?? null,
     internalIP: api?.addresses.find((a) => a.type === "InternalIP")?.address ?? null,
     labels,
     ready: api?.ready ?? null,
@@ -192,7 +193,7 @@ export function rollup(input: RollupInput): FleetReport {
       deprecationStage: deprecationStage(cluster?.version ?? null),
       kubeProxyConfigMap: cluster?.kubeProxyConfigMap ?? null,
       kubeProxyDaemonSet: cluster?.kubeProxyDaemonSet ?? null,
-      kubeadm: cluster?.kubeadm ?? false,
+      kubeadm: cluster ? cluster.kubeadm : null,
       configuredMode: cluster ? configuredMode(cluster) : null,
       configSource: cluster ? configSource(cluster, observed) : null,
       staticKubeProxy: cluster?.staticKubeProxy ?? null,

@@ -1,9 +1,22 @@
+import { VERSION } from "./version.js";
+
 // Every finding id, node or cluster, has one page in the repository: docs/findings/<id>.md.
-// Ids are stable across releases, so the page's address is too; the link names the branch, not a tag,
-// because a page is corrected in place when what it cites changes upstream.
+// The link names this release's tag, not the branch: a report is cited later, and the page it cites
+// must say what this version did (a page corrected on main after the release is the next version's).
 
 /** The repository's address (package.json `repository`), where the pages are read on the web. */
 export const REPOSITORY_URL = "https://github.com/proxyscope/proxyscope";
+
+/**
+ * The git ref the links name: this release's tag (package.json version); main only when the version
+ * could not be read, since a link to a tag "vunknown" would lead nowhere.
+ */
+export const DOCS_REF = VERSION === "unknown" ? "main" : `v${VERSION}`;
+
+/** A file of the repository, at this release. */
+export function repositoryFileUrl(path: string): string {
+  return `${REPOSITORY_URL}/blob/${DOCS_REF}/${path}`;
+}
 
 /** Ids are lowercase words joined by "-"; anything else (a Prometheus label, say) gets no link. */
 export function isFindingId(id: string): boolean {
@@ -17,5 +30,5 @@ export function findingPagePath(id: string): string {
 
 /** The page's stable address: each finding's `reference`. */
 export function findingPageUrl(id: string): string {
-  return `${REPOSITORY_URL}/blob/main/${findingPagePath(id)}`;
+  return repositoryFileUrl(findingPagePath(id));
 }

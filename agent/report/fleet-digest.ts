@@ -56,6 +56,8 @@ export const FleetDigest = z.object({
   findings: z.array(Finding),
   /** facts.kernel.release; null: the kernel probe failed. */
   kernelRelease: z.string().nullable(),
+  /** facts.osRelease.prettyName; null: os-release not read or without one. Absent from older agents. */
+  osPrettyName: z.string().nullable().optional(),
   kernelNftablesCapable: z.boolean().nullable(),
   /** Probes that failed: their facts are missing, not zero. */
   failedProbes: z.array(z.string()),

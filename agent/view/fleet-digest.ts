@@ -17,6 +17,7 @@ export function fleetDigestOf(r: NodeReport): FleetDigest {
     verdict: r.verdict,
     findings: r.findings,
     kernelRelease: r.facts.kernel?.release ?? null,
+    osPrettyName: r.facts.osRelease?.prettyName ?? null,
     kernelNftablesCapable: view.kernelNftablesCapable,
     failedProbes: r.probes.filter((p) => !p.ok).map((p) => p.name),
     ipvsVirtualServers: r.facts.ipvs?.available ? r.facts.ipvs.virtualServerCount : null,

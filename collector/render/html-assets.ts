@@ -23,7 +23,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:8px;pa
 .here{position:absolute;top:35px;transform:translateX(-50%);text-align:center;font-size:12px;color:var(--info);white-space:nowrap;line-height:1.25}
 .here::before{content:"";display:block;width:18px;height:18px;border-radius:50%;background:var(--info);border:3px solid #fff;box-shadow:0 0 0 1px var(--info);margin:0 auto 4px}
 .here span{display:block;font-weight:700;text-transform:uppercase;letter-spacing:.05em}.here b{display:block}
-.here.unknown{left:50%}
+.when-unknown{position:absolute;top:40px;left:0;right:0;text-align:center;font-size:12px;color:var(--dim)}
 .burn{display:flex;align-items:flex-end;gap:2px;height:140px;border-bottom:1px solid var(--line);margin-bottom:6px}
 .burn .col{flex:1;display:flex;flex-direction:column-reverse;height:100%;min-width:2px}.burn i{display:block}
 .tiles{display:flex;gap:10px;flex-wrap:wrap}.tile{min-width:92px;padding:8px 12px;border-radius:6px;background:var(--soft);border-left:4px solid var(--none)}

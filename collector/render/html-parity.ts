@@ -146,9 +146,15 @@ export function paritySection(r: FleetReport): string {
       return `<tr data-node="${h(n.node)}">${COLUMNS.map((c) => `<td>${c.cell(n, p)}</td>`).join("")}</tr>`;
     })
     .join("\n");
+  const rowsTable = `<table><thead><tr>${head}</tr></thead>
+<tbody>${body}</tbody></table>`;
+  // Nothing compared: the notes above say what is unproven; a table of empty rows folds away.
+  const table =
+    compared.length === 0
+      ? `<details><summary>${nodes.length} node(s), no node compared</summary>${rowsTable}</details>`
+      : rowsTable;
   return `<section class="span12" id="parity"><h2>Service parity after the switch</h2>
 ${tiles}${notes}
 <div class="meta">Per node: the IPVS snapshot taken before the switch against kube-proxy's nftables maps after it. Endpoints change on their own between the two moments: "endpoints differ" is churn or a loss, "missing after" is a Service kube-proxy no longer programs.</div>
-<table><thead><tr>${head}</tr></thead>
-<tbody>${body}</tbody></table></section>`;
+${table}</section>`;
 }

@@ -16,6 +16,7 @@ import {
   UNKNOWN_TO_COLLECTOR,
   verdictOf,
   worstFindings,
+  clusterUnread,
 } from "./labels.js";
 
 type Tone = "good" | "meh" | "bad" | "info" | "none";
@@ -94,7 +95,8 @@ function headline(r: FleetReport): string {
   const here =
     v && v.major === 1
       ? `<div class="here" style="left:${at(v.minor)}%"><span>you are here</span><b>${h(v.gitVersion)}</b></div>`
-      : `<div class="here unknown"><span>cluster version unknown</span></div>`;
+      : // No marker at all: a dot anywhere on the axis would read as a version.
+        `<div class="when-unknown">Kubernetes version unknown: not placed on the timeline</div>`;
   const marks = STAGES.map(
     (st) =>
       `<div class="stage${v && v.major === 1 && v.minor >= st.minor ? " past" : ""}" style="left:${at(st.minor)}%"><b>${st.label}</b><span>${st.what}</span></div>`,
@@ -276,6 +278,8 @@ export function renderHtml(r: FleetReport): string {
       .map(([k, v]) => `<option value="${h(k)}">${h(k)} (${v})</option>`)
       .join("");
 
+  // Unread Services are not zero Services.
+  const unread = clusterUnread(cl);
   const facts = [
     ["Kubernetes", cl.version?.gitVersion ?? "unknown"],
     ["Deprecation stage", cl.deprecationStage],
@@ -285,11 +289,11 @@ export function renderHtml(r: FleetReport): string {
       "Config source",
       `${configSourceLabel(cl)}${cl.kubeadm ? " (kubeadm regenerates the ConfigMap on upgrade)" : ""}`,
     ],
-    ["Services", String(cl.services.total)],
-    ["NodePorts", String(cl.services.nodePorts.length)],
-    ["sessionAffinity ClientIP", String(cl.services.sessionAffinityClientIP.length)],
-    ["externalTrafficPolicy Local", String(cl.services.externalTrafficPolicyLocal.length)],
-    ["internalTrafficPolicy Local", String(cl.services.internalTrafficPolicyLocal.length)],
+    ["Services", unread ?? String(cl.services.total)],
+    ["NodePorts", unread ?? String(cl.services.nodePorts.length)],
+    ["sessionAffinity ClientIP", unread ?? String(cl.services.sessionAffinityClientIP.length)],
+    ["externalTrafficPolicy Local", unread ?? String(cl.services.externalTrafficPolicyLocal.length)],
+    ["internalTrafficPolicy Local", unread ?? String(cl.services.internalTrafficPolicyLocal.length)],
   ]
     .map(([k, v]) => `<dt>${h(k)}</dt><dd>${h(v)}</dd>`)
     .join("");
@@ -304,13 +308,6 @@ ${headline(r)}
 ${burnDown(r)}
 <section class="span6" id="by-phase"><h2>Nodes by phase</h2>${tiles(s.byPhase, PHASE_TONE, s.nodes)}</section>
 <section class="span6" id="by-verdict"><h2>Nodes by verdict</h2>${tiles(s.byVerdict, VERDICT_TONE, s.nodes)}</section>
-${paritySection(r)}
-<section class="span12" id="nodes"><h2>Nodes by pool</h2>
-<div class="filters"><select id="f-phase" aria-label="phase"><option value="">every phase</option>${options(s.byPhase)}</select>
-<select id="f-verdict" aria-label="verdict"><option value="">every verdict</option>${options(s.byVerdict)}</select>
-<input id="f-text" type="search" placeholder="filter: node, kernel, OS, label, finding" aria-label="text filter"><span class="count" id="shown"></span></div>
-<div class="meta">Click a node to see its findings, their evidence and fix; click a column to sort.</div></section>
-${poolTables(r)}
 <section class="span8" id="plan"><h2>The plan</h2><ol class="plan">${plan}</ol></section>
 <section class="span4" id="cluster"><h2>Cluster</h2><dl>${facts}</dl></section>
 ${
@@ -323,6 +320,13 @@ ${
     : ""
 }
 ${findings ? `<section class="span12" id="cluster-findings"><h2>Cluster findings</h2><ul class="findings">${findings}</ul></section>` : ""}
+${paritySection(r)}
+<section class="span12" id="nodes"><h2>Nodes by pool</h2>
+<div class="filters"><select id="f-phase" aria-label="phase"><option value="">every phase</option>${options(s.byPhase)}</select>
+<select id="f-verdict" aria-label="verdict"><option value="">every verdict</option>${options(s.byVerdict)}</select>
+<input id="f-text" type="search" placeholder="filter: node, kernel, OS, label, finding" aria-label="text filter"><span class="count" id="shown"></span></div>
+<div class="meta">Click a node to see its findings, their evidence and fix; click a column to sort.</div></section>
+${poolTables(r)}
 </main>`;
 
   // Inline style attributes (bar widths, timeline positions) are allowed by their exact hashes.

@@ -1,3 +1,4 @@
+import { API_NOT_ASKED } from "../fail-on.js";
 import type { PlanStatus, FleetNode, FleetReport } from "../report/schema.js";
 
 // Shared wording for every renderer, so the table, Markdown and HTML say the same thing.
@@ -45,6 +46,8 @@ export function verdictOf(n: FleetNode): string {
  */
 export function configuredModeLabel(cl: FleetReport["cluster"]): string {
   if (cl.configuredMode) return cl.configuredMode;
+  const unread = clusterUnread(cl);
+  if (unread) return unread;
   const src = cl.configSource;
   // A report of an older collector has no configSource: it said "not pinned" then, unverified.
   if (!src) return "not pinned";
@@ -54,10 +57,23 @@ export function configuredModeLabel(cl: FleetReport["cluster"]): string {
   return "unknown (not read)";
 }
 
+/**
+ * Why the cluster's facts (mode, Services, kubeadm) were never read, or null when they were: the rollup
+ * writes configSource null exactly when it had no cluster facts (an older report leaves it out).
+ */
+export function clusterUnread(cl: FleetReport["cluster"]): string | null {
+  if (cl.configSource !== null) return null;
+  const asked = cl.gaps.find((g) => g.what === API_NOT_ASKED.what);
+  return asked?.reason === API_NOT_ASKED.reason
+    ? "not read (no API access with --source static)"
+    : `not read (${asked?.reason ?? "no cluster facts"})`;
+}
+
 /** Where kube-proxy's mode comes from, in words (the cluster-config-source finding's title). */
 export function configSourceLabel(cl: FleetReport["cluster"]): string {
   return (
     cl.configSource?.where ??
+    clusterUnread(cl) ??
     (cl.kubeadm ? "kubeadm (ConfigMap regenerated on upgrade)" : cl.kubeProxyConfigMap ? "ConfigMap" : "-")
   );
 }

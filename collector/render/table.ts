@@ -35,6 +35,19 @@ const STATUS_TONE: Record<PlanStatus, Tone> = { done: "good", todo: "meh", block
 const width = (s: string) => [...s.replace(/\u001b\[[0-9;]*m/g, "")].length;
 const cut = (s: string, n: number) => ([...s].length > n ? `${[...s].slice(0, n - 1).join("")}…` : s);
 
+/**
+ * A note too long for its column loses its URLs, not its reason: a failed read's reason is
+ * "<url>: <why>", and the why is what the reader acts on (the URL stays in JSON and Markdown).
+ */
+function tableNote(note: string): string {
+  if ([...note].length <= 80) return note;
+  return note
+    .replace(/https?:\/\/\S*?:?(?=\s|$)/g, "")
+    .replace(/\s+/g, " ")
+    .replace(/:\s*:/g, ":")
+    .trim();
+}
+
 function table(head: string[], rows: string[][]): string[] {
   const w = head.map((h, i) => Math.max(width(h), ...rows.map((r) => width(r[i] ?? ""))));
   const line = (r: string[]) =>
@@ -129,7 +142,8 @@ export function renderTable(r: FleetReport, colour: boolean): string {
     phaseOf(n),
     c(VERDICT_TONE[verdictOf(n)] ?? "dim", verdictOf(n)),
     cut(safe(worstFindings(n)), 60) || "-",
-    cut(safe(nodeNote(n)), 80),
+    // The last column: a long reason runs on (the terminal wraps it) rather than being cut mid-word.
+    cut(safe(tableNote(nodeNote(n))), 200),
   ]);
   out.push(
     ...table(["NODE", "KUBELET", "KERNEL", "OS", "PHASE", "VERDICT", "FINDINGS", "NOTE"], rows).map(

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { canonicalIp } from "../../agent/contract.js";
-import { findingPageUrl, REPOSITORY_URL } from "../../common/finding-page.js";
+import { findingPageUrl, repositoryFileUrl } from "../../common/finding-page.js";
 import type { ApiService, ClusterFacts } from "./cluster-facts.js";
 import type { FleetNode, FleetReport, NodeFinding } from "./schema.js";
 
@@ -8,7 +8,7 @@ import type { FleetNode, FleetReport, NodeFinding } from "./schema.js";
 // the application owners: the API's Services held against the nodes' findings and their evidence.
 // A node whose report or needed probe was not read is named as "not known", never counted as untouched.
 
-const DOC = `${REPOSITORY_URL}/blob/main/docs/ipvs-to-nftables.md#ipvs--nftables`;
+const DOC = `${repositoryFileUrl("docs/ipvs-to-nftables.md")}#ipvs--nftables`;
 
 export const ChangeLine = z.object({
   /** namespace/name, as the API gave it. */

@@ -110,6 +110,8 @@ export const NodeObservation = z.object({
   agentVersion: z.string().nullable(),
   scannedAt: z.string().nullable(),
   kernelRelease: z.string().nullable(),
+  /** The host's os-release PRETTY_NAME as the agent read it; absent or null: not read. */
+  osPrettyName: z.string().nullable().optional(),
   /** The agent's own judgement of its kernel (Prometheus carries this, not the release). */
   kernelNftablesCapable: z.boolean().nullable(),
   /** Probes that failed on the node: their facts are missing, not zero. */
@@ -233,7 +235,8 @@ export const FleetReport = z.object({
     deprecationStage: DeprecationStage,
     kubeProxyConfigMap: ClusterFacts.shape.kubeProxyConfigMap,
     kubeProxyDaemonSet: ClusterFacts.shape.kubeProxyDaemonSet,
-    kubeadm: z.boolean(),
+    /** null when the API was not read: unread is not "no kubeadm". */
+    kubeadm: z.boolean().nullable(),
     /** What the config says kube-proxy should run: pinned mode, or null when it follows the default. */
     configuredMode: z.string().nullable(),
     /** Where the mode comes from (null without API access); optional for reports of older collectors. */

@@ -18,6 +18,7 @@ import {
 } from "./collector-fleet.js";
 import { spawnOwned } from "../helpers/children.js";
 import { CHROMIUM, chromiumFlags } from "../helpers/chromium.js";
+import { VERSION } from "../../common/version.js";
 
 if (!existsSync(CHROMIUM)) {
   t.plan(0, "Debian chromium is not installed (apt-get install chromium)");
@@ -138,7 +139,10 @@ t.test("the page is self-contained and strict", async (t) => {
     t.equal(tag, "a", "an href only on a link");
     t.match(
       href,
-      /^https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/main\/docs\/findings\/[a-z0-9-]+\.md$/,
+      // At this release's tag: the page a cited report names says what this version did.
+      new RegExp(
+        `^https://github\\.com/proxyscope/proxyscope/blob/v${VERSION.replace(/\./g, "\\.")}/docs/findings/[a-z0-9-]+\\.md$`,
+      ),
     );
   }
   t.equal((html.match(/<script>/g) ?? []).length, 1, "one script: the page's own");

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import t from "tap";
 import { renderCsv } from "../../collector/render/csv.js";
 import { renderHtml } from "../../collector/render/html.js";
+import { VERSION } from "../../common/version.js";
 import { spawnOwned, stopOwned } from "../helpers/children.js";
 import { CHROMIUM, chromiumFlags } from "../helpers/chromium.js";
 import { reviewFleet } from "../helpers/review-fleet.js";
@@ -181,7 +182,7 @@ t.test("a table per pool, each row opening to its findings", async (t) => {
   t.match(open.text, /fix: .*ip link delete kube-ipvs0/, "the fix");
   t.same(
     open.links,
-    ["https://github.com/proxyscope/proxyscope/blob/main/docs/findings/kube-ipvs0-black-hole.md"],
+    [`https://github.com/proxyscope/proxyscope/blob/v${VERSION}/docs/findings/kube-ipvs0-black-hole.md`],
     "the page",
   );
 });

@@ -698,8 +698,10 @@ t.test("the PrometheusRule carries exactly the rule file's groups", async (t) =>
 });
 
 const RUNBOOKS = join(ROOT, "docs/runbooks");
-const homepage = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { homepage: string })
-  .homepage;
+const { homepage, version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+  homepage: string;
+  version: string;
+};
 
 t.test("every alert links its own runbook, and every runbook belongs to an alert", async (t) => {
   for (const a of allAlerts) {
@@ -710,7 +712,7 @@ t.test("every alert links its own runbook, and every runbook belongs to an alert
     );
     t.equal(
       a.annotations.runbook_url,
-      `${homepage}/blob/main/docs/runbooks/${a.alert}.md`,
+      `${homepage}/blob/v${version}/docs/runbooks/${a.alert}.md`,
       `${a.alert} runbook_url`,
     );
     const file = join(RUNBOOKS, `${a.alert}.md`);

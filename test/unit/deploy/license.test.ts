@@ -29,3 +29,19 @@ t.test("the image's label and the changelog agree", async (t) => {
   t.match(changelog, /^# Changelog\n/, "Keep a Changelog heading");
   t.match(changelog, /^## \[Unreleased\]$/m, "an Unreleased section for the next release");
 });
+
+t.test("the package's version has a dated release section and a tag link", async (t) => {
+  const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    version: string;
+  };
+  const changelog = readFileSync(join(ROOT, "CHANGELOG.md"), "utf8");
+  const v = version.replace(/\./g, "\\.");
+  // The release workflow cuts the GitHub release's notes from this section.
+  t.match(changelog, new RegExp(`^## \\[${v}\\] - \\d{4}-\\d{2}-\\d{2}$`, "m"), "a dated section");
+  t.ok(
+    changelog.indexOf("## [Unreleased]") < changelog.indexOf(`## [${version}]`),
+    "Unreleased above the release",
+  );
+  t.match(changelog, new RegExp(`^\\[Unreleased\\]: https://\\S+/compare/v${v}\\.\\.\\.HEAD$`, "m"));
+  t.match(changelog, new RegExp(`^\\[${v}\\]: https://\\S+/releases/tag/v${v}$`, "m"));
+});

@@ -4,6 +4,7 @@ import { FINDING_IDS } from "../../../agent/rules/catalogue.js";
 import { CLUSTER_FINDING_IDS } from "../../../collector/rules/catalogue.js";
 import { clusterChecks } from "../../../collector/rules/index.js";
 import { findingPagePath, findingPageUrl } from "../../../common/finding-page.js";
+import { VERSION } from "../../../common/version.js";
 import { facts } from "../../helpers/fleet.js";
 import { ipvsNode, judge, NOW } from "../../helpers/rules.js";
 
@@ -60,7 +61,8 @@ t.test("a page's address is derived from its id, and every relative link resolve
   t.equal(findingPagePath("kube-proxy-free"), "docs/findings/kube-proxy-free.md");
   t.equal(
     findingPageUrl("kube-proxy-free"),
-    "https://github.com/proxyscope/proxyscope/blob/main/docs/findings/kube-proxy-free.md",
+    `https://github.com/proxyscope/proxyscope/blob/v${VERSION}/docs/findings/kube-proxy-free.md`,
+    "the release's tag: what a user cites stays what their version said",
   );
   for (const p of [...pages, "README"]) {
     const text = readFileSync(new URL(`${p}.md`, dir), "utf8");
