@@ -149,7 +149,7 @@ t.test(
           .map((l) => splitCodeSpans(l).text)
           .join("\n");
         const PAGE_LINK =
-          /\[[a-z0-9-]+\]\(https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/main\/docs\/findings\/[a-z0-9-]+\.md\)/g;
+          /\[[a-z0-9-]+\]\(https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/v[0-9.]+\/docs\/findings\/[a-z0-9-]+\.md\)/g;
         const link = autolinkIn(outside.replace(PAGE_LINK, ""));
         if (link !== null) throw new Error(`an autolink: ${link}`);
         const unescaped = out
@@ -165,7 +165,7 @@ t.test(
         if (/[<`]/.test(unescaped)) throw new Error(`raw < or backtick: ${unescaped.slice(0, 300)}`);
         // The only links are the findings' pages, built from well-formed ids.
         const PAGE =
-          /\[[a-z0-9-]+\]\(https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/main\/docs\/findings\/[a-z0-9-]+\.md\)/g;
+          /\[[a-z0-9-]+\]\(https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/v[0-9.]+\/docs\/findings\/[a-z0-9-]+\.md\)/g;
         if (/\]\(/.test(unescaped.replace(PAGE, ""))) throw new Error("a link");
         let columns = -1;
         for (const line of out.split("\n")) {
@@ -187,7 +187,7 @@ t.test(
 
 // The template's own tags and attributes; anything else in the page came from data.
 const TAGS = new Set(
-  "html head meta title style body header h1 span b div main section h2 ol li dl dt dd ul code select option input table thead tr th tbody td i script a button small colgroup col".split(
+  "html head meta title style body header h1 span b div main section h2 ol li dl dt dd ul code select option input table thead tr th tbody td i script a button small colgroup col details summary".split(
     " ",
   ),
 );
@@ -256,7 +256,7 @@ t.test("HTML: every tag and attribute is the template's; the data block is inert
           if (
             k === "href" &&
             (tag.name !== "a" ||
-              !/^https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/main\/docs\/findings\/[a-z0-9-]+\.md$/.test(
+              !/^https:\/\/github\.com\/proxyscope\/proxyscope\/blob\/v[0-9.]+\/docs\/findings\/[a-z0-9-]+\.md$/.test(
                 v,
               ))
           )
