@@ -153,20 +153,26 @@ export function configSource(facts: ClusterFacts, observed: readonly ObservedPha
   return statics.length > 0 ? fromStaticPods(seen, statics) : withoutPods(seen);
 }
 
-/** The DaemonSet's --proxy-mode, else the ConfigMap its --config mounts, else a file or the defaults. */
+/**
+ * The ConfigMap (or file) the DaemonSet's --config mounts; without --config, its --proxy-mode or the
+ * defaults. kube-proxy ignores its flags when --config is given: Complete() replaces the flag-built config
+ * by the file's, keeping only the logging flags (kubernetes v1.34.4 cmd/kube-proxy/app/options.go).
+ */
 function fromDaemonSet({ facts, base, nodesSay }: Seen, ds: KubeProxyDaemonSet): ConfigSource {
   const cm = facts.kubeProxyConfigMap;
   const flag = ds.proxyModeFlag?.trim() || null;
   const m = ds.configMount;
-  if (flag)
+  const withConfig = ds.configFlag !== null;
+  if (flag && !withConfig)
     return {
       ...base,
       kind: "flags",
       pin: "pinned",
       mode: flag,
-      where: `--proxy-mode=${flag} on DaemonSet kube-proxy (flags override the --config file)`,
+      where: `--proxy-mode=${flag} on DaemonSet kube-proxy (no --config)`,
       proxyModeFlags: [flag],
     };
+  const ignored = flag ? ` (its --proxy-mode=${flag} is ignored beside --config)` : "";
   if (!m)
     return {
       ...base,
@@ -181,10 +187,10 @@ function fromDaemonSet({ facts, base, nodesSay }: Seen, ds: KubeProxyDaemonSet):
       kind: "file",
       pin: "unknown",
       mode: null,
-      where: `the file --config=${m.path}, ${m.kind === "unmounted" ? "on no mounted volume (a file in the image)" : `from volume ${m.volume} (${m.source})`}: not readable through the API${nodesSay}`,
+      where: `the file --config=${m.path}, ${m.kind === "unmounted" ? "on no mounted volume (a file in the image)" : `from volume ${m.volume} (${m.source})`}: not readable through the API${ignored}${nodesSay}`,
     };
   const gap = unreadGap(facts, m.configMap);
-  const here = `ConfigMap kube-system/${m.configMap}, key ${m.key} (DaemonSet kube-proxy's --config=${m.path})`;
+  const here = `ConfigMap kube-system/${m.configMap}, key ${m.key} (DaemonSet kube-proxy's --config=${m.path})${ignored}`;
   const read = cm?.name === m.configMap && cm.config !== null;
   const mode = read ? cm!.config!.mode?.trim() || null : null;
   return {

@@ -20,7 +20,11 @@ t.test("an empty mode is a finding for every cluster, ipvs or not", async (t) =>
   t.notOk(ids(facts({}, cfg({ mode: "nftables" }))).includes("cluster-proxy-mode-not-pinned"));
   const flagged = facts({}, cfg({ mode: "" }));
   flagged.kubeProxyDaemonSet!.proxyModeFlag = "iptables";
-  t.notOk(ids(flagged).includes("cluster-proxy-mode-not-pinned"), "--proxy-mode pins it too");
+  // Beside --config kube-proxy ignores --proxy-mode (cmd/kube-proxy/app/options.go Complete, v1.34.4).
+  t.ok(ids(flagged).includes("cluster-proxy-mode-not-pinned"), "--proxy-mode beside --config pins nothing");
+  flagged.kubeProxyDaemonSet!.configFlag = null;
+  flagged.kubeProxyDaemonSet!.configMount = null;
+  t.notOk(ids(flagged).includes("cluster-proxy-mode-not-pinned"), "--proxy-mode without --config pins it");
   t.notOk(
     ids(facts({ kubeProxyConfigMap: null, kubeProxyDaemonSet: null })).includes(
       "cluster-proxy-mode-not-pinned",

@@ -309,3 +309,43 @@ t.test("no DaemonSet and the static pods could not be listed: unknown, not absen
   t.notOk(ids(f).includes("cluster-proxy-mode-not-pinned"));
   t.match(step1(f), { status: "todo", detail: /could not be read/ });
 });
+
+// kube-proxy ignores its flags when --config is given: Complete() replaces the flag-built config by the
+// file's, keeping only the logging flags (and --hostname-override, processed after) —
+// kubernetes v1.34.4 cmd/kube-proxy/app/options.go. So beside --config, --proxy-mode says nothing about the
+// mode: the ConfigMap's mode: is what runs, and the flag only misleads whoever reads the DaemonSet.
+t.test("--proxy-mode beside --config is ignored by kube-proxy: the ConfigMap's mode runs", async (t) => {
+  const kubeadm = ds("kube-proxy-daemonset.kubeadm.json");
+  const f = facts(
+    {
+      kubeProxyDaemonSet: { ...kubeadm, proxyModeFlag: "iptables" },
+      kubeProxyConfigMap: toKubeProxyConfigMap(fixture("kube-proxy-configmap.kubeadm-ipvs.json") as never),
+    },
+    null,
+  );
+  const src = configSource(f);
+  t.equal(src.kind, "configmap", "the mounted ConfigMap is the source");
+  t.equal(src.mode, "ipvs", "its mode: runs, not the ignored flag's");
+  t.match(src.where, /--proxy-mode=iptables .*ignored/);
+  const d = clusterChecks(f, []).find((x) => x.id === "cluster-config-sources-disagree");
+  t.match(d?.title, /ignores --proxy-mode=iptables/);
+  t.match(d?.title, /mode: ipvs/);
+  t.match(d?.remedy, /[Dd]rop --proxy-mode/);
+});
+
+t.test("--proxy-mode without --config is what runs; a ConfigMap nobody mounts says nothing", async (t) => {
+  const kubeadm = ds("kube-proxy-daemonset.kubeadm.json");
+  const f = facts(
+    {
+      kubeProxyDaemonSet: { ...kubeadm, proxyModeFlag: "iptables", configFlag: null, configMount: null },
+      kubeProxyConfigMap: toKubeProxyConfigMap(fixture("kube-proxy-configmap.kubeadm-ipvs.json") as never),
+    },
+    null,
+  );
+  const src = configSource(f);
+  t.equal(src.kind, "flags");
+  t.equal(src.mode, "iptables");
+  t.notMatch(src.where, /override the --config/, "no --config to override");
+  const d = clusterChecks(f, []).find((x) => x.id === "cluster-config-sources-disagree");
+  t.match(d?.title, /--proxy-mode=iptables is what runs/);
+});
