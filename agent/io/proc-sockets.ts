@@ -1,6 +1,7 @@
 import { readdir, readlink } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
-import { parseConntrackLine, ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
+import { ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
+import { countConntrackFlows } from "./conntrack-flows.js";
 import { readLines } from "./files.js";
 
 // 150 bytes a socket (tcp6): this bounds a runaway file, not a busy node (a million sockets is 150 MB).
@@ -84,37 +85,24 @@ export const holdersOf = (s: SocketsByProcess, inode: string): number[] =>
 
 /**
  * Conntrack entries whose original destination port is one of `ports`, counted by destination address
- * and port, streamed from /proc/net/nf_conntrack with a byte cap: over the cap, missing (no
- * nf_conntrack procfs) or unreadable is a failure, never a count.
+ * and port: the one conntrack reader (countConntrackFlows) with this key, so over the cap, missing (no
+ * nf_conntrack procfs), unreadable or garbled is a failure, never a count.
  */
 export async function conntrackTo(
   procRoot: string,
   ports: ReadonlySet<number>,
   maxBytes: number,
 ): Promise<Read<Map<string, { address: string; port: number; connections: number }>>> {
-  const counts = new Map<string, { address: string; port: number; connections: number }>();
-  const path = `${procRoot}/net/nf_conntrack`;
-  let lineNo = 0;
-  let bad: string | null = null;
-  const r = await readLines(
-    path,
-    (line) => {
-      lineNo++;
-      if (bad !== null || line === "") return;
-      const p = parseConntrackLine(line);
-      if (!p.ok) {
-        bad = `${path} line ${lineNo}: ${p.error}`;
-        return;
-      }
-      const e = p.value;
-      if (e === null || e.proto !== "tcp" || !ports.has(e.dport)) return;
-      const key = `${e.dst}|${e.dport}`;
-      const c = counts.get(key) ?? { address: e.dst, port: e.dport, connections: 0 };
-      c.connections++;
-      counts.set(key, c);
-    },
+  const r = await countConntrackFlows(
+    procRoot,
+    (f) => (f.proto === "tcp" && f.dport !== null && ports.has(f.dport) ? `${f.dst}|${f.dport}` : null),
     maxBytes,
   );
-  if (r.ok && bad !== null) return { ok: false, error: { kind: "garbage", message: bad, command: path } };
-  return r.ok ? { ok: true, value: counts } : { ok: false, error: r.error };
+  if (!r.ok) return r;
+  const out = new Map<string, { address: string; port: number; connections: number }>();
+  for (const [key, connections] of r.value) {
+    const at = key.lastIndexOf("|");
+    out.set(key, { address: key.slice(0, at), port: Number(key.slice(at + 1)), connections });
+  }
+  return { ok: true, value: out };
 }

@@ -83,29 +83,6 @@ export function parseProcNetTcp(
   return p.finish();
 }
 
-export interface ConntrackTuple {
-  proto: string;
-  dst: string;
-  dport: number;
-}
-
-/**
- * The original direction's destination of one /proc/net/nf_conntrack entry
- * (net/netfilter/nf_conntrack_standalone.c ct_seq_show: "ipv4 2 tcp 6 117 TIME_WAIT src=… dst=…
- * sport=… dport=… src=… …": the first dst=/dport= are the original direction's). null for an entry with
- * no ports (ICMP, GRE); an error for a line that is not an entry, so a table we cannot read is never
- * "no connection".
- */
-export function parseConntrackLine(line: string): Result<ConntrackTuple | null> {
-  const entry = /^ipv[46]\s+\d+\s+(\S+)\s+\d+\s/.exec(line);
-  if (!entry) return unparsable(`not a conntrack entry: ${excerpt(line)}`);
-  const m = /\bdst=(\S+)\s.*?\bdport=(\d+)/.exec(line);
-  if (!m) return parsed(null);
-  const dst = canonicalIp(m[1]!);
-  if (dst === null) return unparsable(`not an address after dst=: ${excerpt(line)}`);
-  return parsed({ proto: entry[1]!, dst, dport: Number(m[2]) });
-}
-
 /** One /proc/net/nf_conntrack entry's original direction; `dport` null for ICMP and other portless ones. */
 export interface ConntrackFlow {
   proto: string;

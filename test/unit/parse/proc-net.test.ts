@@ -1,6 +1,6 @@
 import t from "tap";
 import { canonicalIp } from "../../../agent/parse/ip-text.js";
-import { parseConntrackLine, parseProcNetTcp } from "../../../agent/parse/proc-net.js";
+import { parseConntrackFlow, parseProcNetTcp } from "../../../agent/parse/proc-net.js";
 
 // Lines as the kernel prints them (net/ipv4/tcp_ipv4.c get_tcp4_sock, net/ipv6/tcp_ipv6.c get_tcp6_sock):
 // kube-proxy's metrics on 127.0.0.1:10249, a Go listener on [::]:31234 (Go listens dual-stack on a
@@ -36,26 +36,26 @@ t.test("a socket table that is not one is an error, never empty", async (t) => {
 
 t.test("conntrack entries: the original direction's destination", async (t) => {
   t.same(
-    parseConntrackLine(
+    parseConntrackFlow(
       "ipv4     2 tcp      6 117 TIME_WAIT src=10.0.0.9 dst=10.0.0.5 sport=51234 dport=31234 src=10.0.0.5 dst=10.0.0.9 sport=31234 dport=51234 [ASSURED] mark=0 zone=0 use=2",
     ),
-    { ok: true, value: { proto: "tcp", dst: "10.0.0.5", dport: 31234 } },
+    { ok: true, value: { proto: "tcp", src: "10.0.0.9", dst: "10.0.0.5", dport: 31234 } },
   );
   t.same(
-    parseConntrackLine(
+    parseConntrackFlow(
       "ipv6     10 tcp      6 86399 ESTABLISHED src=2001:0db8:0000:0000:0000:0000:0000:0009 dst=2001:0db8:0000:0000:0000:0000:0000:0005 sport=40000 dport=31234 src=2001:0db8:0000:0000:0000:0000:0000:0005 dst=2001:0db8:0000:0000:0000:0000:0000:0009 sport=31234 dport=40000 [ASSURED] mark=0 zone=0 use=2",
     ),
-    { ok: true, value: { proto: "tcp", dst: "2001:db8::5", dport: 31234 } },
+    { ok: true, value: { proto: "tcp", src: "2001:db8::9", dst: "2001:db8::5", dport: 31234 } },
   );
   t.same(
-    parseConntrackLine(
+    parseConntrackFlow(
       "ipv4     2 icmp     1 29 src=10.0.0.9 dst=10.0.0.5 type=8 code=0 id=7 src=10.0.0.5 dst=10.0.0.9 type=0 code=0 id=7 mark=0 use=1",
     ),
-    { ok: true, value: null },
-    "an entry without ports: not counted, not an error",
+    { ok: true, value: { proto: "icmp", src: "10.0.0.9", dst: "10.0.0.5", dport: null } },
+    "an entry without ports: no port, not an error",
   );
-  t.notOk(parseConntrackLine("<html>").ok, "a line that is no entry is an error");
-  t.notOk(parseConntrackLine("ipv4 2 tcp 6 117 TIME_WAIT src=10.0.0.9 dst=nope sport=1 dport=2").ok);
+  t.notOk(parseConntrackFlow("<html>").ok, "a line that is no entry is an error");
+  t.notOk(parseConntrackFlow("ipv4 2 tcp 6 117 TIME_WAIT src=10.0.0.9 dst=nope sport=1 dport=2").ok);
   t.equal(canonicalIp("FD00:0:0:0:0:0:0:1"), "fd00::1");
   t.equal(canonicalIp("nope"), null);
 });
