@@ -1,8 +1,9 @@
-import { httpGet } from "../../common/http.js";
+import type { HttpResult } from "../../common/http.js";
 import type { ToolRunner } from "../io/run.js";
 import { ipvsGateKey, type GateInput, type GateKey } from "../parse/ipvs-gate.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
 import { ipSetInKernel } from "./ipsets.js";
+import { KUBE_PROXY_METRICS_MAX_BYTES, kubeProxyGet, PROXY_MODE_MAX_BYTES } from "./kube-proxy-get.js";
 import type { ScanShared } from "./scan-cache.js";
 
 /** What the gate's cheap reads need: the scan's input, in part. */
@@ -13,8 +14,6 @@ export interface IpvsGateInput {
   callTimeoutMs: number;
 }
 
-// A kube-proxy /metrics is ~100 KB (as the kube-proxy-metrics probe bounds it).
-const METRICS_MAX_BYTES = 8 * 1024 * 1024;
 const IPSET_MAX_BYTES = 16 * 1024 * 1024;
 // `ip addr show up` leaves kube-ipvs0 (never set up) out: a few links' addresses.
 const LINKS_MAX_BYTES = 4 * 1024 * 1024;
@@ -25,8 +24,11 @@ const LINKS_MAX_BYTES = 4 * 1024 * 1024;
  * the kernel (listing would load it); its answer goes to `shared` for the ipsets probe to use.
  */
 export async function readIpvsGateKey(input: IpvsGateInput, shared: ScanShared): Promise<GateKey> {
-  const opts = { timeoutMs: input.callTimeoutMs };
-  const mode = await get(`${input.kubeProxyMetricsUrl}/proxyMode`, 4096, opts.timeoutMs);
+  const get = (path: string, maxBytes: number) => {
+    const url = `${input.kubeProxyMetricsUrl}${path}`;
+    return answer(url, kubeProxyGet(shared, url, { timeoutMs: input.callTimeoutMs, maxBytes }));
+  };
+  const mode = await get("/proxyMode", PROXY_MODE_MAX_BYTES);
   let proxyMode: GateInput<string> = mode;
   if (mode.ok) {
     const p = parseProxyMode(mode.value);
@@ -35,7 +37,7 @@ export async function readIpvsGateKey(input: IpvsGateInput, shared: ScanShared):
   if (!proxyMode.ok || proxyMode.value !== "ipvs")
     return ipvsGateKey({ proxyMode, metrics: none, ipsets: none, links: none });
   const [metrics, ipsets, links] = await Promise.all([
-    get(`${input.kubeProxyMetricsUrl}/metrics`, METRICS_MAX_BYTES, opts.timeoutMs),
+    get("/metrics", KUBE_PROXY_METRICS_MAX_BYTES),
     readIpsetHeaders(input),
     tool(input, "ip", ["-j", "addr", "show", "up"], LINKS_MAX_BYTES),
   ]);
@@ -50,8 +52,8 @@ async function readIpsetHeaders(input: IpvsGateInput): Promise<GateInput<string 
   return tool(input, "ipset", ["list", "-terse"], IPSET_MAX_BYTES);
 }
 
-async function get(url: string, maxBytes: number, timeoutMs: number): Promise<GateInput<string>> {
-  const r = await httpGet(url, { timeoutMs, maxBytes });
+async function answer(url: string, get: Promise<HttpResult>): Promise<GateInput<string>> {
+  const r = await get;
   if (!r.ok) return { ok: false, why: `${r.error.kind}: ${r.error.message}` };
   if (r.status !== 200) return { ok: false, why: `${url} answered ${r.status}` };
   return { ok: true, value: r.body };

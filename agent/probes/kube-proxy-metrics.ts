@@ -1,15 +1,15 @@
-import { httpGet } from "../../common/http.js";
 import { parseKubeProxyMetrics } from "../parse/kube-proxy-metrics.js";
+import { KUBE_PROXY_METRICS_MAX_BYTES, kubeProxyGet } from "./kube-proxy-get.js";
 import { defineProbe } from "./types.js";
-
-// A kube-proxy /metrics is ~100 KB; 8 MiB leaves room for many label sets and still bounds memory.
-const MAX_BYTES = 8 * 1024 * 1024;
 
 // Sync failures, staleness and the migration counters, straight from kube-proxy's own exposition.
 export const kubeProxyMetricsProbe = defineProbe("kube-proxy-metrics", {
   async run(ctx) {
     const url = `${ctx.kubeProxyMetricsUrl}/metrics`;
-    const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: MAX_BYTES });
+    const r = await kubeProxyGet(ctx.shared, url, {
+      timeoutMs: ctx.callTimeoutMs,
+      maxBytes: KUBE_PROXY_METRICS_MAX_BYTES,
+    });
     if (!r.ok) return { ok: false, error: r.error };
     if (r.status !== 200) {
       return {

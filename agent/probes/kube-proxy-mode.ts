@@ -1,12 +1,15 @@
-import { httpGet } from "../../common/http.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
+import { kubeProxyGet, PROXY_MODE_MAX_BYTES } from "./kube-proxy-get.js";
 import { defineProbe } from "./types.js";
 
 // The mode kube-proxy really runs, from its own mouth: the ConfigMap may not be what the pod loaded.
 export const kubeProxyModeProbe = defineProbe("kube-proxy-mode", {
   async run(ctx) {
     const url = `${ctx.kubeProxyMetricsUrl}/proxyMode`;
-    const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 4096 });
+    const r = await kubeProxyGet(ctx.shared, url, {
+      timeoutMs: ctx.callTimeoutMs,
+      maxBytes: PROXY_MODE_MAX_BYTES,
+    });
     if (!r.ok) return { ok: false, error: r.error };
     if (r.status !== 200) {
       return {

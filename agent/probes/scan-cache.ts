@@ -4,6 +4,7 @@ import type { KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { GateKey } from "../parse/ipvs-gate.js";
 import type { IpvsProcTable } from "../parse/ipvs-proc.js";
 import type { NftChainServed } from "../parse/nft-services.js";
+import type { HttpResult } from "../../common/http.js";
 import type { Result } from "../../common/result.js";
 
 /**
@@ -125,6 +126,8 @@ export interface ScanShared {
   nftChainServed?: NftChainServed;
   /** The raw `nft -j list set|map <family> <table> <name>` answers of this scan, by argv; parity on only. */
   nftSetAnswers: Map<string, string>;
+  /** kube-proxy's answers this scan, by cap and URL (kube-proxy-get.ts): one GET for the gate and the probes. */
+  kubeProxyAnswers: Map<string, Promise<HttpResult>>;
   /**
    * The ipvs-mode gate's key for this scan, read once (by the first probe that asks); absent: no cache.
    * Read before any ipvs-mode deep read and never after: every part of the key only moves forward
@@ -147,7 +150,7 @@ export function newScanShared(
   readGeneration?: () => Promise<GenerationRead>,
   readIpvsGate?: (shared: ScanShared) => Promise<GateKey>,
 ): ScanShared {
-  const shared: ScanShared = { freshness: [], nftSetAnswers: new Map() };
+  const shared: ScanShared = { freshness: [], nftSetAnswers: new Map(), kubeProxyAnswers: new Map() };
   if (readGeneration !== undefined) {
     let first: Promise<GenerationRead> | null = null;
     shared.generation = { atStart: () => (first ??= readGeneration()), now: readGeneration };
