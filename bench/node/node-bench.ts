@@ -10,6 +10,7 @@ import { benchArgs, count, required, seconds, usageError } from "../lib/args.js"
 import { ipvsFloor, IPVS_REFERENCE, nftFloor, type FloorRead } from "../lib/floor.js";
 import { kubeProxyStandin } from "../lib/kube-proxy-standin.js";
 import { childrenCpuMs, type ToolCall } from "./scan-once.js";
+import { scansTotal, spawnAgentServe } from "../lib/agent-serve.js";
 
 const USAGE = `\
 Usage: node dist/bench/node/node-bench.js --out FILE [--label ipvs-1000] [--reps 5] [--floor ipvs|nft]
@@ -207,32 +208,6 @@ async function loadPhase(port: number, seconds: number, workers: number, rps: nu
 
 /** The agent serving from its last scan while scans run back to back; C clients for `seconds`. */
 
-/** The agent as a DaemonSet runs it: `serve` with its defaults, the event-loop monitor preloaded. */
-function startAgent(port: number, extra: string[], eldOut?: string): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      ...(eldOut ? ["--import", ELD_PRELOAD] : []),
-      AGENT_CLI,
-      "serve",
-      "--listen",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--log-level",
-      "error",
-      "--node",
-      "bench-node",
-      ...extra,
-    ],
-    {
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, ...(eldOut ? { PXBENCH_ELD_OUT: eldOut } : {}) },
-    },
-  );
-}
-
-const scansTotal = (metrics: string) => Number(/^proxyscope_scans_total (\S+)/m.exec(metrics)?.[1] ?? "NaN");
 /** The scan thread's memory-reducing GCs so far (server/heap-release.ts): how often a mode pays for one. */
 const heapReleases = (metrics: string) =>
   Number(/^proxyscope_scan_heap_releases_total (\S+)/m.exec(metrics)?.[1] ?? "NaN");
@@ -251,7 +226,7 @@ async function cpuHour(windowS: number, agentArgs: string[] = []) {
   // ended the whole benchmark, rows (d) and (e) with it. scripts/bench.sh installs it.
   if (!existsSync(NODE_EXPORTER))
     throw new Error(`${NODE_EXPORTER} not found (Debian package prometheus-node-exporter)`);
-  const agentChild = startAgent(port, agentArgs);
+  const agentChild = spawnAgentServe(AGENT_CLI, port, agentArgs);
   const ne = spawn(NODE_EXPORTER, ["--no-collector.ipvs", `--web.listen-address=127.0.0.1:${nePort}`], {
     stdio: ["ignore", "ignore", "ignore"],
   });
@@ -368,7 +343,8 @@ async function serveUnderLoad(seconds: number, concurrency: number, metricsOut: 
   const port = 9977;
   const eld = `/tmp/pxbench-eld-${process.pid}.jsonl`;
   rmSync(eld, { force: true });
-  const child = startAgent(
+  const child = spawnAgentServe(
+    AGENT_CLI,
     port,
     [
       "--scan-interval-ms",

@@ -3,11 +3,10 @@
 // block of the serving thread (monitorEventLoopDelay, 250 ms windows) and that thread's own CPU
 // (/proc/PID/task/PID/stat: the main thread alone, not the scan thread, which a busy machine's
 // scheduling delay does not inflate). How to run it: USAGE, which --help prints.
-import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { fileURLToPath } from "node:url";
 import { benchArgs, count, required } from "../lib/args.js";
+import { spawnAgentServe } from "../lib/agent-serve.js";
 
 const USAGE = `\
 Usage: node dist/bench/node/serve-block.js --agent DIST/agent/cli.js [--scans 20] [--out FILE]
@@ -16,7 +15,6 @@ Row (d), scan by scan: the serving thread's longest block and its own CPU per sc
 scans back to back. A summary on stderr; with --out, every scan's figures to FILE (JSON).
   --agent  the CLI to measure (required), so an older build is measured the same way`;
 
-const ELD_PRELOAD = fileURLToPath(new URL("./eld-preload.js", import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** CPU ms of one thread (user + sys), from its own stat line. */
@@ -58,21 +56,10 @@ async function main(): Promise<void> {
   const port = count(values.port, "--port", 1);
   const eld = `/tmp/pxbench-block-${process.pid}.jsonl`;
   rmSync(eld, { force: true });
-  const child = spawn(
-    process.execPath,
+  const child = spawnAgentServe(
+    agent,
+    port,
     [
-      "--import",
-      ELD_PRELOAD,
-      agent,
-      "serve",
-      "--listen",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--log-level",
-      "error",
-      "--node",
-      "bench-node",
       "--scan-interval-ms",
       "500",
       "--kube-proxy-metrics-url",
@@ -80,7 +67,7 @@ async function main(): Promise<void> {
       "--kube-proxy-health-url",
       "http://127.0.0.1:1",
     ],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PXBENCH_ELD_OUT: eld } },
+    eld,
   );
   const pid = child.pid!;
   try {

@@ -1,6 +1,6 @@
 // Runs inside the replay's network namespace (bench/replay/run.ts starts it): every row of the replay
 // benchmark, each with its environment and the load average it ran at. USAGE says what it measures.
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { loadavg } from "node:os";
@@ -10,6 +10,7 @@ import { ipvsFloor } from "../lib/floor.js";
 import { chunks, NFT_BASE, nftDeclarations, nftRulesAndElements, services } from "../lib/gen.js";
 import { readManifest, sizeDir, writeReplayTools, type Manifest } from "./cache.js";
 import { PROC_FILES } from "./record.js";
+import { scansTotal, spawnAgentServe } from "../lib/agent-serve.js";
 
 const USAGE = `\
 Usage: node dist/bench/replay/measure.js --out FILE --cache DIR [--sizes 1000,10000] [--reps 3]
@@ -19,7 +20,6 @@ Inside a network namespace (bench/replay/run.js starts it there): the replay's r
 
 const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
 const CLI = `${DIST}/agent/cli.js`;
-const ELD_PRELOAD = `${DIST}/bench/node/eld-preload.js`;
 const MAXRSS_PRELOAD = `${DIST}/bench/replay/maxrss-preload.js`;
 const log = (m: string) => process.stderr.write(`[replay] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -197,28 +197,16 @@ function stat(pid: number): { selfMs: number; childMs: number } {
 const status = (pid: number, field: string) =>
   Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) /
   1024;
-const scansTotal = (m: string) => Number(/^proxyscope_scans_total (\S+)/m.exec(m)?.[1] ?? "NaN");
 
 /** `serve` at its defaults on the record for `windowS`, scraped every 30 s as Prometheus would. */
 async function serve(dir: string, windowS: number, floorCpuMs: number) {
   const port = 9983;
   const eld = `/tmp/pxbench-replay-eld-${process.pid}.jsonl`;
   rmSync(eld, { force: true });
-  const child = spawn(
-    process.execPath,
+  const child = spawnAgentServe(
+    CLI,
+    port,
     [
-      "--import",
-      ELD_PRELOAD,
-      CLI,
-      "serve",
-      "--listen",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--log-level",
-      "error",
-      "--node",
-      "bench-node",
       "--proc-root",
       `${dir}/proc`,
       "--sys-root",
@@ -227,7 +215,7 @@ async function serve(dir: string, windowS: number, floorCpuMs: number) {
       `${dir}/tools`,
       ...NO_KUBE_PROXY,
     ],
-    { stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, PXBENCH_ELD_OUT: eld } },
+    eld,
   );
   try {
     for (let i = 0; ; i++) {
