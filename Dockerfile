@@ -23,11 +23,16 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN sh scripts/build-image-app.sh /out
+# The commit the image is built from (the release passes github.sha): the context has no .git, and
+# build_info's `revision` label reads it (scripts/write-revision.mjs).
+ARG REVISION=
+RUN PROXYSCOPE_REVISION="${REVISION}" sh scripts/build-image-app.sh /out
 
 FROM ${NODE_IMAGE} AS runtime
 ARG VERSION=0.1.0
+ARG REVISION=
 LABEL org.opencontainers.image.title="proxyscope" \
+      org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.description="What kube-proxy really does on each node, and whether the node can leave the deprecated ipvs mode" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \

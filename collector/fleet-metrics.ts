@@ -1,4 +1,5 @@
 import { Gauge, Registry } from "prom-client";
+import { BUILD_INFO, registerBuildInfo } from "../common/build-info.js";
 import type { FleetReport } from "./report/schema.js";
 
 /**
@@ -16,6 +17,8 @@ interface FleetMetricSpec {
 
 /** Every fleet gauge the collector's `serve` exports, in exposition order. */
 export const FLEET_METRICS = {
+  // The agent exports the same one (common/build-info.ts): the collector's version is not a fleet fact.
+  [BUILD_INFO.name]: { help: BUILD_INFO.help, labels: BUILD_INFO.labels, stability: "stable" },
   proxyscope_fleet_nodes: {
     help: "Nodes by the phase kube-proxy really runs (no-report: no usable report)",
     labels: ["phase"],
@@ -90,6 +93,7 @@ export function fleetMetrics() {
       labelNames: [...FLEET_METRICS[name].labels],
       registers: [registry],
     });
+  registerBuildInfo(registry);
   const m = {
     nodes: g("proxyscope_fleet_nodes"),
     byVerdict: g("proxyscope_fleet_nodes_by_verdict"),

@@ -18,3 +18,24 @@ export const VERSION: string = (() => {
   }
   return "unknown";
 })();
+
+// Written by the build (scripts/write-revision.mjs) beside the compiled code; the source reads the built one.
+const REVISION_CANDIDATES = ["./revision.txt", "../dist/common/revision.txt"];
+const COMMIT = /^[0-9a-f]{7,64}$/;
+
+/**
+ * The source commit the build was made from, for build_info's `revision` label: a hex commit id, or
+ * "unknown" (built without git or the image's build argument). Anything else in the file is "unknown":
+ * it becomes a label value.
+ */
+export const REVISION: string = (() => {
+  for (const rel of REVISION_CANDIDATES) {
+    try {
+      const text = readFileSync(new URL(rel, import.meta.url), "utf8").trim();
+      return COMMIT.test(text) ? text : "unknown";
+    } catch {
+      // Not there from this layout: try the next.
+    }
+  }
+  return "unknown";
+})();

@@ -19,6 +19,7 @@ src=$(pwd)
 
 npm ci --no-audit --no-fund
 npx tsc -p tsconfig.json
+node scripts/write-revision.mjs
 sh scripts/build-native.sh
 
 mkdir -p "$out/dist"

@@ -31,13 +31,18 @@ try {
   process.exit(1);
 }
 
-// common/version.ts reads package.json beside the compiled code at run time; the executable has no
-// package.json beside it, so the version is fixed at build time instead.
+// common/version.ts reads package.json and the build's revision.txt beside the compiled code at run
+// time; the executable has neither beside it, so both are fixed at build time instead.
+const revisionFile = join(ROOT, "dist/common/revision.txt");
+const revisionText = existsSync(revisionFile) ? readFileSync(revisionFile, "utf8").trim() : "";
+const revision = /^[0-9a-f]{7,64}$/.test(revisionText) ? revisionText : "unknown";
 const fixedVersion = {
   name: "fixed-version",
   setup(build) {
     build.onLoad({ filter: /[\\/]common[\\/]version\.ts$/ }, () => ({
-      contents: `export const VERSION: string = ${JSON.stringify(pkg.version)};\n`,
+      contents:
+        `export const VERSION: string = ${JSON.stringify(pkg.version)};\n` +
+        `export const REVISION: string = ${JSON.stringify(revision)};\n`,
       loader: "ts",
     }));
   },

@@ -1,10 +1,13 @@
 import { promisify } from "node:util";
 import { gzip as gzipCb } from "node:zlib";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { registerBuildInfo } from "../../common/build-info.js";
 import { METRIC, metricStability, type Stability } from "./names.js";
 
 export interface AgentMetricsOptions {
   version: string;
+  /** The source commit (common/version.ts's REVISION when not given). */
+  revision?: string;
   /** process_* and nodejs_* from prom-client: memory must stay flat across scans, and this is how it is seen. */
   processMetrics?: boolean;
 }
@@ -48,13 +51,7 @@ export class AgentMetrics {
   private gzipped: Promise<Buffer> | null = null;
 
   constructor(opts: AgentMetricsOptions) {
-    const buildInfo = new Gauge({
-      name: METRIC.buildInfo,
-      help: "The agent's version; always 1",
-      labelNames: ["version"],
-      registers: [this.registry],
-    });
-    buildInfo.set({ version: opts.version }, 1);
+    registerBuildInfo(this.registry, { version: opts.version, revision: opts.revision });
     this.scans = new Counter({
       name: METRIC.scans,
       help: "Scans completed since the agent started",

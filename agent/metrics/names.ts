@@ -1,10 +1,13 @@
+import { BUILD_INFO } from "../../common/build-info.js";
+
 /**
  * The names of the agent's metrics, in one place: its registry (agent-metrics.ts, node-values.ts) must
  * define them by these names and the collector's PromQL reads them from here, so renaming a metric on one
  * side without the other fails the build. Dashboards and alerts key on them too: a rename is a breaking change.
  */
 export const METRIC = {
-  buildInfo: "proxyscope_build_info",
+  // Both programs export it (common/build-info.ts); named here so the agent's list is whole.
+  buildInfo: BUILD_INFO.name,
   scans: "proxyscope_scans_total",
   scanOverruns: "proxyscope_scan_overruns_total",
   scanFailures: "proxyscope_scan_failures_total",

@@ -35,6 +35,8 @@ function contextFiles(): string[] {
   );
 }
 
+const FAKE_COMMIT = "0123456789abcdef0123456789abcdef01234567";
+
 t.test("build-image-app.sh in a clean directory", async (t) => {
   const work = mkdtempSync(join(tmpdir(), "proxyscope-image-"));
   t.teardown(() => rmSync(work, { recursive: true, force: true }));
@@ -55,7 +57,8 @@ t.test("build-image-app.sh in a clean directory", async (t) => {
     cwd: src,
     encoding: "utf8",
     timeout: 540_000,
-    env: { ...process.env, npm_config_update_notifier: "false" },
+    // The Dockerfile passes its REVISION build argument the same way: the context has no .git.
+    env: { ...process.env, npm_config_update_notifier: "false", PROXYSCOPE_REVISION: FAKE_COMMIT },
   });
   t.equal(
     build.status,
@@ -66,6 +69,20 @@ t.test("build-image-app.sh in a clean directory", async (t) => {
 
   const cli = join(out, "dist/agent/cli.js");
   t.ok(existsSync(cli), "dist/agent/cli.js");
+  const revision = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `process.stdout.write((await import(${JSON.stringify(join(out, "dist/common/version.js"))})).REVISION)`,
+    ],
+    { cwd: work, encoding: "utf8", timeout: 60_000 },
+  );
+  t.equal(
+    revision.stdout,
+    FAKE_COMMIT,
+    `build_info's revision is the one the build was given: ${revision.stderr}`,
+  );
   t.equal(statSync(cli).mode & 0o111, 0o111, "cli.js executable (the image links it onto PATH)");
   // The native helper the agent's scan cache rests on ships beside the agent and answers.
   const helper = join(out, "dist/agent/native/proxyscope-nft-generation");

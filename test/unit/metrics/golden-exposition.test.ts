@@ -21,7 +21,12 @@ function normalised(body: string): string {
       if (line === "" || line.startsWith("#")) return [line];
       const name = METRIC_NAME.exec(line)?.[0] ?? "";
       if (!name.startsWith("proxyscope_")) return [];
-      return [line.replace(/^(proxyscope_build_info\{version=")[^"]*"/, '$1<version>"')];
+      return [
+        line.replace(
+          /^(proxyscope_build_info\{version=")[^"]*",revision="[^"]*"/,
+          '$1<version>",revision="<revision>"',
+        ),
+      ];
     })
     .join("\n");
 }
@@ -39,5 +44,11 @@ t.test("the agent's /metrics for a recorded ipvs node, rendered the way serve re
 t.test("the collector's fleet gauges for the review fleet", async (t) => {
   const m = fleetMetrics();
   m.update(reviewFleet(), 2.5);
-  matchGolden(t, "metrics/fleet-review.prom", await m.registry.metrics());
+  const body = await m.registry.metrics();
+  t.match(
+    body,
+    /^proxyscope_build_info\{version="[^"]+",revision="[^"]+"\} 1$/m,
+    "the collector's build_info",
+  );
+  matchGolden(t, "metrics/fleet-review.prom", normalised(body));
 });
