@@ -1,6 +1,6 @@
 import { promisify } from "node:util";
 import { gzip as gzipCb } from "node:zlib";
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Registry, collectDefaultMetrics } from "prom-client";
 import { registerBuildInfo } from "../../common/build-info.js";
 import { METRIC, metricStability, type Stability } from "./names.js";
 
