@@ -1,9 +1,17 @@
 import type { MetricDescription } from "./agent-metrics.js";
+import { metricDeprecation } from "./names.js";
 
 // docs/metrics.md is this function's output: test/unit/metrics/doc.test.ts fails when they drift, and
 // `npm run docs:metrics` rewrites the file.
 
 const cell = (s: string) => s.replace(/\|/g, "\\|").replace(/\n/g, " ");
+
+function stabilityCell(name: string, stability: string | null): string {
+  const d = metricDeprecation(name);
+  return d === null
+    ? (stability ?? "—")
+    : `${stability ?? "—"}, deprecated (removed in ${d.removedIn}): read \`${d.use}\``;
+}
 
 export function metricsDoc(metrics: readonly MetricDescription[]): string {
   const ours = metrics.filter((m) => m.name.startsWith("proxyscope_"));
@@ -22,8 +30,19 @@ export function metricsDoc(metrics: readonly MetricDescription[]): string {
     "| --- | --- | --- | --- | --- |",
     ...ours.map(
       (m) =>
-        `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(", ") || "—"} | ${m.stability ?? "—"} | ${cell(m.help)} |`,
+        `| \`${m.name}\` | ${m.type} | ${m.labels.map((l) => `\`${l}\``).join(", ") || "—"} | ${stabilityCell(m.name, m.stability)} | ${cell(m.help)} |`,
     ),
+    "",
+    "## Findings: which metric answers what",
+    "",
+    "- `proxyscope_finding{id,severity}`: what is raised on the node now, at the severity it was raised at",
+    "  (one rule can raise one id at two severities: `nftables-table-missing` is critical for the `ip`",
+    "  table, a warning for `ip6` alone). Alerts and the collector's `--source prometheus` read it.",
+    "- `proxyscope_finding_active{id}`: every finding id's state on the node: 1 raised, 0 checked and clear,",
+    '  absent when something its check reads was not read. Dashboards read it: "it cleared" and "was it',
+    '  even checked" are questions only this one answers.',
+    "- `proxyscope_findings{severity}` is deprecated: `count by (severity) (proxyscope_finding)` is the same",
+    "  count.",
     "",
     "## The agent process",
     "",

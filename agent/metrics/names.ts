@@ -113,3 +113,22 @@ const BY_NAME = new Map<string, Stability>(
 export function metricStability(name: string): Stability | null {
   return BY_NAME.get(name) ?? null;
 }
+
+/**
+ * Stable metrics on their way out (docs/compatibility.md): still exported, with the same name, type and
+ * labels, for the release that announces it; the doc names what to read instead.
+ */
+export const METRIC_DEPRECATED: Partial<Record<keyof typeof METRIC, { use: string; removedIn: string }>> = {
+  // A second name for what proxyscope_finding already says: the count is one PromQL away, and a
+  // reader had three names that differ by an "s" and a suffix to choose from.
+  findings: { use: "count by (severity) (proxyscope_finding)", removedIn: "0.3.0" },
+};
+
+const DEPRECATED_BY_NAME = new Map<string, { use: string; removedIn: string } | undefined>(
+  (Object.keys(METRIC_DEPRECATED) as (keyof typeof METRIC)[]).map((k) => [METRIC[k], METRIC_DEPRECATED[k]]),
+);
+
+/** What to read instead of a deprecated metric, by its exported name; null when it is not deprecated. */
+export function metricDeprecation(name: string): { use: string; removedIn: string } | null {
+  return DEPRECATED_BY_NAME.get(name) ?? null;
+}

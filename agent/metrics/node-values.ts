@@ -123,7 +123,10 @@ export const NODE_METRICS = {
     help: "1 when the finding is active on this node, 0 when its checks ran on everything they read and it is not; absent when something it reads was not read",
     labels: ["id"],
   },
-  proxyscope_findings: { help: "Active findings by severity", labels: ["severity"] },
+  proxyscope_findings: {
+    help: "Active findings by severity (deprecated: count by (severity) (proxyscope_finding))",
+    labels: ["severity"],
+  },
   proxyscope_probe_success: {
     help: "1 when the probe succeeded in the last scan, 0 when it failed",
     labels: ["probe"],

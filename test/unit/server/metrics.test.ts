@@ -13,9 +13,9 @@ const value = (lines: string[], series: string) =>
   lines.find((l) => l.startsWith(`${series} `))?.slice(series.length + 1);
 
 t.test("before the first scan only build info and the scan counters exist", async (t) => {
-  const lines = await samples(new AgentMetrics({ version: "0.1.0" }));
+  const lines = await samples(new AgentMetrics({ version: "0.1.0", revision: "0123abc" }));
   t.same(lines, [
-    'proxyscope_build_info{version="0.1.0"} 1',
+    'proxyscope_build_info{version="0.1.0",revision="0123abc"} 1',
     "proxyscope_scans_total 0",
     "proxyscope_scan_overruns_total 0",
     "proxyscope_scan_failures_total 0",
