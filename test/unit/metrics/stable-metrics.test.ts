@@ -1,7 +1,12 @@
 import t, { type Test } from "tap";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
-import { METRIC, METRIC_STABILITY, metricStability } from "../../../agent/metrics/names.js";
+import {
+  METRIC,
+  METRIC_STABILITY,
+  metricDeprecation,
+  metricStability,
+} from "../../../agent/metrics/names.js";
 import { FLEET_METRICS, fleetMetrics } from "../../../collector/fleet-metrics.js";
 import { UPDATING } from "../../helpers/golden.js";
 
@@ -92,9 +97,12 @@ t.test("a stability for every agent metric, keyed the same as METRIC", async (t)
   t.same(Object.keys(METRIC_STABILITY).sort(), Object.keys(METRIC).sort());
 });
 
-t.test("the shipped alerts and dashboards read only stable metrics", async (t) => {
-  const dir = new URL("../../../manifests/", import.meta.url);
-  const files = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+t.test("the shipped alerts and dashboards read only stable metrics, none deprecated", async (t) => {
+  const files = ["../../../manifests/", "../../../mixin/"].flatMap((d) =>
+    readdirSync(new URL(d, import.meta.url), { recursive: true, withFileTypes: true }).filter((e) =>
+      e.isFile(),
+    ),
+  );
   const used = new Set(
     files
       .flatMap((e) => [
@@ -107,5 +115,6 @@ t.test("the shipped alerts and dashboards read only stable metrics", async (t) =
   for (const name of [...used].sort()) {
     const stability = metricStability(name) ?? fleet[name]?.stability ?? null;
     t.equal(stability, "stable", `${name} is a stable metric of the agent or the collector`);
+    t.equal(metricDeprecation(name), null, `${name} is not deprecated`);
   }
 });
