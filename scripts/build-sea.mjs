@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the collector / kubectl plugin as one executable that needs no Node.js on the machine:
 //   node scripts/build-sea.mjs [TARGET...]   (npm run build:sea)  ->  dist/sea/proxyscope-TARGET
-// TARGET: linux-x64 or linux-arm64; by default this machine's.
+// TARGET: linux-x64, linux-arm64, or on a Mac darwin-x64/darwin-arm64 (signed there); by default this machine's.
 // 1. esbuild bundles collector/cli.ts and everything it imports (its npm dependencies too) into one
 //    CommonJS file, dist/sea/proxyscope.cjs: a single-executable application runs exactly one script,
 //    whose require() loads only Node's built-in modules.
@@ -86,8 +86,7 @@ const result = await esbuild.build({
 const code = result.outputFiles[0].text.replace(/^#![^\n]*\n/, "");
 writeFileSync(bundle, code);
 
-// Linux only: a macOS executable must be code-signed after injection, which this machine cannot do.
-const SUPPORTED = ["linux-x64", "linux-arm64"];
+const SUPPORTED = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"];
 const here = `${process.platform}-${process.arch}`;
 const targets = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [here];
 for (const target of targets) {
@@ -95,6 +94,30 @@ for (const target of targets) {
     process.stderr.write(`build-sea: unsupported target ${target} (supported: ${SUPPORTED.join(", ")})\n`);
     process.exit(2);
   }
+  // macOS kills an arm64 executable whose signature no longer matches its bytes, and injection changes
+  // them: it is signed again (ad hoc) after, with the codesign only a Mac has. The npm registry also
+  // carries no node-darwin-* binary of current Node versions to inject into from elsewhere.
+  if (target.startsWith("darwin-") && target !== here) {
+    process.stderr.write(
+      `build-sea: ${target} is built on a Mac of that architecture (codesign signs it there)\n`,
+    );
+    process.exit(2);
+  }
+}
+
+/** Ad-hoc signs a macOS executable after injection and checks the signature; writes EXE.signed. */
+function signOnMac(exe) {
+  for (const args of [
+    ["--sign", "-", "--force", exe],
+    ["--verify", "--strict", exe],
+  ]) {
+    const r = spawnSync("codesign", args, { encoding: "utf8", timeout: 120_000 });
+    if (r.status !== 0) {
+      process.stderr.write(`build-sea: codesign ${args.join(" ")} failed: ${r.stderr ?? r.error}\n`);
+      process.exit(1);
+    }
+  }
+  writeFileSync(`${exe}.signed`, "codesign --sign - (ad hoc), verified\n");
 }
 
 /**
@@ -165,11 +188,13 @@ for (const target of targets) {
   }
   writeFileSync(config, configText);
   rmSync(stamp, { force: true });
+  rmSync(`${exe}.signed`, { force: true });
   const r = spawnSync(process.execPath, ["--build-sea", config], { cwd: ROOT, stdio: "inherit" });
   if (r.status !== 0) {
     process.stderr.write(`build-sea: node --build-sea exited ${r.status ?? r.signal}\n`);
     process.exit(1);
   }
+  if (target.startsWith("darwin-")) signOnMac(exe);
   writeFileSync(stamp, key);
   process.stdout.write(`build-sea: built ${exe}\n`);
 }

@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 // Packs each built single executable (scripts/build-sea.mjs) as the release asset krew installs:
 //   node scripts/sea-archive.mjs [TARGET...]   ->  dist/release/kubectl-proxyscope_vVERSION_OS_ARCH.tar.gz
-// TARGET: linux-x64 or linux-arm64 (default: both that are built). Each archive holds
+// TARGET: linux-x64, linux-arm64, darwin-x64, darwin-arm64 (default: those built). Each archive holds
 // `kubectl-proxyscope` (mode 0755) and LICENSE, and its sha256 is written beside it (NAME.sha256, in
 // sha256sum's format). The archive is byte-for-byte the same for the same executable: names sorted,
-// owner 0, mtime 0, gzip without a name or time. macOS executables are not built here (they must be
-// code-signed after injection); a darwin asset built elsewhere is given to scripts/krew-manifest.mjs
-// by URL and sha256.
+// owner 0, mtime 0, gzip without a name or time. A darwin executable is built and signed on a Mac
+// (the release's sea-darwin job) and packed here only with the EXE.signed mark build-sea.mjs wrote there.
 import { createHash } from "node:crypto";
 // A build step, not part of either program: it runs tar with fixed argv and no shell.
 // eslint-disable-next-line no-restricted-imports
@@ -22,7 +21,12 @@ const SEA = join(ROOT, "dist/sea");
 const OUT = join(ROOT, "dist/release");
 const { version } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 /** Node's platform-arch -> krew's os/arch (Go's GOOS/GOARCH, which krew's selectors match). */
-const KREW = { "linux-x64": ["linux", "amd64"], "linux-arm64": ["linux", "arm64"] };
+const KREW = {
+  "linux-x64": ["linux", "amd64"],
+  "linux-arm64": ["linux", "arm64"],
+  "darwin-x64": ["darwin", "amd64"],
+  "darwin-arm64": ["darwin", "arm64"],
+};
 
 const asked = process.argv.slice(2);
 const targets =
@@ -43,6 +47,11 @@ for (const target of targets) {
   const exe = join(SEA, `proxyscope-${target}`);
   if (!existsSync(exe)) {
     process.stderr.write(`sea-archive: ${exe} is not built: node scripts/build-sea.mjs ${target}\n`);
+    process.exit(1);
+  }
+  // An unsigned macOS executable is killed at its first run on Apple silicon: never pack one.
+  if (target.startsWith("darwin-") && !existsSync(`${exe}.signed`)) {
+    process.stderr.write(`sea-archive: ${exe} was not signed on a Mac (no ${exe}.signed): not packed\n`);
     process.exit(1);
   }
   const stage = join(OUT, `stage-${target}`);

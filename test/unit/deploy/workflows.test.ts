@@ -16,7 +16,12 @@ const files = readdirSync(DIR).filter((f) => /\.ya?ml$/.test(f));
 const text = (f: string) => readFileSync(join(DIR, f), "utf8");
 
 type Step = { id?: string; name?: string; uses?: string; run?: string; with?: Record<string, unknown> };
-type Job = { permissions?: Record<string, string>; steps: Step[]; needs?: string | string[] };
+type Job = {
+  permissions?: Record<string, string>;
+  steps: Step[];
+  needs?: string | string[];
+  strategy?: { matrix?: { include?: { target: string; runner: string }[] } };
+};
 type Workflow = {
   on: Record<string, unknown>;
   permissions?: Record<string, string>;
@@ -121,13 +126,30 @@ t.test("release: every artifact is built by the script its test exercises", asyn
     /^node scripts\/build-sea\.mjs linux-x64 linux-arm64$/m,
     "both executables (sea.test.ts, krew.test.ts)",
   );
-  t.match(sea, /^node scripts\/sea-archive\.mjs linux-x64 linux-arm64$/m, "packed for krew (krew.test.ts)");
+  t.match(
+    sea,
+    /^node scripts\/sea-archive\.mjs linux-x64 linux-arm64 darwin-x64 darwin-arm64$/m,
+    "packed for krew (krew.test.ts)",
+  );
   t.match(sea, /node scripts\/krew-manifest\.mjs/, "krew's manifest (krew.test.ts)");
-  for (const arch of ["amd64", "arm64"])
-    t.match(
-      sea,
-      new RegExp(`--archive "dist/release/kubectl-proxyscope_v\\$\\{VERSION\\}_linux_${arch}\\.tar\\.gz"`),
-    );
+  for (const os of ["linux", "darwin"])
+    for (const arch of ["amd64", "arm64"])
+      t.match(
+        sea,
+        new RegExp(`--archive "dist/release/kubectl-proxyscope_v\\$\\{VERSION\\}_${os}_${arch}\\.tar\\.gz"`),
+      );
+  // macOS: built, signed and run on a Mac of each architecture; packed with the Linux ones.
+  const mac = r.jobs["sea-darwin"]!;
+  const macRuns = runs("sea-darwin");
+  t.match(
+    macRuns,
+    /^node scripts\/build-sea\.mjs \$\{\{ matrix\.target \}\}$/m,
+    "build-sea.mjs signs on the Mac",
+  );
+  t.match(macRuns, /env -i "\$EXE" --version/, "runs with no Node.js inherited");
+  t.match(macRuns, /env -i "\$EXE" report --demo -o json/, "renders a report there");
+  t.same((mac.strategy?.matrix?.include ?? []).map((m) => m.target).sort(), ["darwin-arm64", "darwin-x64"]);
+  t.same([r.jobs.sea!.needs].flat().sort(), ["check", "sea-darwin"], "packing waits for the Mac builds");
   t.match(sea, /--out plugins\/proxyscope\.yaml/);
   t.match(runs("npm"), /^npm pack$/m, "the npm package (npm-pack.test.ts)");
   const chart = runs("chart");

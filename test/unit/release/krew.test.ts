@@ -3,11 +3,20 @@
 // and listed by scripts/krew-manifest.mjs, then held to krew's own validation rules
 // (test/helpers/krew-validation.ts, ported from kubernetes-sigs/krew) and to what krew does when it
 // installs: the sha256 it checks is the archive's, every `files[].from` and the `bin` are in it, and the
-// linux-x64 executable unpacked from its archive runs. darwin archives are not built here (see
-// scripts/krew-manifest.mjs); a darwin asset made elsewhere goes in by URL and sha256.
+// linux-x64 executable unpacked from its archive runs. darwin executables are built and signed on a Mac
+// (the release's sea-darwin job); here, sea-archive's refusal of an unsigned one is tried, and a darwin
+// asset made elsewhere goes in by URL and sha256.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
@@ -139,4 +148,45 @@ t.test("the krew manifest of the linux archives passes krew's validation", async
     );
     t.match(krewErrors(join(work, "proxyscope.yml"), manifest).join("\n"), /extension/);
   });
+});
+
+// A macOS executable comes from the release's Mac jobs, signed there; an unsigned one must never be
+// packed (Apple silicon kills it at its first run). Tried in a copy of the script's tree, so the
+// repository's dist/sea never holds a stand-in darwin file another test could pick up.
+t.test("sea-archive packs a darwin executable only when it was signed on a Mac", async (t) => {
+  const tree = mkdtempSync(join(tmpdir(), "proxyscope-sea-archive-"));
+  t.teardown(() => rmSync(tree, { recursive: true, force: true }));
+  mkdirSync(join(tree, "scripts"));
+  mkdirSync(join(tree, "dist/sea"), { recursive: true });
+  for (const f of ["scripts/sea-archive.mjs", "package.json", "LICENSE"])
+    copyFileSync(join(REPO_ROOT, f), join(tree, f));
+  const exe = join(tree, "dist/sea/proxyscope-darwin-arm64");
+  writeFileSync(exe, "a stand-in for a Mach-O executable\n");
+  const pack = () =>
+    spawnSync(process.execPath, [join(tree, "scripts/sea-archive.mjs"), "darwin-arm64"], {
+      cwd: tree,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+  const unsigned = pack();
+  t.equal(unsigned.status, 1, "refused");
+  t.match(unsigned.stderr, /was not signed on a Mac/);
+  t.notOk(
+    existsSync(join(tree, `dist/release/kubectl-proxyscope_v${VERSION}_darwin_arm64.tar.gz`)),
+    "no archive",
+  );
+  writeFileSync(`${exe}.signed`, "codesign --sign - (ad hoc), verified\n");
+  const signed = pack();
+  t.equal(signed.status, 0, signed.stderr);
+  t.ok(existsSync(join(tree, `dist/release/kubectl-proxyscope_v${VERSION}_darwin_arm64.tar.gz`)), "packed");
+});
+
+t.test("build-sea refuses a darwin target off a Mac, naming why", async (t) => {
+  if (process.platform === "darwin") {
+    t.pass("this is a Mac: the target is built here");
+    return;
+  }
+  const r = node(["scripts/build-sea.mjs", "darwin-arm64"]);
+  t.equal(r.status, 2);
+  t.match(r.stderr, /built on a Mac of that architecture/);
 });
