@@ -140,13 +140,17 @@ async function readAll(ctx: ProbeContext, name: string, forParity: boolean): Pro
   return { ok: true, value: parityChains !== null ? { facts, parityChains, setAnswers } : { facts } };
 }
 
+export interface NftablesOptions {
+  /** --parity-snapshot is set: also read what parity compares (the Service chains and maps). */
+  forParity: boolean;
+}
+
 export const nftablesProbe = defineProbe("nftables", {
   needs: ["kube-proxy-configz"],
-  async run(ctx) {
+  async run(ctx, { forParity }: NftablesOptions) {
     const name = tableName(ctx);
     // Reused whole while the nf_tables generation stands still: at 10,000 Services these reads cost
     // seconds of CPU (the chain listing alone ~3 s on nft 1.0.6), and none of them can have changed.
-    const forParity = (ctx.parity ?? null) !== null;
     const parts = nftablesCacheParts(name, forParity);
     const r = await gatedRead(ctx, "nftables", parts, () => readAll(ctx, name, forParity));
     if (!r.ok) return r;

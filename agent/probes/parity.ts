@@ -8,7 +8,7 @@ import { addNftChains, addNftMaps, emptyServed, servedFrom } from "../parse/nft-
 import { buildSnapshot, compareParity, type SnapshotInput } from "../parse/parity.js";
 import { kubeIpvs0ServiceIps } from "../view/kube-ipvs0.js";
 import { onLinkOfOtherInterfaces } from "../view/on-link.js";
-import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
+import { defineProbe, type ProbeContext } from "./types.js";
 
 // 10,000 Services x 10 endpoints with their NodePorts on a few addresses is ~4 MB of JSON; this only
 // bounds a runaway table (and a file someone else put there).
@@ -19,6 +19,18 @@ const NFT_MAX_BYTES = 128 * 1024 * 1024;
 const MAPS = ["service-ips", "service-nodeports", "no-endpoint-services", "no-endpoint-nodeports"];
 // Per-Service entries the report carries; the counts are always whole.
 const MAX_LISTED = 500;
+
+/** The parity snapshot (--parity-snapshot): its file, its age limit and this node's name. */
+export interface ParityOptions {
+  path: string;
+  maxAgeS: number;
+  node: string;
+}
+
+export interface ParityProbeOptions {
+  /** null: --parity-snapshot not set, parity off. */
+  snapshot: ParityOptions | null;
+}
 
 function prior<T>(ctx: ProbeContext, name: keyof ProbeContext["prior"]): T | null {
   const o = ctx.prior[name];
@@ -188,8 +200,7 @@ export const parityProbe = defineProbe("parity", {
     "addresses",
     "sysctls",
   ],
-  async run(ctx) {
-    const p = ctx.parity ?? null;
+  async run(ctx, { snapshot: p }: ParityProbeOptions) {
     if (p === null) return { ok: true, facts: { state: "off" } };
     const mode = prior<ProxyModeFacts>(ctx, "kube-proxy-mode")?.mode ?? null;
     if (mode === "ipvs") return { ok: true, facts: await record(ctx, p) };
