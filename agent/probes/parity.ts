@@ -1,6 +1,7 @@
 import { sysctlValue, type AddressesFacts, type SysctlFacts } from "../facts/host.js";
 import type { IpsetFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { ConfigzFacts, ProxyModeFacts } from "../facts/kube-proxy.js";
+import { KUBE_PROXY_TABLE_FAMILIES, kubeProxyTableName } from "../facts/kube-proxy-table.js";
 import { IpvsSnapshot, type ParityFacts } from "../facts/parity.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { readSnapshotFile, writeFileAtomic } from "../io/snapshot-file.js";
@@ -38,8 +39,7 @@ function prior<T>(ctx: ProbeContext, name: keyof ProbeContext["prior"]): T | nul
 }
 
 function tableName(ctx: ProbeContext): string {
-  const name = prior<ConfigzFacts>(ctx, "kube-proxy-configz")?.nftablesTableName;
-  return typeof name === "string" && name !== "" ? name : "kube-proxy";
+  return kubeProxyTableName(prior<ConfigzFacts>(ctx, "kube-proxy-configz"));
 }
 
 // The Service IPs off-node clients reach only through the node's ARP answer from kube-ipvs0: the same
@@ -154,7 +154,7 @@ async function compare(
           error: { kind: "garbage", message: parsed.error, command: `nft ${args.join(" ")}` },
         } as const);
   };
-  for (const family of ["ip", "ip6"]) {
+  for (const family of KUBE_PROXY_TABLE_FAMILIES) {
     if (listedChains === undefined) {
       const c = await nft(["-j", "list", "chains", family], addNftChains);
       if (!c.ok) return c;
