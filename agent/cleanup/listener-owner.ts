@@ -1,7 +1,7 @@
 import { readlink } from "node:fs/promises";
 import { basename } from "node:path";
 import { httpGet } from "../../common/http.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { holdersOf, listeningSockets, socketsByProcess } from "../io/proc-sockets.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
 import type { ListeningSocket } from "../parse/proc-net.js";

@@ -1,5 +1,5 @@
 import { memoryLimitFiles, parseMemoryLimit } from "../parse/cgroup-memory.js";
-import { readTextFile } from "./files.js";
+import { readTextFile } from "../../common/regular-file.js";
 
 export interface MemoryLimit {
   /** The least limit of this process's cgroup and its ancestors; null: none set, or none readable. */

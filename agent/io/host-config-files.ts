@@ -1,7 +1,7 @@
 import { lstat, readdir, readlink } from "node:fs/promises";
 import { posix } from "node:path";
 import type { ProbeError } from "../facts/probe-error.js";
-import { readTextFile } from "./files.js";
+import { readTextFile } from "../../common/regular-file.js";
 
 // Host files read through --host-root: a symbolic link there names a path on the host, so an absolute
 // target is resolved under the host root again, never in the agent's own filesystem.

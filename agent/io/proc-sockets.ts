@@ -2,7 +2,7 @@ import { readdir, readlink } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
 import { ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
 import { countConntrackFlows } from "./conntrack-flows.js";
-import { readLines } from "./files.js";
+import { readLines } from "../../common/regular-file.js";
 
 // 150 bytes a socket (tcp6): this bounds a runaway file, not a busy node (a million sockets is 150 MB).
 const PROC_NET_TCP_MAX_BYTES = 256 * 1024 * 1024;

@@ -3,7 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
+import { LineSplitter, MAX_LINE_BYTES } from "../../common/lines.js";
 import { BUNDLED_TOOL_DIR, DEFAULT_TOOL_DIRS, isBundledTool, type ToolName } from "./tools.js";
 import type { ProbeError } from "../facts/probe-error.js";
 

@@ -1,5 +1,5 @@
 import { IpvsFacts } from "../facts/ipvs.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { parseIpvsStats } from "../parse/ipvs-stats.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";

@@ -1,5 +1,5 @@
 import type { KernelFacts } from "../facts/host.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { parseModulesBuiltin, parseModulesDep, parseProcModules } from "../parse/kernel-modules.js";
 import { defineProbe } from "./types.js";
 

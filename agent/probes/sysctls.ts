@@ -1,6 +1,6 @@
 import { excerpt } from "../parse/result.js";
 import { SysctlFacts } from "../facts/host.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { defineProbe } from "./types.js";
 
 /**
