@@ -9,8 +9,7 @@ import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
 // reads of host and /proc files, say it as a probe's named error (FileReadError).
 
 /** Why a file was not read. `missing`: ENOENT/ENOTDIR, which some callers treat as "none yet". */
-export type FileRefusal =
-  "missing" | "not-permitted" | "not-regular" | "too-big" | "untrusted" | "symlink" | "io";
+type FileRefusal = "missing" | "not-permitted" | "not-regular" | "too-big" | "untrusted" | "symlink" | "io";
 
 export interface FileFailure {
   ok: false;
@@ -19,7 +18,7 @@ export interface FileFailure {
   error: string;
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** Refuse a symlink as the last component (O_NOFOLLOW): for files another user could plant. */
   noFollow?: boolean;
   /** Judges the opened file's own stat (fstat, so no swap between check and read): a reason to refuse, or null. */
@@ -38,7 +37,7 @@ function errnoFailure(e: unknown, noFollow: boolean): FileFailure {
 }
 
 /** Opens a regular file for reading; the caller closes the handle. */
-export async function openRegular(
+async function openRegular(
   path: string,
   maxBytes: number,
   opts: OpenOptions = {},
@@ -114,16 +113,16 @@ export async function readRegularFile(
  * A file not read, as the agent's probes name it: the kind, the file in the message, and the file as
  * the command to look at by hand. Its shape is the agent's ProbeError's (agent/facts/probe-error.ts).
  */
-export interface FileReadError {
+interface FileReadError {
   kind: "output-cap" | "not-permitted" | "io";
   message: string;
   command: string;
 }
 
 /** A read that failed; `missing` tells ENOENT/ENOTDIR (often "none yet") from the other failures. */
-export type FileReadFailure = { ok: false; error: FileReadError; missing: boolean };
+type FileReadFailure = { ok: false; error: FileReadError; missing: boolean };
 
-export type ReadResult = { ok: true; text: string } | FileReadFailure;
+type ReadResult = { ok: true; text: string } | FileReadFailure;
 
 /** Reads a text file whole, up to `maxBytes` (1 MiB unless told); never throws. */
 export async function readTextFile(

@@ -15,7 +15,7 @@ export type IpvsEvidence =
   | { read: false; why: string };
 
 /** What else the proof reads from the scan; null where the scan could not read it. */
-export interface ProofContext {
+interface ProofContext {
   kubeIpvs0: ReadonlySet<string> | null;
   /** The node's primary addresses (null: the node's addresses not read). */
   primary: AddressesFacts["primary"] | null;
@@ -28,7 +28,7 @@ export interface ProofContext {
  * address and its port. Otherwise it is left alone: `foreign` (someone else's for sure), `unproven`
  * (may be kube-proxy's, but nothing kube-proxy wrote says so) or `unread` (the proof was not read).
  */
-export type DeletionProof =
+type DeletionProof =
   { proven: true; why: string } | { proven: false; leave: "foreign" | "unproven" | "unread"; why: string };
 
 // Which of kube-proxy's ipsets hold every Service address:port and every NodePort is facts/owners.ts's

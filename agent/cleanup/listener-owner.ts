@@ -18,7 +18,7 @@ import { canonicalIp, covers, hostPort, isWildcard } from "../parse/listen-addre
  * argv[0]. Then every other listener a kube-proxy process holds is asked /proxyMode too: a second
  * kube-proxy still in ipvs mode elsewhere on the node refuses as well.
  */
-export interface ListenerOwner {
+interface ListenerOwner {
   pid: number;
   exe: string | null;
   argv0: string | null;

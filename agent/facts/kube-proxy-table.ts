@@ -7,7 +7,7 @@ import type { ConfigzFacts } from "./kube-proxy.js";
 // nftables.tableName is honoured only when a future config carries one.
 
 /** The name when /configz gives none. */
-export const DEFAULT_KUBE_PROXY_TABLE = "kube-proxy";
+const DEFAULT_KUBE_PROXY_TABLE = "kube-proxy";
 
 /** The families kube-proxy's nftables mode makes its table in. */
 export const KUBE_PROXY_TABLE_FAMILIES = ["ip", "ip6"] as const;
@@ -18,7 +18,7 @@ export function kubeProxyTableName(configz: ConfigzFacts | null | undefined): st
   return typeof name === "string" && name !== "" ? name : DEFAULT_KUBE_PROXY_TABLE;
 }
 
-export type KubeProxyTableFamily = (typeof KUBE_PROXY_TABLE_FAMILIES)[number];
+type KubeProxyTableFamily = (typeof KUBE_PROXY_TABLE_FAMILIES)[number];
 
 /** A family kube-proxy makes its table in ("ip", "ip6"); "inet", "bridge" and anything else are not. */
 export function isKubeProxyTableFamily(family: unknown): family is KubeProxyTableFamily {

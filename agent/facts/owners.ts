@@ -50,7 +50,7 @@ const OWNERS: Readonly<Record<string, Readonly<Record<string, ChainOwner>>>> = {
 };
 
 /** Per-Service chain families of iptables mode (pkg/proxy/iptables/proxier.go chain-name helpers). */
-export const PER_SERVICE_PREFIXES = [
+const PER_SERVICE_PREFIXES = [
   "KUBE-SVC-",
   "KUBE-SVL-",
   "KUBE-EXT-",
@@ -133,7 +133,7 @@ export const FIREWALL_CHAIN_PATTERNS: readonly RegExp[] = [
 // "KUBE-" to "KUBE-6-" and cuts the result to ipset's 31 characters (NewIPSet), so two IPv6 names
 // are truncated: KUBE-6-LOAD-BALANCER-SOURCE-CID and KUBE-6-NODE-PORT-LOCAL-SCTP-HAS.
 
-export interface KubeProxyIpset {
+interface KubeProxyIpset {
   name: string;
   type: string;
   /** Only created by older kube-proxy versions; still found on nodes upgraded since. */

@@ -8,7 +8,7 @@ import { readTextFile } from "../../common/regular-file.js";
 const MAX_LINKS = 16;
 const MAX_ENTRIES = 4096;
 
-export type HostFileRead =
+type HostFileRead =
   { ok: true; text: string; masked: boolean } | { ok: false; missing: boolean; error: ProbeError };
 
 function fail(path: string, e: unknown): { ok: false; missing: boolean; error: ProbeError } {
@@ -75,7 +75,7 @@ export async function readHostFile(
   return { ok: true, text: r.text, masked: false };
 }
 
-export type HostDirList =
+type HostDirList =
   | { ok: true; missing: false; names: string[] }
   | { ok: true; missing: true }
   | { ok: false; error: ProbeError };

@@ -3,7 +3,7 @@ import { gzip as gzipCb } from "node:zlib";
 import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import { METRIC, metricStability, type Stability } from "./names.js";
 
-export interface AgentMetricsOptions {
+interface AgentMetricsOptions {
   version: string;
   /** process_* and nodejs_* from prom-client: memory must stay flat across scans, and this is how it is seen. */
   processMetrics?: boolean;

@@ -9,7 +9,7 @@ const MAX_BYTES = 32 * 1024 * 1024;
 
 // Every local address (NodePorts answer on all of them in ipvs/iptables mode) and the primary ones
 // (all that nftables mode's default `nodePortAddresses: primary` keeps).
-export interface AddressesOptions {
+interface AddressesOptions {
   /** The node's primary addresses when the downward API gave them (status.hostIPs, --node-ip). */
   nodeIPs: readonly string[];
 }

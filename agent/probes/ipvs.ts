@@ -38,7 +38,7 @@ async function readStats(ctx: ProbeContext): Promise<Pick<IpvsFacts, "stats" | "
 // service list again for every page), and reading it a second time also risked a snapshot of a table
 // other than the one the findings were judged on. In serve, the table and the timeouts are reused
 // while the ipvs-mode gate stands still (gated-read.ts ipvsGatedRead); the report's `sources` says so.
-export interface IpvsOptions {
+interface IpvsOptions {
   /** --parity-snapshot is set: read the real servers too, fresh, and share the table with parity. */
   forParity: boolean;
 }

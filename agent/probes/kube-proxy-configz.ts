@@ -3,7 +3,7 @@ import { parseConfigz } from "../parse/kube-proxy-configz.js";
 import { defineProbe } from "./types.js";
 
 // The configuration kube-proxy is running with, to compare with /proxyMode and the ConfigMap.
-export interface KubeProxyConfigzOptions {
+interface KubeProxyConfigzOptions {
   /** kube-proxy's metrics address (--kube-proxy-metrics-url), no trailing slash. */
   metricsUrl: string;
 }

@@ -4,7 +4,7 @@ import { defineProbe } from "./types.js";
 
 // /healthz on the health address. 503 is an answer (unhealthy proxier, or a node being removed), so
 // only statuses other than 200 and 503 are failures.
-export interface KubeProxyHealthOptions {
+interface KubeProxyHealthOptions {
   /** kube-proxy's health address (--kube-proxy-health-url), no trailing slash. */
   healthUrl: string;
 }

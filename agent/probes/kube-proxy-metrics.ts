@@ -3,7 +3,7 @@ import { KUBE_PROXY_METRICS_MAX_BYTES, kubeProxyGet } from "./kube-proxy-get.js"
 import { defineProbe } from "./types.js";
 
 // Sync failures, staleness and the migration counters, straight from kube-proxy's own exposition.
-export interface KubeProxyMetricsOptions {
+interface KubeProxyMetricsOptions {
   /** kube-proxy's metrics address (--kube-proxy-metrics-url), no trailing slash. */
   metricsUrl: string;
 }

@@ -30,7 +30,7 @@ function portOf(url: string): number | null {
  * (kubernetes/kubernetes pkg/proxy/healthcheck/service_health.go newServiceHealthServer), so what
  * nftables mode's default `primary` takes away shows in the node's sockets and its conntrack table.
  */
-export interface ListenersOptions {
+interface ListenersOptions {
   /** kube-proxy's metrics and health addresses: the sockets that tell its process. */
   metricsUrl: string;
   healthUrl: string;

@@ -28,7 +28,7 @@ export interface ParityOptions {
   node: string;
 }
 
-export interface ParityProbeOptions {
+interface ParityProbeOptions {
   /** null: --parity-snapshot not set, parity off. */
   snapshot: ParityOptions | null;
 }

@@ -31,10 +31,10 @@ export interface ProbeContext {
 }
 
 /** The options of a probe that takes none. */
-export type NoOptions = Record<never, never>;
+type NoOptions = Record<never, never>;
 
 /** A probe without options may be run without them; one with options must be given them. */
-export type OptionsArg<O> = keyof O extends never ? [options?: O] : [options: O];
+type OptionsArg<O> = keyof O extends never ? [options?: O] : [options: O];
 
 /**
  * A probe's own options (kube-proxy's addresses, the parity snapshot, ...) are declared in its file, as
