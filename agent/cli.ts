@@ -21,7 +21,7 @@ Every flag can also be set from the environment variable in [brackets] (the flag
 Run "proxyscope-agent <command> --help" for a command's flags.
 `;
 
-export function scanInput(cfg: AgentConfig) {
+function scanInput(cfg: AgentConfig) {
   return {
     node: cfg.node,
     agentVersion: AGENT_VERSION,
@@ -42,7 +42,7 @@ export function scanInput(cfg: AgentConfig) {
   };
 }
 
-export function reachesSeverity(r: NodeReport, failOn: AgentConfig["failOn"]): boolean {
+function reachesSeverity(r: NodeReport, failOn: AgentConfig["failOn"]): boolean {
   if (failOn === null) return false;
   const floor = SEVERITIES.indexOf(failOn);
   return r.findings.some((f) => SEVERITIES.indexOf(f.severity) >= floor);

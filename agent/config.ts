@@ -86,7 +86,7 @@ export const AgentConfig = z.object({
 });
 export type AgentConfig = z.infer<typeof AgentConfig>;
 
-export const DEFAULT_PORT = 9977;
+const DEFAULT_PORT = 9977;
 
 /** The rules' settings from the configuration. */
 export function ruleOptions(cfg: Pick<AgentConfig, "nodePortRange">): RuleOptions {

@@ -14,16 +14,12 @@ export {
 export { DigestParity, FLEET_DIGEST_VERSION, FleetDigest, ParityDiffer } from "./report/fleet-digest.js";
 export { fleetDigestOf } from "./view/fleet-digest.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
-// The parity counts of facts.parity, which the fleet report carries per node.
-export { ParityCounts } from "./facts/parity.js";
 // Finding ids the fleet plan acts on, derived from the rules' declarations.
 export { AFTER_CONFIG_IDS, FINDING_IDS, MEASURE_IDS } from "./rules/catalogue.js";
-// The derived view a report carries (rebuilt from the facts for agents that predate it).
-export { summaryOf } from "./view/summary.js";
 // One kernel/version module for both programs.
 export { kernelMajorMinor, kubeMajorMinor, releaseCanRunNftables } from "./parse/versions.js";
 // Addresses in one spelling for both programs: the evidence carries the kernel's canonical form.
 export { canonicalIp } from "./parse/ip-text.js";
-export { METRIC, type MetricName } from "./metrics/names.js";
+export { METRIC } from "./metrics/names.js";
 // The node report as the agent's `scan` prints it: what `proxyscope scan-node` shows of a scan pod's report.
 export { renderText } from "./render/text.js";

@@ -6,22 +6,19 @@ import { readNftGeneration } from "./io/nft-generation.js";
 import type { ToolRunner } from "./io/run.js";
 import { readIpvsGateKey } from "./probes/ipvs-gate.js";
 import { PROBES } from "./probes/registry.js";
-import type { ParityOptions, Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
+import { optionsFor, probeOptions, type ProbeSettings } from "./probes/options.js";
+import type { Probe, ProbeContext, ProbeName, ProbeOutcome } from "./probes/types.js";
 import { newScanShared, ScanCache, type ScanShared } from "./probes/scan-cache.js";
 import type { NodeReport } from "./report/schema.js";
 import type { RuleOptions } from "./view/options.js";
 
-export interface ScanInput {
+/** A scan's input: what every probe is given, and the settings each probe takes its own options from. */
+export interface ScanInput extends ProbeSettings {
   hostRoot: string;
   procRoot: string;
   sysRoot: string;
   tools: ToolRunner;
-  kubeProxyMetricsUrl: string;
-  kubeProxyHealthUrl: string;
-  nodeIPs: string[];
   callTimeoutMs: number;
-  /** Where the IPVS snapshot for the parity check lives (--parity-snapshot); null or absent: off. */
-  parity?: ParityOptions | null;
   /** Hard deadline for a whole probe, however many calls it makes. */
   probeTimeoutMs: number;
   /** Deep reads kept between scans (serve's scan thread); absent or null: every scan reads all. */
@@ -45,16 +42,13 @@ export async function runProbes(
 ): Promise<ProbeRun[]> {
   const results = new Map<ProbeName, ProbeRun>();
   const prior: ProbeContext["prior"] = {};
+  const options = probeOptions(input);
   const base: Omit<ProbeContext, "prior"> = {
     hostRoot: input.hostRoot,
     procRoot: input.procRoot,
     sysRoot: input.sysRoot,
     tools: input.tools,
-    kubeProxyMetricsUrl: input.kubeProxyMetricsUrl,
-    kubeProxyHealthUrl: input.kubeProxyHealthUrl,
-    nodeIPs: input.nodeIPs,
     callTimeoutMs: input.callTimeoutMs,
-    parity: input.parity ?? null,
     cache: input.cache ?? null,
     shared,
   };
@@ -66,7 +60,9 @@ export async function runProbes(
     if (ready.length === 0)
       throw new Error(`probe dependency cycle among ${pending.map((p) => p.name).join(", ")}`);
     const wave = await Promise.all(
-      ready.map((p) => runOne(p, { ...base, prior: { ...prior } }, input.probeTimeoutMs)),
+      ready.map((p) =>
+        runOne(p, { ...base, prior: { ...prior } }, optionsFor(options, p.name), input.probeTimeoutMs),
+      ),
     );
     for (const r of wave) {
       results.set(r.name, r);
@@ -77,7 +73,12 @@ export async function runProbes(
   return probes.map((p) => results.get(p.name)!);
 }
 
-async function runOne(probe: Probe<unknown>, ctx: ProbeContext, deadlineMs: number): Promise<ProbeRun> {
+async function runOne(
+  probe: Probe<unknown, unknown>,
+  ctx: ProbeContext,
+  options: unknown,
+  deadlineMs: number,
+): Promise<ProbeRun> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<ProbeOutcome<unknown>>((resolve) => {
@@ -92,7 +93,10 @@ async function runOne(probe: Probe<unknown>, ctx: ProbeContext, deadlineMs: numb
   });
   let outcome: ProbeOutcome<unknown>;
   try {
-    outcome = await Promise.race([probe.run(ctx).catch((e: unknown) => crashed(probe.name, e)), deadline]);
+    outcome = await Promise.race([
+      probe.run(ctx, options).catch((e: unknown) => crashed(probe.name, e)),
+      deadline,
+    ]);
   } finally {
     clearTimeout(timer);
   }

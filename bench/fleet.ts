@@ -21,7 +21,7 @@ const REPS = 3;
 // The collector's own default for a static list (straight to the agents); the floor holds as many.
 const CALLS = defaultAgentCalls(true);
 
-export function fleetTargets(n: number): string {
+function fleetTargets(n: number): string {
   const lines: string[] = [];
   for (let i = 0; i < n; i++) {
     const port = behaviour(i) === "down" ? CLOSED_PORT : PORT_BASE + (i % PORTS);

@@ -28,7 +28,7 @@ const REPO = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, ""
 const log = (m: string) => process.stderr.write(`[nft-calls] ${m}\n`);
 
 /** The candidates: every way to learn the tables, chains, sets and maps a finding needs. */
-export const CANDIDATES: readonly (readonly string[])[] = [
+const CANDIDATES: readonly (readonly string[])[] = [
   ["-j", "list", "set", "ip", "kube-proxy", "cluster-ips"],
   ["-j", "list", "map", "ip", "kube-proxy", "service-ips"],
   ["-j", "list", "map", "ip", "kube-proxy", "service-nodeports"],
@@ -60,7 +60,7 @@ export const CANDIDATES: readonly (readonly string[])[] = [
 
 const order = (command: string) => CANDIDATES.findIndex((c) => c.join(" ") === command);
 
-export interface CallSample {
+interface CallSample {
   wallMs: number;
   cpuMs: number;
   maxRssMb: number;

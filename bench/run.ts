@@ -43,7 +43,7 @@ const RESULTS = `${REPO}/bench/results`;
 const ENDPOINTS = 10;
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
-export interface Plan {
+interface Plan {
   /** Services in both modes (the targets are set at 10,000). */
   services: number;
   /** Scans and floor runs at that size. */
@@ -58,7 +58,7 @@ export interface Plan {
   promNodes: number;
 }
 
-export const FULL: Plan = {
+const FULL: Plan = {
   services: 10000,
   reps: 3,
   cpuHourS: 600,
@@ -67,7 +67,7 @@ export const FULL: Plan = {
   fleetNodes: 5000,
   promNodes: 50000,
 };
-export const QUICK: Plan = {
+const QUICK: Plan = {
   services: 1000,
   reps: 3,
   cpuHourS: 120,

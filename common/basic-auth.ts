@@ -21,7 +21,7 @@ const BUDGET_BURST_MS = 1_000;
 
 const COST = /^\$2[aby]\$(\d\d)\$/;
 
-export interface BasicAuthOptions {
+interface BasicAuthOptions {
   /** Milliseconds clock for the budget and the remembered verdicts (tests step it). */
   now?: () => number;
   /** Burst of the comparison budget, in ms of comparing. */

@@ -10,7 +10,7 @@ export interface JsonBounds {
   maxDepth: number;
 }
 
-export type JsonRefusal = { kind: "too-many-elements" | "too-deep"; message: string };
+type JsonRefusal = { kind: "too-many-elements" | "too-deep"; message: string };
 
 /**
  * Counts what a parse of `text` would build, without building it: null when within `b`. The count

@@ -23,8 +23,7 @@ export interface FlagSpec {
 }
 
 /** PROXYSCOPE_<FLAG>: --scan-interval-s is PROXYSCOPE_SCAN_INTERVAL_S, --web.config.file PROXYSCOPE_WEB_CONFIG_FILE. */
-export const envName = (long: string) =>
-  `PROXYSCOPE_${long.replace(/^--/, "").replace(/[-.]/g, "_").toUpperCase()}`;
+const envName = (long: string) => `PROXYSCOPE_${long.replace(/^--/, "").replace(/[-.]/g, "_").toUpperCase()}`;
 
 const longOf = (s: FlagSpec) => /--[a-z0-9.-]+/.exec(s.flags)![0];
 const isSwitch = (s: FlagSpec) => !/[<[]/.test(s.flags);
@@ -44,7 +43,7 @@ export function addFlags(cmd: Command, specs: readonly FlagSpec[]): Command {
   return cmd;
 }
 
-export interface ReadFlags {
+interface ReadFlags {
   /** Each field the user set, as typed (a string, a string[] or a boolean). */
   values: Record<string, string | string[] | boolean>;
   /** Where each field came from: "--port" or "PROXYSCOPE_PORT", for the error. */
@@ -95,7 +94,7 @@ export function safeText(message: string): string {
 }
 
 /** Quoted text cut to 80 characters, the line to 500: a pasted blob must not become a blob-sized error. */
-export function boundedLine(text: string): string {
+function boundedLine(text: string): string {
   const first = text.split("\n")[0] ?? "";
   const clipped = first.replace(/'([^']{80})[^']+'/g, "'$1…'");
   return clipped.length > 500 ? `${clipped.slice(0, 500)}…` : clipped;
@@ -105,7 +104,7 @@ export function boundedLine(text: string): string {
  * Commander's error as our one line: "Unknown option '--jsno' (did you mean --json?)"; a flag another
  * command takes says which: "Unknown option '--interval-s' (a flag of serve)".
  */
-export function usageMessage(e: CommanderError, flagsOf: Record<string, readonly FlagSpec[]> = {}): string {
+function usageMessage(e: CommanderError, flagsOf: Record<string, readonly FlagSpec[]> = {}): string {
   const unknown = /unknown option '(--[a-z0-9.-]+)'/.exec(e.message)?.[1];
   const owners = unknown
     ? Object.keys(flagsOf).filter((c) => flagsOf[c]!.some((s) => longOf(s) === unknown))
@@ -144,7 +143,7 @@ export function parseFlagsOnly(name: string, specs: readonly FlagSpec[], argv: r
   return cmd;
 }
 
-export { Command, CommanderError };
+export { Command };
 
 /** A zod parse of the raw settings; the first issue names the flag or variable the user typed. */
 export function checked<T>(

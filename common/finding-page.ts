@@ -5,13 +5,13 @@ import { VERSION } from "./version.js";
 // must say what this version did (a page corrected on main after the release is the next version's).
 
 /** The repository's address (package.json `repository`), where the pages are read on the web. */
-export const REPOSITORY_URL = "https://github.com/proxyscope/proxyscope";
+const REPOSITORY_URL = "https://github.com/proxyscope/proxyscope";
 
 /**
  * The git ref the links name: this release's tag (package.json version); main only when the version
  * could not be read, since a link to a tag "vunknown" would lead nowhere.
  */
-export const DOCS_REF = VERSION === "unknown" ? "main" : `v${VERSION}`;
+const DOCS_REF = VERSION === "unknown" ? "main" : `v${VERSION}`;
 
 /** A file of the repository, at this release. */
 export function repositoryFileUrl(path: string): string {

@@ -13,7 +13,7 @@ import {
   type ConnectionLimits,
 } from "./connection-limits.js";
 
-export interface HardenedServerOptions {
+interface HardenedServerOptions {
   /** Errors (5xx) are logged here; request lines never are. Without it nothing is logged. */
   logger?: FastifyBaseLogger;
   /** Serve HTTPS with these TLS options (the agent's --web.config.file); plain HTTP without. */

@@ -1,7 +1,7 @@
 import type http from "node:http";
 import { redactUrls } from "./redact.js";
 /** The named failures a GET can end in: a subset of the agent's ProbeError kinds, so it passes as one. */
-export interface HttpError {
+interface HttpError {
   kind: "timeout" | "output-cap" | "unreachable";
   message: string;
   /** The URL, so the user can fetch it by hand. */
@@ -9,7 +9,7 @@ export interface HttpError {
 }
 
 /** Where a caller counts the bytes it holds (the collector's gather-wide budget); may make a read wait. */
-export interface BytesHeld {
+interface BytesHeld {
   /** The answer's declared length (null: not declared) is known, before its first byte is read. */
   expect?(length: number | null, signal: AbortSignal): Promise<boolean>;
   add(n: number, signal: AbortSignal): Promise<boolean>;

@@ -14,7 +14,7 @@ const WHY: Record<string, string> = {
 };
 
 /** A --listen/--port that cannot be listened on: a usage error (exit 2), said in one line. */
-export class ListenError extends ConfigError {}
+class ListenError extends ConfigError {}
 
 /** The error as one named line, or null when it is not about the address or port. */
 export function listenError(e: unknown, host: string, port: number): ListenError | null {

@@ -3,7 +3,7 @@
 // in /report, a log collector or a ticket. One function, so no renderer keeps its own idea of a secret.
 
 /** What replaces a URL's user and password, and a secret-looking query value. */
-export const REDACTED = "***";
+const REDACTED = "***";
 
 // A scheme, "//", then the authority up to the last "@" before the path: WHATWG URL takes the last
 // "@" as the end of the userinfo, so "u:p@ss@host" hides "p@ss", not "p".

@@ -1,13 +1,15 @@
 import { constants, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
 
 // The one way both programs read a file they are given (a config, a certificate, a snapshot, a /proc
 // or host file): non-blocking, so a FIFO cannot hang open(); regular files only, so /dev/zero or a
 // directory is refused before a byte is read; and capped, so nothing is read without bound.
+// readRegularFile/readRegularBytes say why in a FileRefusal; readTextFile and readLines, the agent's
+// reads of host and /proc files, say it as a probe's named error (FileReadError).
 
 /** Why a file was not read. `missing`: ENOENT/ENOTDIR, which some callers treat as "none yet". */
-export type FileRefusal =
-  "missing" | "not-permitted" | "not-regular" | "too-big" | "untrusted" | "symlink" | "io";
+type FileRefusal = "missing" | "not-permitted" | "not-regular" | "too-big" | "untrusted" | "symlink" | "io";
 
 export interface FileFailure {
   ok: false;
@@ -16,7 +18,7 @@ export interface FileFailure {
   error: string;
 }
 
-export interface OpenOptions {
+interface OpenOptions {
   /** Refuse a symlink as the last component (O_NOFOLLOW): for files another user could plant. */
   noFollow?: boolean;
   /** Judges the opened file's own stat (fstat, so no swap between check and read): a reason to refuse, or null. */
@@ -35,7 +37,7 @@ function errnoFailure(e: unknown, noFollow: boolean): FileFailure {
 }
 
 /** Opens a regular file for reading; the caller closes the handle. */
-export async function openRegular(
+async function openRegular(
   path: string,
   maxBytes: number,
   opts: OpenOptions = {},
@@ -105,4 +107,77 @@ export async function readRegularFile(
 ): Promise<{ ok: true; text: string } | FileFailure> {
   const r = await readRegularBytes(path, maxBytes, opts);
   return r.ok ? { ok: true, text: r.bytes.toString("utf8") } : r;
+}
+
+/**
+ * A file not read, as the agent's probes name it: the kind, the file in the message, and the file as
+ * the command to look at by hand. Its shape is the agent's ProbeError's (agent/facts/probe-error.ts).
+ */
+interface FileReadError {
+  kind: "output-cap" | "not-permitted" | "io";
+  message: string;
+  command: string;
+}
+
+/** A read that failed; `missing` tells ENOENT/ENOTDIR (often "none yet") from the other failures. */
+type FileReadFailure = { ok: false; error: FileReadError; missing: boolean };
+
+type ReadResult = { ok: true; text: string } | FileReadFailure;
+
+/** Reads a text file whole, up to `maxBytes` (1 MiB unless told); never throws. */
+export async function readTextFile(
+  path: string,
+  maxBytes = 1024 * 1024,
+  opts: OpenOptions = {},
+): Promise<ReadResult> {
+  const r = await readRegularFile(path, maxBytes, opts);
+  return r.ok ? r : fileError(path, r);
+}
+
+/** Streams a file line by line (for /proc/net/ip_vs, 7 MB on a 10,000-Service node) with a byte cap. */
+export async function readLines(
+  path: string,
+  onLine: (line: string) => void,
+  maxBytes: number,
+): Promise<{ ok: true } | FileReadFailure> {
+  const opened = await openRegular(path, maxBytes);
+  if (!opened.ok) return fileError(path, opened);
+  const { fh } = opened;
+  try {
+    const buf = Buffer.alloc(256 * 1024);
+    let total = 0;
+    const lines = new LineSplitter(onLine);
+    const decoder = new TextDecoder("utf-8");
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      total += bytesRead;
+      if (total > maxBytes) return fileError(path, failure("too-big", `larger than ${maxBytes} bytes`));
+      if (!lines.push(decoder.decode(buf.subarray(0, bytesRead), { stream: true }))) {
+        return {
+          ok: false,
+          missing: false,
+          error: {
+            kind: "output-cap",
+            message: `${path} has a line longer than ${MAX_LINE_BYTES} bytes`,
+            command: path,
+          },
+        };
+      }
+    }
+    lines.push(decoder.decode());
+    lines.end();
+    return { ok: true };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return fileError(path, failure("io", code ?? String(e)));
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+function fileError(path: string, f: FileFailure): FileReadFailure {
+  const kind = f.reason === "too-big" ? "output-cap" : f.reason === "not-permitted" ? "not-permitted" : "io";
+  const message = f.reason === "too-big" ? `${path} is ${f.error}` : `${path}: ${f.error}`;
+  return { ok: false, missing: f.reason === "missing", error: { kind, message, command: path } };
 }

@@ -23,9 +23,9 @@ export interface RouteClasses {
 }
 
 /** What an authentication step decided; "denied" means it has already sent the refusal. */
-export type AuthOutcome = "authenticated" | "anonymous" | "denied";
+type AuthOutcome = "authenticated" | "anonymous" | "denied";
 
-export interface RouteAccessOptions {
+interface RouteAccessOptions {
   classes: RouteClasses;
   detailFrom: DetailFrom;
   /** The 403's words for the detail asked from elsewhere: how to open it on this program. */
@@ -42,7 +42,7 @@ export function isLoopback(address: string | undefined): boolean {
 }
 
 /** The class of the route the router took for this request; null when no route took it (404 follows). */
-export function routeClass(req: FastifyRequest, classes: RouteClasses): RouteClass | null {
+function routeClass(req: FastifyRequest, classes: RouteClasses): RouteClass | null {
   // Fastify's routeOptions.url is the registered path of the matched route, undefined on not-found.
   const url = req.routeOptions.url;
   if (url === undefined) return null;

@@ -2,10 +2,10 @@
 import { z } from "zod";
 import { parseBoundedJson } from "./bounded-json.js";
 
-export const CheckStatus = z.enum(["ok", "fail", "not-run", "skipped"]);
+const CheckStatus = z.enum(["ok", "fail", "not-run", "skipped"]);
 
 /** The lines this release writes. An open set: a newer agent may send more (docs/compatibility.md). */
-export const VERIFY_CHECK_IDS = [
+const VERIFY_CHECK_IDS = [
   "proxy-mode",
   "ipvs-virtual-servers",
   "kube-ipvs0",

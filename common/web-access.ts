@@ -29,7 +29,7 @@ export interface ServerAccess {
   loopbackOnly: string;
 }
 
-export function authRequired(s: WebSecurity | null): boolean {
+function authRequired(s: WebSecurity | null): boolean {
   if (s === null) return false;
   return s.users.size > 0 || s.tls?.clientAuth === "RequireAndVerifyClientCert";
 }

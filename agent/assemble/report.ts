@@ -18,7 +18,7 @@ const CAPS = {
   ipvsConnectionAddresses: 200,
 } as const;
 
-export interface BuildMeta {
+interface BuildMeta {
   node: string;
   agentVersion: string;
   startedAt: Date;

@@ -3,7 +3,7 @@ import type { ToolRunner } from "../io/run.js";
 import { writeSysctl } from "../io/sysctl-write.js";
 import type { ActionResult, CleanupAction } from "./schema.js";
 
-export interface ExecuteContext {
+interface ExecuteContext {
   tools: ToolRunner;
   procRoot: string;
   timeoutMs: number;

@@ -10,7 +10,7 @@ export interface SavedRule {
   matchSets: string[];
 }
 
-export interface SavedTable {
+interface SavedTable {
   table: string;
   /** Built-in chains (they have a policy): PREROUTING, INPUT, ... */
   builtins: string[];

@@ -1,5 +1,6 @@
 import type { AddressesFacts } from "../facts/host.js";
 import type { VirtualServer } from "../facts/ipvs.js";
+import { nodePortIpsets, SERVICE_ADDRESS_IPSETS } from "../facts/owners.js";
 import { vsKey } from "../parse/ipvs-proc.js";
 
 /** What cleanup reads to prove a virtual server kube-proxy's, or why it could not. */
@@ -14,7 +15,7 @@ export type IpvsEvidence =
   | { read: false; why: string };
 
 /** What else the proof reads from the scan; null where the scan could not read it. */
-export interface ProofContext {
+interface ProofContext {
   kubeIpvs0: ReadonlySet<string> | null;
   /** The node's primary addresses (null: the node's addresses not read). */
   primary: AddressesFacts["primary"] | null;
@@ -27,30 +28,11 @@ export interface ProofContext {
  * address and its port. Otherwise it is left alone: `foreign` (someone else's for sure), `unproven`
  * (may be kube-proxy's, but nothing kube-proxy wrote says so) or `unread` (the proof was not read).
  */
-export type DeletionProof =
+type DeletionProof =
   { proven: true; why: string } | { proven: false; leave: "foreign" | "unproven" | "unread"; why: string };
 
-// Every Service address:port kube-proxy's ipvs mode serves is a member of one of these
-// (kubernetes/kubernetes pkg/proxy/ipvs/proxier.go syncProxyRules: ClusterIPs always in KUBE-CLUSTER-IP;
-// external IPs in KUBE-EXTERNAL-IP, or KUBE-EXTERNAL-IP-LOCAL under externalTrafficPolicy Local;
-// load-balancer IPs in KUBE-LOAD-BALANCER; names from pkg/proxy/ipvs/ipset.go).
-const SERVICE_SETS = [
-  "KUBE-CLUSTER-IP",
-  "KUBE-6-CLUSTER-IP",
-  "KUBE-EXTERNAL-IP",
-  "KUBE-6-EXTERNAL-IP",
-  "KUBE-EXTERNAL-IP-LOCAL",
-  "KUBE-6-EXTERNAL-IP-LOCAL",
-  "KUBE-LOAD-BALANCER",
-  "KUBE-6-LOAD-BALANCER",
-];
-// Every NodePort, by protocol: bitmap:port (the port alone) for TCP and UDP, hash:ip,port (each node
-// address with the port) for SCTP.
-const NODE_PORT_SETS: Record<string, string[]> = {
-  TCP: ["KUBE-NODE-PORT-TCP", "KUBE-6-NODE-PORT-TCP"],
-  UDP: ["KUBE-NODE-PORT-UDP", "KUBE-6-NODE-PORT-UDP"],
-  SCTP: ["KUBE-NODE-PORT-SCTP-HASH", "KUBE-6-NODE-PORT-SCTP-HASH"],
-};
+// Which of kube-proxy's ipsets hold every Service address:port and every NodePort is facts/owners.ts's
+// knowledge (SERVICE_ADDRESS_IPSETS, nodePortIpsets), with the names of both families.
 
 const leave = (l: "foreign" | "unproven" | "unread", why: string): DeletionProof => ({
   proven: false,
@@ -90,9 +72,9 @@ export function deletionProof(v: VirtualServer, ev: IpvsEvidence, ctx: ProofCont
   if (other.length > 0)
     return leave("foreign", `forwards by ${other.join(", ")}: kube-proxy only masquerades`);
   const entry = `${v.address},${v.protocol.toLowerCase()}:${v.port}`;
-  const inSet = SERVICE_SETS.find((s) => ev.sets.get(s)?.has(entry));
+  const inSet = SERVICE_ADDRESS_IPSETS.find((s) => ev.sets.get(s)?.has(entry));
   if (inSet !== undefined) return { proven: true, why: `masqueraded, and in kube-proxy's ${inSet}` };
-  const sets = NODE_PORT_SETS[v.protocol] ?? [];
+  const sets = nodePortIpsets(v.protocol);
   if (v.protocol === "SCTP") {
     const np = sets.find((s) => ev.sets.get(s)?.has(entry));
     if (np !== undefined) return { proven: true, why: `masqueraded, and in kube-proxy's ${np}` };

@@ -1,7 +1,7 @@
 import { readlink } from "node:fs/promises";
 import { basename } from "node:path";
 import { httpGet } from "../../common/http.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { holdersOf, listeningSockets, socketsByProcess } from "../io/proc-sockets.js";
 import { parseProxyMode } from "../parse/kube-proxy-mode.js";
 import type { ListeningSocket } from "../parse/proc-net.js";
@@ -18,7 +18,7 @@ import { canonicalIp, covers, hostPort, isWildcard } from "../parse/listen-addre
  * argv[0]. Then every other listener a kube-proxy process holds is asked /proxyMode too: a second
  * kube-proxy still in ipvs mode elsewhere on the node refuses as well.
  */
-export interface ListenerOwner {
+interface ListenerOwner {
   pid: number;
   exe: string | null;
   argv0: string | null;

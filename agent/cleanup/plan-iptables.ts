@@ -6,7 +6,7 @@ import type { CleanupAction, KeptItem } from "./schema.js";
 
 // kubelet's, kube-router's and unknown KUBE-* chains are never touched: facts/owners.ts isKubeProxyChain decides.
 
-export const MODIFY_TOOL: Record<IptablesRuleSet["backend"], Record<IptablesRuleSet["family"], ToolName>> = {
+const MODIFY_TOOL: Record<IptablesRuleSet["backend"], Record<IptablesRuleSet["family"], ToolName>> = {
   legacy: { ipv4: "iptables-legacy", ipv6: "ip6tables-legacy" },
   nft: { ipv4: "iptables-nft", ipv6: "ip6tables-nft" },
 };
@@ -14,7 +14,7 @@ export const MODIFY_TOOL: Record<IptablesRuleSet["backend"], Record<IptablesRule
 // Wait for the xtables lock rather than fail when kubelet or a CNI holds it.
 const WAIT = ["-w", "5"];
 
-export interface IptablesPlan {
+interface IptablesPlan {
   actions: CleanupAction[];
   kept: KeptItem[];
   /** Sets still matched by a rule that stays (a foreign rule, kubelet's, or a kept chain). */

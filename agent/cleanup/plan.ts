@@ -10,14 +10,14 @@ import type { CleanupAction, CleanupPlan, KeptItem } from "./schema.js";
 import { sysctlValue } from "../facts/host.js";
 
 /** A backend whose rules could not be read for cleanup: nothing in it is touched. */
-export interface RuleSetUnreadable {
+interface RuleSetUnreadable {
   backend: IptablesRuleSet["backend"];
   family: IptablesRuleSet["family"];
   error: string;
 }
 export type RuleSetRead = IptablesRuleSet | RuleSetUnreadable;
 
-export interface PlanOptions {
+interface PlanOptions {
   /** Reset the strictARP sysctls too (they are harmless; only on request). */
   strictArp: boolean;
   /** Forwarding and kube-proxy's ipset members, read for cleanup; absent: every virtual server unknown. */

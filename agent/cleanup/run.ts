@@ -10,13 +10,13 @@ import { readIpvsEvidence } from "./read-ipvs-evidence.js";
 import { readRuleSets } from "./read-rules.js";
 import type { CleanupOutcome, ScanSummary } from "./schema.js";
 
-export interface CleanupOptions {
+interface CleanupOptions {
   apply: boolean;
   strictArp: boolean;
   log: Logger;
 }
 
-export function summarize(r: NodeReport): ScanSummary {
+function summarize(r: NodeReport): ScanSummary {
   return {
     verdict: r.verdict,
     phase: r.phase,

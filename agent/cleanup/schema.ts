@@ -4,7 +4,7 @@ import { Verdict } from "../report/schema.js";
 
 const ToolNameSchema = z.enum(Object.keys(TOOLS) as [ToolName, ...ToolName[]]);
 
-export const CleanupStep = z.enum([
+const CleanupStep = z.enum([
   "iptables-delete-jump",
   "iptables-flush-chain",
   "iptables-delete-chain",
@@ -14,7 +14,7 @@ export const CleanupStep = z.enum([
   "link-delete",
   "sysctl-reset",
 ]);
-export type CleanupStep = z.infer<typeof CleanupStep>;
+type CleanupStep = z.infer<typeof CleanupStep>;
 
 export const CleanupAction = z.object({
   step: CleanupStep,

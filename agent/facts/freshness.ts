@@ -7,7 +7,7 @@ import { z } from "zod";
  * its own read interval had not passed. The names are a closed list so the metric's `source` label
  * stays bounded.
  */
-export const SOURCE_NAMES = [
+const SOURCE_NAMES = [
   "nftables",
   "iptables-nft",
   "ip6tables-nft",

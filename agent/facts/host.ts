@@ -35,7 +35,7 @@ export const NftVersionFacts = z.object({
 });
 export type NftVersionFacts = z.infer<typeof NftVersionFacts>;
 
-export const ModuleState = z.enum(["loaded", "builtin", "available", "absent"]);
+const ModuleState = z.enum(["loaded", "builtin", "available", "absent"]);
 export const KernelModulesFacts = z.object({
   /** nftables mode's modules, each as the kernel has it. */
   modules: z.array(z.object({ name: z.string(), state: ModuleState })),

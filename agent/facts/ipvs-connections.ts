@@ -38,7 +38,7 @@ export const IpvsConnectionsFacts = z.object({
 export type IpvsConnectionsFacts = z.infer<typeof IpvsConnectionsFacts>;
 
 /** One of kube-proxy's virtual servers with connections through it (the report lists the busiest). */
-export const KubeProxyVirtualServerConnections = z.object({
+const KubeProxyVirtualServerConnections = z.object({
   /** "TCP 10.96.0.1:443", as ipvsadm names a virtual server. */
   virtualServer: z.string(),
   kind: z.enum(["service", "nodePort"]),

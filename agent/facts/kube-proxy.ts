@@ -26,7 +26,7 @@ export const ConfigzFacts = z.object({
 });
 export type ConfigzFacts = z.infer<typeof ConfigzFacts>;
 
-export const MetricSample = z.object({
+const MetricSample = z.object({
   type: z.string().nullable(),
   /** Sum over all series of the family (a histogram's _count/_sum are separate names). */
   value: z.number(),

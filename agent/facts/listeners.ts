@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AddressFamily } from "./host.js";
 
-export const ListenerSocket = z.object({
+const ListenerSocket = z.object({
   family: AddressFamily,
   /** The bound address; "0.0.0.0" or "::" is every address of the node. */
   address: z.string(),
@@ -9,7 +9,7 @@ export const ListenerSocket = z.object({
   /** true: held by kube-proxy's process; false: by another one; null: whose could not be traced. */
   kubeProxy: z.boolean().nullable(),
 });
-export type ListenerSocket = z.infer<typeof ListenerSocket>;
+type ListenerSocket = z.infer<typeof ListenerSocket>;
 
 export const ListenersFacts = z.object({
   /** TCP sockets in LISTEN state in the node's network namespace (/proc/net/tcp and tcp6). */

@@ -50,7 +50,7 @@ const OWNERS: Readonly<Record<string, Readonly<Record<string, ChainOwner>>>> = {
 };
 
 /** Per-Service chain families of iptables mode (pkg/proxy/iptables/proxier.go chain-name helpers). */
-export const PER_SERVICE_PREFIXES = [
+const PER_SERVICE_PREFIXES = [
   "KUBE-SVC-",
   "KUBE-SVL-",
   "KUBE-EXT-",
@@ -133,28 +133,36 @@ export const FIREWALL_CHAIN_PATTERNS: readonly RegExp[] = [
 // "KUBE-" to "KUBE-6-" and cuts the result to ipset's 31 characters (NewIPSet), so two IPv6 names
 // are truncated: KUBE-6-LOAD-BALANCER-SOURCE-CID and KUBE-6-NODE-PORT-LOCAL-SCTP-HAS.
 
-export interface KubeProxyIpset {
+interface KubeProxyIpset {
   name: string;
   type: string;
   /** Only created by older kube-proxy versions; still found on nodes upgraded since. */
   legacy?: true;
+  /**
+   * Holds every Service address:port of its kind that ipvs mode serves (proxier.go syncProxyRules: each
+   * ClusterIP in KUBE-CLUSTER-IP; an external IP in KUBE-EXTERNAL-IP, or KUBE-EXTERNAL-IP-LOCAL under
+   * externalTrafficPolicy Local; a load-balancer IP in KUBE-LOAD-BALANCER): membership proves it kube-proxy's.
+   */
+  serviceAddresses?: true;
+  /** Holds every NodePort of this protocol: bitmap:port (the port alone) for TCP and UDP, hash:ip,port for SCTP. */
+  nodePorts?: "TCP" | "UDP" | "SCTP";
 }
 
 export const KUBE_PROXY_IPSETS: readonly KubeProxyIpset[] = [
   { name: "KUBE-LOOP-BACK", type: "hash:ip,port,ip" },
-  { name: "KUBE-CLUSTER-IP", type: "hash:ip,port" },
-  { name: "KUBE-EXTERNAL-IP", type: "hash:ip,port" },
-  { name: "KUBE-EXTERNAL-IP-LOCAL", type: "hash:ip,port" },
-  { name: "KUBE-LOAD-BALANCER", type: "hash:ip,port" },
+  { name: "KUBE-CLUSTER-IP", type: "hash:ip,port", serviceAddresses: true },
+  { name: "KUBE-EXTERNAL-IP", type: "hash:ip,port", serviceAddresses: true },
+  { name: "KUBE-EXTERNAL-IP-LOCAL", type: "hash:ip,port", serviceAddresses: true },
+  { name: "KUBE-LOAD-BALANCER", type: "hash:ip,port", serviceAddresses: true },
   { name: "KUBE-LOAD-BALANCER-FW", type: "hash:ip,port" },
   { name: "KUBE-LOAD-BALANCER-LOCAL", type: "hash:ip,port" },
   { name: "KUBE-LOAD-BALANCER-SOURCE-IP", type: "hash:ip,port,ip" },
   { name: "KUBE-LOAD-BALANCER-SOURCE-CIDR", type: "hash:ip,port,net" },
-  { name: "KUBE-NODE-PORT-TCP", type: "bitmap:port" },
+  { name: "KUBE-NODE-PORT-TCP", type: "bitmap:port", nodePorts: "TCP" },
   { name: "KUBE-NODE-PORT-LOCAL-TCP", type: "bitmap:port" },
-  { name: "KUBE-NODE-PORT-UDP", type: "bitmap:port" },
+  { name: "KUBE-NODE-PORT-UDP", type: "bitmap:port", nodePorts: "UDP" },
   { name: "KUBE-NODE-PORT-LOCAL-UDP", type: "bitmap:port" },
-  { name: "KUBE-NODE-PORT-SCTP-HASH", type: "hash:ip,port" },
+  { name: "KUBE-NODE-PORT-SCTP-HASH", type: "hash:ip,port", nodePorts: "SCTP" },
   { name: "KUBE-NODE-PORT-LOCAL-SCTP-HASH", type: "hash:ip,port" },
   { name: "KUBE-HEALTH-CHECK-NODE-PORT", type: "bitmap:port" },
   { name: "KUBE-IPVS-IPS", type: "hash:ip" },
@@ -169,6 +177,20 @@ export function ipv6IpsetName(name: string): string {
 }
 
 const NAMES: ReadonlySet<string> = new Set(KUBE_PROXY_IPSETS.flatMap((s) => [s.name, ipv6IpsetName(s.name)]));
+
+/** Both families' names of these sets: each IPv4 name, then its IPv6 twin. */
+const bothFamilies = (sets: readonly KubeProxyIpset[]): string[] =>
+  sets.flatMap((s) => [s.name, ipv6IpsetName(s.name)]);
+
+/** The sets holding every Service address:port ipvs mode serves, both families (KUBE-CLUSTER-IP, ...). */
+export const SERVICE_ADDRESS_IPSETS: readonly string[] = bothFamilies(
+  KUBE_PROXY_IPSETS.filter((s) => s.serviceAddresses === true),
+);
+
+/** The sets holding every NodePort of `protocol` that today's ipvs mode makes, both families; [] for another protocol. */
+export function nodePortIpsets(protocol: string): readonly string[] {
+  return bothFamilies(KUBE_PROXY_IPSETS.filter((s) => s.nodePorts === protocol && s.legacy !== true));
+}
 
 /** True for a name kube-proxy's ipvs mode creates (either family); a look-alike KUBE-* name is not. */
 export function isKubeProxyIpset(name: string): boolean {

@@ -40,8 +40,8 @@ export type IpvsSnapshot = z.infer<typeof IpvsSnapshot>;
  * "arp-only": an address nftables mode still serves, but that IPVS served to clients off the node only
  * because the node answered ARP for it from kube-ipvs0; nobody answers now, so it is not "same".
  */
-export const ParityStatus = z.enum(["same", "missing-after", "endpoints-differ", "new-after", "arp-only"]);
-export type ParityStatus = z.infer<typeof ParityStatus>;
+const ParityStatus = z.enum(["same", "missing-after", "endpoints-differ", "new-after", "arp-only"]);
+type ParityStatus = z.infer<typeof ParityStatus>;
 
 export const ServiceParity = z.object({
   /**

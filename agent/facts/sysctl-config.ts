@@ -16,7 +16,7 @@ export const SysctlConfigFile = z.discriminatedUnion("read", [
 export type SysctlConfigFile = z.infer<typeof SysctlConfigFile>;
 
 /** What the persistent configuration leaves one kernel setting at after a reboot. */
-export const PersistentSysctl = z.object({
+const PersistentSysctl = z.object({
   /** The setting, by its usual name ("net.ipv4.ip_forward"). */
   name: z.string(),
   /** The names that write it (net.ipv4.ip_forward and net.ipv4.conf.all.forwarding are one knob). */
@@ -26,7 +26,7 @@ export const PersistentSysctl = z.object({
   /** Where that assignment is: file, line and the key as written (a glob, perhaps). */
   source: z.object({ path: z.string(), line: z.number().int(), key: z.string() }).nullable(),
 });
-export type PersistentSysctl = z.infer<typeof PersistentSysctl>;
+type PersistentSysctl = z.infer<typeof PersistentSysctl>;
 
 /**
  * The persistent sysctl configuration (sysctl.d(5)): every file in boot order, and what it leaves the

@@ -1,7 +1,7 @@
 import { memoryLimitFiles, parseMemoryLimit } from "../parse/cgroup-memory.js";
-import { readTextFile } from "./files.js";
+import { readTextFile } from "../../common/regular-file.js";
 
-export interface MemoryLimit {
+interface MemoryLimit {
   /** The least limit of this process's cgroup and its ancestors; null: none set, or none readable. */
   bytes: number | null;
   /** The file it came from, or why there is none. */

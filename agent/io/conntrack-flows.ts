@@ -1,6 +1,6 @@
 import type { ProbeError } from "../facts/probe-error.js";
 import { parseConntrackFlow, type ConntrackFlow } from "../parse/proc-net.js";
-import { readLines } from "./files.js";
+import { readLines } from "../../common/regular-file.js";
 
 /**
  * One pass over <procRoot>/net/nf_conntrack: each entry's original direction goes to `keyOf`, and the

@@ -1,14 +1,14 @@
 import { lstat, readdir, readlink } from "node:fs/promises";
 import { posix } from "node:path";
 import type { ProbeError } from "../facts/probe-error.js";
-import { readTextFile } from "./files.js";
+import { readTextFile } from "../../common/regular-file.js";
 
 // Host files read through --host-root: a symbolic link there names a path on the host, so an absolute
 // target is resolved under the host root again, never in the agent's own filesystem.
 const MAX_LINKS = 16;
 const MAX_ENTRIES = 4096;
 
-export type HostFileRead =
+type HostFileRead =
   { ok: true; text: string; masked: boolean } | { ok: false; missing: boolean; error: ProbeError };
 
 function fail(path: string, e: unknown): { ok: false; missing: boolean; error: ProbeError } {
@@ -75,7 +75,7 @@ export async function readHostFile(
   return { ok: true, text: r.text, masked: false };
 }
 
-export type HostDirList =
+type HostDirList =
   | { ok: true; missing: false; names: string[] }
   | { ok: true; missing: true }
   | { ok: false; error: ProbeError };

@@ -1,7 +1,7 @@
 import type { IpvsConnectionsFacts } from "../facts/ipvs-connections.js";
 import type { ProbeError } from "../facts/probe-error.js";
 import { IpvsConnParser } from "../parse/ipvs-conn.js";
-import { readLines } from "./files.js";
+import { readLines } from "../../common/regular-file.js";
 
 // ~100 bytes a connection: this bounds a runaway file, not a busy node (a million connections is 100 MB).
 const MAX_BYTES = 256 * 1024 * 1024;

@@ -1,11 +1,11 @@
 import type { ProbeError } from "../facts/probe-error.js";
 import { IpvsProcParser, type IpvsProcOptions, type IpvsProcTable } from "../parse/ipvs-proc.js";
-import { readLines } from "./files.js";
+import { readLines } from "../../common/regular-file.js";
 
 // /proc/net/ip_vs is 7 MB at 10,000 Services with 10 endpoints each; this only bounds a runaway file.
 const MAX_BYTES = 256 * 1024 * 1024;
 
-export type IpvsTableRead =
+type IpvsTableRead =
   | { ok: true; available: true; table: IpvsProcTable }
   | { ok: true; available: false }
   | { ok: false; error: ProbeError };

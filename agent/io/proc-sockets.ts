@@ -2,7 +2,7 @@ import { readdir, readlink } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
 import { ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
 import { countConntrackFlows } from "./conntrack-flows.js";
-import { readLines } from "./files.js";
+import { readLines } from "../../common/regular-file.js";
 
 // 150 bytes a socket (tcp6): this bounds a runaway file, not a busy node (a million sockets is 150 MB).
 const PROC_NET_TCP_MAX_BYTES = 256 * 1024 * 1024;
@@ -11,7 +11,7 @@ const PROC_NET_TCP_MAX_BYTES = 256 * 1024 * 1024;
 // sockets of /proc/net/tcp{,6}, then the processes holding a socket's inode among /proc/<pid>/fd.
 // The one reader for the listeners probe and the cleanup interlock (agent/cleanup/listener-owner.ts).
 
-export type Read<T> = { ok: true; value: T } | { ok: false; error: ProbeError };
+type Read<T> = { ok: true; value: T } | { ok: false; error: ProbeError };
 
 /** Every LISTEN socket of both tables; a table that cannot be read or parsed fails the read. */
 export async function listeningSockets(procRoot: string): Promise<Read<ListeningSocket[]>> {
@@ -37,7 +37,7 @@ export async function listeningSockets(procRoot: string): Promise<Read<Listening
 }
 
 /** The socket inodes each visible process holds open (a forked child shares its parent's sockets). */
-export interface SocketsByProcess {
+interface SocketsByProcess {
   held: Map<number, Set<string>>;
   /** Processes listed under procRoot, and how many of them had fds this agent could not read. */
   visible: number;

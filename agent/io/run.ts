@@ -3,7 +3,7 @@ import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
-import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
+import { LineSplitter, MAX_LINE_BYTES } from "../../common/lines.js";
 import { BUNDLED_TOOL_DIR, DEFAULT_TOOL_DIRS, isBundledTool, type ToolName } from "./tools.js";
 import type { ProbeError } from "../facts/probe-error.js";
 
@@ -15,7 +15,7 @@ export interface ExecOptions {
   okExitCodes?: readonly number[];
 }
 
-export interface ExecOk {
+interface ExecOk {
   ok: true;
   stdout: string;
   stderr: string;
@@ -26,7 +26,7 @@ export type ExecResult = ExecOk | { ok: false; error: ProbeError };
 export type StreamResult = { ok: true; exitCode: number; stderr: string } | { ok: false; error: ProbeError };
 
 /** After SIGTERM to a tool's process group, this long before SIGKILL. */
-export const KILL_GRACE_MS = 1000;
+const KILL_GRACE_MS = 1000;
 // After the group is gone (or SIGKILLed), how long the pipes may take to report closed before the
 // call drops them: a process stuck in the kernel must not hold the call forever.
 const DRAIN_MS = 500;

@@ -9,8 +9,8 @@ import { readRegularFile } from "../../common/regular-file.js";
 // raise a false loss or hide a real one, so it is trusted only when nobody but this agent's user (or
 // root) could have put it there: the file, its directory and every directory above.
 
-export type WriteResult = { ok: true; bytes: number } | { ok: false; why: string };
-export type SnapshotRead =
+type WriteResult = { ok: true; bytes: number } | { ok: false; why: string };
+type SnapshotRead =
   { ok: true; text: string } | { ok: false; missing: true } | { ok: false; missing: false; why: string };
 
 const euid = () => process.geteuid?.() ?? 0;
@@ -39,7 +39,7 @@ function chain(dir: string): string[] {
  * renaming or replacing one of them between this check and the open; the file itself is judged on
  * its descriptor (readSnapshotFile), so a hard link to another user's file is refused by its owner.
  */
-export async function untrustedDirectory(dir: string, holdsIt = true): Promise<string | null | "missing"> {
+async function untrustedDirectory(dir: string, holdsIt = true): Promise<string | null | "missing"> {
   let real: string;
   try {
     real = await realpath(dir);

@@ -1,10 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
-export type SysctlWriteResult = { ok: true; path: string } | { ok: false; path: string; error: string };
+type SysctlWriteResult = { ok: true; path: string } | { ok: false; path: string; error: string };
 
 /** "net.ipv4.conf.all.arp_ignore" -> "<procRoot>/sys/net/ipv4/conf/all/arp_ignore"; null for a name that could escape /proc/sys. */
-export function sysctlPath(procRoot: string, name: string): string | null {
+function sysctlPath(procRoot: string, name: string): string | null {
   if (!/^[a-z0-9_]+(\.[a-z0-9_-]+)+$/i.test(name)) return null;
   return join(procRoot, "sys", ...name.split("."));
 }

@@ -19,13 +19,13 @@ export const TOOLS = {
 
 // Programs that ship with the agent itself (dist/agent/native, built by scripts/build-native.sh), looked
 // up only there: never a host binary of the same name.
-export const BUNDLED_TOOLS = {
+const BUNDLED_TOOLS = {
   "proxyscope-nft-generation": {
     purpose: "the nf_tables ruleset generation id (what a cached read rests on)",
   },
 } as const;
 
-export type BundledToolName = keyof typeof BUNDLED_TOOLS;
+type BundledToolName = keyof typeof BUNDLED_TOOLS;
 export type ToolName = keyof typeof TOOLS | BundledToolName;
 
 /** Where the bundled programs are: beside the compiled agent (dist/agent/native). */

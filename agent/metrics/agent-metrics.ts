@@ -4,7 +4,7 @@ import { Counter, Registry, collectDefaultMetrics } from "prom-client";
 import { registerBuildInfo } from "../../common/build-info.js";
 import { METRIC, metricStability, type Stability } from "./names.js";
 
-export interface AgentMetricsOptions {
+interface AgentMetricsOptions {
   version: string;
   /** The source commit (common/version.ts's REVISION when not given). */
   revision?: string;

@@ -1,3 +1,4 @@
+import { KUBE_PROXY_TABLE_FAMILIES } from "../facts/kube-proxy-table.js";
 import { ParityFacts } from "../facts/parity.js";
 import type { MetricName } from "./names.js";
 import { Phase, SEVERITIES, Verdict, type NodeReport } from "../report/schema.js";
@@ -198,7 +199,7 @@ export function nodeMetricValues(r: NodeReport): NodeMetricValues {
         )
       : null,
     proxyscope_nftables_kube_proxy_table_present: f.nftables
-      ? (["ip", "ip6"] as const).map((family) => ({
+      ? KUBE_PROXY_TABLE_FAMILIES.map((family) => ({
           labels: { family },
           value: bool(f.nftables!.kubeProxy.some((t) => t.family === family)),
         }))

@@ -10,7 +10,7 @@ import type { Result } from "../../common/result.js";
 // to it. Formats: proc(5) (/proc/pid/cgroup, /proc/pid/mountinfo); the kernel's
 // Documentation/admin-guide/cgroup-v2.rst (memory.max) and cgroup-v1/memory.rst (memory.limit_in_bytes).
 
-export interface LimitFile {
+interface LimitFile {
   /** Absolute path of a memory.max or memory.limit_in_bytes, own cgroup first, then each ancestor. */
   path: string;
   version: 1 | 2;

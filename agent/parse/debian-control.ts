@@ -2,7 +2,7 @@ import { excerpt, parsed, unparsable } from "./result.js";
 import type { Result } from "../../common/result.js";
 
 /** One stanza of a deb822 / apk-style database: field name to (first-line) value. */
-export type Stanza = Map<string, string>;
+type Stanza = Map<string, string>;
 
 /**
  * Splits text made of blank-line-separated stanzas of `Key<sep>value` lines, the shape shared by

@@ -27,7 +27,7 @@ const Route = z.looseObject({
   prefsrc: z.string().optional(),
   metric: z.number().optional(),
 });
-export type Route = z.infer<typeof Route>;
+type Route = z.infer<typeof Route>;
 
 export function parseJsonArray<T>(text: string, item: z.ZodType<T>, what: string): Result<T[]> {
   // `ip -j` prints nothing at all (not "[]") for an empty route table on some iproute2 releases.

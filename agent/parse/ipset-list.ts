@@ -14,7 +14,7 @@ import type { Result } from "../../common/result.js";
 //
 // A full `ipset list` adds "Members:" and one line per member; those are skipped, so either works.
 
-export interface IpsetHeader {
+interface IpsetHeader {
   name: string;
   type: string;
   revision: number;

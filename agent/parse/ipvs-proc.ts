@@ -19,7 +19,7 @@ import type { Result } from "../../common/result.js";
 // persistence timeout is in jiffies. 10,000 Services with 10 endpoints each make 121k lines (7 MB),
 // so the parser takes one line at a time and keeps a summary per virtual server, not its real servers.
 
-export type VirtualServerKey =
+type VirtualServerKey =
   { protocol: "TCP" | "UDP" | "SCTP"; address: string; port: number } | { protocol: "FWM"; fwmark: number };
 
 export interface IpvsProcOptions {

@@ -2,7 +2,7 @@ import { excerpt, parsed, unparsable } from "./result.js";
 import type { Result } from "../../common/result.js";
 
 /** IPVS traffic totals of one network namespace since IPVS was loaded there, as the estimator last summed them. */
-export interface IpvsStats {
+interface IpvsStats {
   connections: number;
   incomingPackets: number;
   outgoingPackets: number;

@@ -1,7 +1,7 @@
 import { excerpt, parsed, unparsable } from "./result.js";
 import type { Result } from "../../common/result.js";
 
-export interface IpvsTimeouts {
+interface IpvsTimeouts {
   tcp: number;
   tcpFin: number;
   udp: number;

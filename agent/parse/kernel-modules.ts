@@ -2,7 +2,7 @@ import { excerpt, parsed, unparsable } from "./result.js";
 import type { Result } from "../../common/result.js";
 
 // The kernel treats "-" and "_" in module names as the same character; compare in one spelling.
-export const normalizeModuleName = (name: string): string => name.replace(/-/g, "_");
+const normalizeModuleName = (name: string): string => name.replace(/-/g, "_");
 
 /** Module names from /proc/modules ("nf_tables 303104 12 nft_ct,nft_nat, Live 0x0000000000000000"). */
 export function parseProcModules(text: string): Result<Set<string>> {

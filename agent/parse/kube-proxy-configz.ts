@@ -19,7 +19,7 @@ import type { Result } from "../../common/result.js";
  * its metrics collector hard-code table "kube-proxy"), so nftablesTableName is null unless a future
  * config carries nftables.tableName.
  */
-export const CONFIGZ_KEY = "kubeproxy.config.k8s.io";
+const CONFIGZ_KEY = "kubeproxy.config.k8s.io";
 
 type Obj = Record<string, unknown>;
 

@@ -20,10 +20,10 @@ import type { KubeProxyMetricsFacts } from "../facts/kube-proxy.js";
  * nothing when reading the kernel counter fails, so their absence is never a zero.
  */
 
-export type ProxyMode = "iptables" | "ipvs" | "nftables";
-export type MetricKind = "counter" | "gauge" | "histogram";
+type ProxyMode = "iptables" | "ipvs" | "nftables";
+type MetricKind = "counter" | "gauge" | "histogram";
 
-export interface CatalogueEntry {
+interface CatalogueEntry {
   type: MetricKind;
   /** Modes whose proxier registers it (RegisterMetrics' switch); all three for the core metrics. */
   modes: readonly ProxyMode[];

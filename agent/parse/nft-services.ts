@@ -1,3 +1,4 @@
+import { isKubeProxyTable, isKubeProxyTableFamily } from "../facts/kube-proxy-table.js";
 import { canonicalIp } from "./ip-text.js";
 import { nftItems } from "./nft-json.js";
 import { excerpt, parsed, unparsable } from "./result.js";
@@ -124,7 +125,7 @@ export function addNftMaps(into: NftServed, text: string, table: string): Result
   if (!r.ok) return r;
   for (const it of r.value) {
     const m = it.map;
-    if (!isObj(m) || m.table !== table || (m.family !== "ip" && m.family !== "ip6")) continue;
+    if (!isObj(m) || !isKubeProxyTable({ family: m.family, name: m.table }, table)) continue;
     const name = m.name;
     const isIps = name === "service-ips" || name === "no-endpoint-services";
     const isPorts = name === "service-nodeports" || name === "no-endpoint-nodeports";
@@ -175,7 +176,7 @@ export function addChain(
   table: string,
 ): void {
   if (c.table !== table || typeof c.name !== "string") return;
-  if (c.family === "ip" || c.family === "ip6") into.families.add(c.family);
+  if (isKubeProxyTableFamily(c.family)) into.families.add(c.family);
   const ep = endpointOfChain(c.name);
   if (ep === null) return;
   if (ep === "truncated") {

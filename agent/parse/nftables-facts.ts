@@ -1,3 +1,4 @@
+import { isKubeProxyTable } from "../facts/kube-proxy-table.js";
 import type { NftKubeProxyTable, NftablesFacts } from "../facts/netfilter.js";
 import type { NftChain, NftSet, NftSetName, NftTable } from "./nft-json.js";
 
@@ -25,9 +26,6 @@ export interface NftListings {
   /** What `-t list sets|maps` declared: a set declared but missing from `sets` was not read. */
   declared?: NftSetName[];
 }
-
-const isKubeProxyTable = (t: { family: string; name: string }, kubeProxyTableName: string) =>
-  t.name === kubeProxyTableName && (t.family === "ip" || t.family === "ip6");
 
 /**
  * The named sets and maps whose elements the facts count: kube-proxy's own, one `nft list set|map`

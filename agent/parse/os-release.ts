@@ -2,7 +2,7 @@ import type { OsReleaseFacts } from "../facts/host.js";
 import { excerpt, parsed, unparsable } from "./result.js";
 import type { Result } from "../../common/result.js";
 
-export type OsReleaseFields = Omit<OsReleaseFacts, "source">;
+type OsReleaseFields = Omit<OsReleaseFacts, "source">;
 
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
 
@@ -10,7 +10,7 @@ const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/;
  * Parses an os-release(5) file: shell-style KEY=VALUE lines, values optionally in single or double
  * quotes, backslash escapes inside double quotes and in bare values, `#` comments.
  */
-export function parseOsReleaseAssignments(text: string): Result<Map<string, string>> {
+function parseOsReleaseAssignments(text: string): Result<Map<string, string>> {
   if (text.includes("\u0000")) return unparsable("os-release contains NUL bytes");
   const vars = new Map<string, string>();
   const lines = text.split("\n");

@@ -13,7 +13,7 @@ import { endpointText, type NftServed } from "./nft-services.js";
 
 const CUT = 10;
 /** EndpointSlice's default maxEndpointsPerSlice: a Service port past it is rare, and then said to be cut. */
-export const AFTER_LISTED = 100;
+const AFTER_LISTED = 100;
 
 export interface SnapshotInput {
   node: string;
@@ -64,7 +64,7 @@ export function buildSnapshot(i: SnapshotInput): IpvsSnapshot {
   };
 }
 
-export interface ParityResult {
+interface ParityResult {
   counts: ParityCounts;
   /** Every entry not "same": missing first, then reached only by ARP, then differing, then new. */
   services: ServiceParity[];

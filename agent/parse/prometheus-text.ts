@@ -5,7 +5,7 @@ import type { Result } from "../../common/result.js";
 // TextParser (prometheus/common expfmt/text_parse.go): HELP/TYPE comments, label values with
 // \\ \" \n escapes, Go float syntax (NaN, +Inf, -Inf), an optional integer millisecond timestamp.
 
-export type MetricType = "counter" | "gauge" | "histogram" | "summary" | "untyped";
+type MetricType = "counter" | "gauge" | "histogram" | "summary" | "untyped";
 
 export interface Sample {
   /** The sample's own name: a histogram's `_bucket`, `_sum` and `_count` keep their suffix. */
@@ -15,7 +15,7 @@ export interface Sample {
   timestampMs: number | null;
 }
 
-export interface Family {
+interface Family {
   name: string;
   type: MetricType;
   help: string | null;
@@ -185,7 +185,7 @@ function familyName(families: Map<string, MutableFamily>, sample: string): strin
   return sample;
 }
 
-export interface FamilySum {
+interface FamilySum {
   type: MetricType;
   value: number;
   series: number;

@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 
-export interface HostPort {
+interface HostPort {
   host: string;
   port: number;
 }

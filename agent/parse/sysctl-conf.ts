@@ -25,7 +25,7 @@ export const SYSCTL_D_DIRS = [
 /** Read after every sysctl.d file (procps `sysctl --system`). */
 export const SYSCTL_CONF = "/etc/sysctl.conf";
 
-export interface SysctlAssignment {
+interface SysctlAssignment {
   /** As written, normalised to '.' separators ("net.ipv4.ip_forward", or a glob "net.ipv4.conf.*.forwarding"). */
   key: string;
   value: string;
@@ -99,7 +99,7 @@ export interface OrderedSysctlFile {
 }
 
 /** The value `keys` (one kernel knob under several names) is left with at boot, and where it comes from. */
-export interface PersistentSetting {
+interface PersistentSetting {
   value: string;
   path: string;
   key: string;

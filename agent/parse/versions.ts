@@ -22,7 +22,7 @@ export const NFT_WRITES_SET_UDATA = [1, 1, 2] as const;
  * #137501: kube-proxy lists only its own table; cherry-picks #137809 -> 1.33.11, #137808 -> 1.34.7,
  * #137807 -> 1.35.4; in 1.36.0). Minors before 1.33 never got it. It fixed the listing, not the sync.
  */
-export const KUBE_PROXY_NFT_LISTING_FIXED_IN: Readonly<Record<number, number>> = {
+const KUBE_PROXY_NFT_LISTING_FIXED_IN: Readonly<Record<number, number>> = {
   33: 11,
   34: 7,
   35: 4,

@@ -9,8 +9,13 @@ const MAX_BYTES = 32 * 1024 * 1024;
 
 // Every local address (NodePorts answer on all of them in ipvs/iptables mode) and the primary ones
 // (all that nftables mode's default `nodePortAddresses: primary` keeps).
+interface AddressesOptions {
+  /** The node's primary addresses when the downward API gave them (status.hostIPs, --node-ip). */
+  nodeIPs: readonly string[];
+}
+
 export const addressesProbe = defineProbe("addresses", {
-  async run(ctx) {
+  async run(ctx, opts: AddressesOptions) {
     // kube-ipvs0 holds every Service IP: at 10,000 Services this listing is 2 MB of JSON, reused in
     // serve while the ipvs-mode gate stands still (gated-read.ts).
     const read = await ipvsGatedRead(ctx, "addresses", () => readListing(ctx));
@@ -18,9 +23,9 @@ export const addressesProbe = defineProbe("addresses", {
     const { kubeIpvs0, interfaces } = read.value;
     if (ctx.shared) ctx.shared.kubeIpvs0 = kubeIpvs0; // kube-ipvs0's probe takes its link from here
 
-    if (ctx.nodeIPs.length > 0) {
-      const ipv4 = ctx.nodeIPs.find((ip) => !ip.includes(":")) ?? null;
-      const ipv6 = ctx.nodeIPs.find((ip) => ip.includes(":")) ?? null;
+    if (opts.nodeIPs.length > 0) {
+      const ipv4 = opts.nodeIPs.find((ip) => !ip.includes(":")) ?? null;
+      const ipv6 = opts.nodeIPs.find((ip) => ip.includes(":")) ?? null;
       return { ok: true, facts: { interfaces, primary: { ipv4, ipv6, source: "config" } } };
     }
 

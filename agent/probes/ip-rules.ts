@@ -1,5 +1,5 @@
 import type { IpRulesFacts } from "../facts/ip-rules.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { parseIpRuleJson } from "../parse/ip-rule-json.js";
 import { defineProbe } from "./types.js";
 

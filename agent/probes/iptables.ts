@@ -1,7 +1,7 @@
 import type { SourceFreshness } from "../facts/freshness.js";
 import type { IptablesBackendFacts } from "../facts/netfilter.js";
 import type { ProbeError } from "../facts/probe-error.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import type { ToolName } from "../io/tools.js";
 import { IptablesSaveParser } from "../parse/iptables-save.js";
 import { gatedRead } from "./gated-read.js";

@@ -7,7 +7,7 @@ import { KUBE_PROXY_METRICS_MAX_BYTES, kubeProxyGet, PROXY_MODE_MAX_BYTES } from
 import type { ScanShared } from "./scan-cache.js";
 
 /** What the gate's cheap reads need: the scan's input, in part. */
-export interface IpvsGateInput {
+interface IpvsGateInput {
   sysRoot: string;
   tools: ToolRunner;
   kubeProxyMetricsUrl: string;

@@ -1,5 +1,5 @@
 import { IpvsFacts } from "../facts/ipvs.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { parseIpvsStats } from "../parse/ipvs-stats.js";
 import { parseIpvsadmTimeout } from "../parse/ipvsadm-timeout.js";
@@ -38,9 +38,13 @@ async function readStats(ctx: ProbeContext): Promise<Pick<IpvsFacts, "stats" | "
 // service list again for every page), and reading it a second time also risked a snapshot of a table
 // other than the one the findings were judged on. In serve, the table and the timeouts are reused
 // while the ipvs-mode gate stands still (gated-read.ts ipvsGatedRead); the report's `sources` says so.
+interface IpvsOptions {
+  /** --parity-snapshot is set: read the real servers too, fresh, and share the table with parity. */
+  forParity: boolean;
+}
+
 export const ipvsProbe = defineProbe("ipvs", {
-  async run(ctx) {
-    const forParity = ctx.parity != null;
+  async run(ctx, { forParity }: IpvsOptions) {
     // Parity writes a snapshot of this table with its real servers: only ever from a fresh read.
     const r = forParity
       ? await readTable(ctx, true)

@@ -1,5 +1,5 @@
 import type { KernelFacts } from "../facts/host.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { parseModulesBuiltin, parseModulesDep, parseProcModules } from "../parse/kernel-modules.js";
 import { defineProbe } from "./types.js";
 
@@ -10,7 +10,7 @@ import { defineProbe } from "./types.js";
  * family ip and ip6 (nft_fib_ipv4/6 on nft_fib) and `reject` (nft_reject_ipv4/6 on nft_reject).
  * Names as in 5.13+ kernels (the _ipv4/_ipv6 nat and masq modules were merged in 5.1/5.2).
  */
-export const NFTABLES_MODE_MODULES = [
+const NFTABLES_MODE_MODULES = [
   "nf_tables",
   "nf_nat",
   "nft_chain_nat",

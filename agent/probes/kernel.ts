@@ -1,4 +1,4 @@
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { parseKernelRelease } from "../parse/versions.js";
 import { defineProbe } from "./types.js";
 

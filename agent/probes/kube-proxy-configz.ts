@@ -3,9 +3,14 @@ import { parseConfigz } from "../parse/kube-proxy-configz.js";
 import { defineProbe } from "./types.js";
 
 // The configuration kube-proxy is running with, to compare with /proxyMode and the ConfigMap.
+interface KubeProxyConfigzOptions {
+  /** kube-proxy's metrics address (--kube-proxy-metrics-url), no trailing slash. */
+  metricsUrl: string;
+}
+
 export const kubeProxyConfigzProbe = defineProbe("kube-proxy-configz", {
-  async run(ctx) {
-    const url = `${ctx.kubeProxyMetricsUrl}/configz`;
+  async run(ctx, opts: KubeProxyConfigzOptions) {
+    const url = `${opts.metricsUrl}/configz`;
     const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 1024 * 1024 });
     if (!r.ok) return { ok: false, error: r.error };
     if (r.status !== 200) {

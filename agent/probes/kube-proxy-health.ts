@@ -4,9 +4,14 @@ import { defineProbe } from "./types.js";
 
 // /healthz on the health address. 503 is an answer (unhealthy proxier, or a node being removed), so
 // only statuses other than 200 and 503 are failures.
+interface KubeProxyHealthOptions {
+  /** kube-proxy's health address (--kube-proxy-health-url), no trailing slash. */
+  healthUrl: string;
+}
+
 export const kubeProxyHealthProbe = defineProbe("kube-proxy-health", {
-  async run(ctx) {
-    const url = `${ctx.kubeProxyHealthUrl}/healthz`;
+  async run(ctx, opts: KubeProxyHealthOptions) {
+    const url = `${opts.healthUrl}/healthz`;
     const r = await httpGet(url, { timeoutMs: ctx.callTimeoutMs, maxBytes: 64 * 1024 });
     if (!r.ok) return { ok: false, error: r.error };
     if (r.status !== 200 && r.status !== 503) {

@@ -3,9 +3,14 @@ import { KUBE_PROXY_METRICS_MAX_BYTES, kubeProxyGet } from "./kube-proxy-get.js"
 import { defineProbe } from "./types.js";
 
 // Sync failures, staleness and the migration counters, straight from kube-proxy's own exposition.
+interface KubeProxyMetricsOptions {
+  /** kube-proxy's metrics address (--kube-proxy-metrics-url), no trailing slash. */
+  metricsUrl: string;
+}
+
 export const kubeProxyMetricsProbe = defineProbe("kube-proxy-metrics", {
-  async run(ctx) {
-    const url = `${ctx.kubeProxyMetricsUrl}/metrics`;
+  async run(ctx, opts: KubeProxyMetricsOptions) {
+    const url = `${opts.metricsUrl}/metrics`;
     const r = await kubeProxyGet(ctx.shared, url, {
       timeoutMs: ctx.callTimeoutMs,
       maxBytes: KUBE_PROXY_METRICS_MAX_BYTES,

@@ -3,9 +3,14 @@ import { kubeProxyGet, PROXY_MODE_MAX_BYTES } from "./kube-proxy-get.js";
 import { defineProbe } from "./types.js";
 
 // The mode kube-proxy really runs, from its own mouth: the ConfigMap may not be what the pod loaded.
+export interface KubeProxyModeOptions {
+  /** kube-proxy's metrics address (--kube-proxy-metrics-url), no trailing slash. */
+  metricsUrl: string;
+}
+
 export const kubeProxyModeProbe = defineProbe("kube-proxy-mode", {
-  async run(ctx) {
-    const url = `${ctx.kubeProxyMetricsUrl}/proxyMode`;
+  async run(ctx, opts: KubeProxyModeOptions) {
+    const url = `${opts.metricsUrl}/proxyMode`;
     const r = await kubeProxyGet(ctx.shared, url, {
       timeoutMs: ctx.callTimeoutMs,
       maxBytes: PROXY_MODE_MAX_BYTES,

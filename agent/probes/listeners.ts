@@ -30,14 +30,20 @@ function portOf(url: string): number | null {
  * (kubernetes/kubernetes pkg/proxy/healthcheck/service_health.go newServiceHealthServer), so what
  * nftables mode's default `primary` takes away shows in the node's sockets and its conntrack table.
  */
+interface ListenersOptions {
+  /** kube-proxy's metrics and health addresses: the sockets that tell its process. */
+  metricsUrl: string;
+  healthUrl: string;
+}
+
 export const listenersProbe = defineProbe("listeners", {
   needs: ["ipsets"],
-  async run(ctx) {
+  async run(ctx, opts: ListenersOptions) {
     const sockets = await listeningSockets(ctx.procRoot);
     if (!sockets.ok) return { ok: false, error: sockets.error };
-    const metricsPort = portOf(ctx.kubeProxyMetricsUrl);
-    const healthPort = portOf(ctx.kubeProxyHealthUrl);
-    const metricsHost = hostOf(ctx.kubeProxyMetricsUrl);
+    const metricsPort = portOf(opts.metricsUrl);
+    const healthPort = portOf(opts.healthUrl);
+    const metricsHost = hostOf(opts.metricsUrl);
     // The sockets a connection to the metrics URL may land on (a host name: any address on its port).
     const anchors = sockets.value.filter(
       (s) => s.port === metricsPort && (metricsHost === null || covers(s, metricsHost)),

@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { findApkPackage } from "../parse/apk-installed.js";
 import { findDpkgPackage, type InstalledPackage } from "../parse/dpkg-status.js";
 import { parseNftVersionOutput, upstreamVersion } from "../parse/nft-version.js";

@@ -1,4 +1,5 @@
 import type { ConfigzFacts } from "../facts/kube-proxy.js";
+import { kubeProxyTableName } from "../facts/kube-proxy-table.js";
 import type { ProbeError } from "../facts/probe-error.js";
 import type { ExecResult } from "../io/run.js";
 import {
@@ -23,18 +24,13 @@ import type { Result } from "../../common/result.js";
 // the elements of all ~10,000 anonymous vmaps to print the named ones), `list table`, `list tables` or
 // `list chain <one>` (each builds the full cache on 1.0.6, 28-60 s).
 const MAX_BYTES = 128 * 1024 * 1024;
-const DEFAULT_TABLE = "kube-proxy";
 // What nft prints when the kernel has no nf_tables at all (nfnetlink answers EPROTONOSUPPORT, or
 // EOPNOTSUPP from some builds); reported as such rather than as a bare exit status.
 const NO_NF_TABLES = /protocol not supported|operation not supported/i;
 
 function tableName(ctx: ProbeContext): string {
   const prior = ctx.prior["kube-proxy-configz"];
-  if (prior?.ok) {
-    const name = (prior.facts as ConfigzFacts).nftablesTableName;
-    if (typeof name === "string" && name !== "") return name;
-  }
-  return DEFAULT_TABLE;
+  return kubeProxyTableName(prior?.ok ? (prior.facts as ConfigzFacts) : null);
 }
 
 async function nft(ctx: ProbeContext, args: string[]): Promise<ExecResult> {
@@ -140,13 +136,17 @@ async function readAll(ctx: ProbeContext, name: string, forParity: boolean): Pro
   return { ok: true, value: parityChains !== null ? { facts, parityChains, setAnswers } : { facts } };
 }
 
+export interface NftablesOptions {
+  /** --parity-snapshot is set: also read what parity compares (the Service chains and maps). */
+  forParity: boolean;
+}
+
 export const nftablesProbe = defineProbe("nftables", {
   needs: ["kube-proxy-configz"],
-  async run(ctx) {
+  async run(ctx, { forParity }: NftablesOptions) {
     const name = tableName(ctx);
     // Reused whole while the nf_tables generation stands still: at 10,000 Services these reads cost
     // seconds of CPU (the chain listing alone ~3 s on nft 1.0.6), and none of them can have changed.
-    const forParity = (ctx.parity ?? null) !== null;
     const parts = nftablesCacheParts(name, forParity);
     const r = await gatedRead(ctx, "nftables", parts, () => readAll(ctx, name, forParity));
     if (!r.ok) return r;

@@ -1,4 +1,4 @@
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { parseOsRelease } from "../parse/os-release.js";
 import { defineProbe } from "./types.js";
 

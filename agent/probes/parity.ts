@@ -1,6 +1,7 @@
 import { sysctlValue, type AddressesFacts, type SysctlFacts } from "../facts/host.js";
 import type { IpsetFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { ConfigzFacts, ProxyModeFacts } from "../facts/kube-proxy.js";
+import { KUBE_PROXY_TABLE_FAMILIES, kubeProxyTableName } from "../facts/kube-proxy-table.js";
 import { IpvsSnapshot, type ParityFacts } from "../facts/parity.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import { readSnapshotFile, writeFileAtomic } from "../io/snapshot-file.js";
@@ -8,7 +9,7 @@ import { addNftChains, addNftMaps, emptyServed, servedFrom } from "../parse/nft-
 import { buildSnapshot, compareParity, type SnapshotInput } from "../parse/parity.js";
 import { kubeIpvs0ServiceIps } from "../view/kube-ipvs0.js";
 import { onLinkOfOtherInterfaces } from "../view/on-link.js";
-import { defineProbe, type ParityOptions, type ProbeContext } from "./types.js";
+import { defineProbe, type ProbeContext } from "./types.js";
 
 // 10,000 Services x 10 endpoints with their NodePorts on a few addresses is ~4 MB of JSON; this only
 // bounds a runaway table (and a file someone else put there).
@@ -20,14 +21,25 @@ const MAPS = ["service-ips", "service-nodeports", "no-endpoint-services", "no-en
 // Per-Service entries the report carries; the counts are always whole.
 const MAX_LISTED = 500;
 
+/** The parity snapshot (--parity-snapshot): its file, its age limit and this node's name. */
+export interface ParityOptions {
+  path: string;
+  maxAgeS: number;
+  node: string;
+}
+
+interface ParityProbeOptions {
+  /** null: --parity-snapshot not set, parity off. */
+  snapshot: ParityOptions | null;
+}
+
 function prior<T>(ctx: ProbeContext, name: keyof ProbeContext["prior"]): T | null {
   const o = ctx.prior[name];
   return o?.ok ? (o.facts as T) : null;
 }
 
 function tableName(ctx: ProbeContext): string {
-  const name = prior<ConfigzFacts>(ctx, "kube-proxy-configz")?.nftablesTableName;
-  return typeof name === "string" && name !== "" ? name : "kube-proxy";
+  return kubeProxyTableName(prior<ConfigzFacts>(ctx, "kube-proxy-configz"));
 }
 
 // The Service IPs off-node clients reach only through the node's ARP answer from kube-ipvs0: the same
@@ -142,7 +154,7 @@ async function compare(
           error: { kind: "garbage", message: parsed.error, command: `nft ${args.join(" ")}` },
         } as const);
   };
-  for (const family of ["ip", "ip6"]) {
+  for (const family of KUBE_PROXY_TABLE_FAMILIES) {
     if (listedChains === undefined) {
       const c = await nft(["-j", "list", "chains", family], addNftChains);
       if (!c.ok) return c;
@@ -188,8 +200,7 @@ export const parityProbe = defineProbe("parity", {
     "addresses",
     "sysctls",
   ],
-  async run(ctx) {
-    const p = ctx.parity ?? null;
+  async run(ctx, { snapshot: p }: ParityProbeOptions) {
     if (p === null) return { ok: true, facts: { state: "off" } };
     const mode = prior<ProxyModeFacts>(ctx, "kube-proxy-mode")?.mode ?? null;
     if (mode === "ipvs") return { ok: true, facts: await record(ctx, p) };

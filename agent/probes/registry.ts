@@ -23,7 +23,8 @@ import { sysctlsProbe } from "./sysctls.js";
 import type { Probe } from "./types.js";
 
 // Every probe's reader, by the name facts/sources.ts gives it: the compiler refuses a name missing here.
-const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
+// `satisfies`, not a type annotation: each probe's own options type stays readable (OptionsOf).
+const READERS = {
   kernel: kernelProbe,
   "os-release": osReleaseProbe,
   "nft-version": nftVersionProbe,
@@ -45,7 +46,11 @@ const READERS: { readonly [N in ProbeName]: Probe<FactsOf<N>> } = {
   parity: parityProbe,
   listeners: listenersProbe,
   "service-conntrack": serviceConntrackProbe,
-};
+} as const satisfies { readonly [N in ProbeName]: Probe<FactsOf<N>, never> };
+
+/** The options the probe named N declares in its own file (NoOptions for one that takes none). */
+export type OptionsOf<N extends ProbeName> =
+  (typeof READERS)[N] extends Probe<FactsOf<N>, infer O> ? O : never;
 
 /** Every probe, in the order of facts/sources.ts (node_exporter's collector registry, in miniature). */
 export const PROBES: readonly Probe<unknown>[] = PROBE_NAMES.map((n) => READERS[n] as Probe<unknown>);

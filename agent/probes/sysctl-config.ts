@@ -16,7 +16,7 @@ import { defineProbe } from "./types.js";
  * (pkg/proxy/nftables/proxier.go NewProxier takes no sysctl interface). Writing either name writes the
  * one IPv4 forwarding switch, so the last write of either in boot order is what a reboot leaves.
  */
-export const PERSISTENT_SYSCTLS = [
+const PERSISTENT_SYSCTLS = [
   { name: "net.ipv4.ip_forward", keys: ["net.ipv4.ip_forward", "net.ipv4.conf.all.forwarding"] },
 ] as const;
 

@@ -1,6 +1,6 @@
 import { excerpt } from "../parse/result.js";
 import { SysctlFacts } from "../facts/host.js";
-import { readTextFile } from "../io/files.js";
+import { readTextFile } from "../../common/regular-file.js";
 import { defineProbe } from "./types.js";
 
 /**
@@ -11,7 +11,7 @@ import { defineProbe } from "./types.js";
  * sets it for localhost NodePorts), ip_forward, and the three ipvs mode sets on start (which, like
  * the IPVS table, outlive it). Absent files read as null: module not loaded, or no such kernel feature.
  */
-export const SYSCTLS = [
+const SYSCTLS = [
   "net.ipv4.conf.all.arp_ignore",
   "net.ipv4.conf.all.arp_announce",
   "net.ipv4.conf.all.route_localnet",

@@ -12,12 +12,7 @@ import type { z } from "zod";
 
 export type { ProbeName, ProbeOutcome };
 
-export interface ParityOptions {
-  path: string;
-  maxAgeS: number;
-  node: string;
-}
-
+/** What every probe is given: where the host is, how to run its tools, and the scan's shared state. */
 export interface ProbeContext {
   /** Where the host's filesystem is mounted ("/" on a bare node, "/host" in the DaemonSet). */
   hostRoot: string;
@@ -25,15 +20,8 @@ export interface ProbeContext {
   procRoot: string;
   sysRoot: string;
   tools: ToolRunner;
-  /** kube-proxy's metrics address (/proxyMode, /configz, /metrics) and health address (/healthz). */
-  kubeProxyMetricsUrl: string;
-  kubeProxyHealthUrl: string;
-  /** The node's primary addresses when the downward API gave them (status.hostIPs). */
-  nodeIPs: string[];
   /** Deadline for one external call or HTTP request inside a probe. */
   callTimeoutMs: number;
-  /** The parity snapshot: its file, its age limit and this node's name; absent: off. */
-  parity?: ParityOptions | null;
   /** What a long-running agent keeps between scans (serve); absent or null: read everything. */
   cache?: ScanCache | null;
   /** What this scan's probes share (one listing read once, and how fresh each source is). */
@@ -42,28 +30,40 @@ export interface ProbeContext {
   prior: Partial<Record<ProbeName, ProbeOutcome<unknown>>>;
 }
 
-export interface Probe<F> {
+/** The options of a probe that takes none. */
+type NoOptions = Record<never, never>;
+
+/** A probe without options may be run without them; one with options must be given them. */
+type OptionsArg<O> = keyof O extends never ? [options?: O] : [options: O];
+
+/**
+ * A probe's own options (kube-proxy's addresses, the parity snapshot, ...) are declared in its file, as
+ * the type of its `run`'s second parameter: the compiler refuses a probe reading an option it did not
+ * declare. probes/options.ts builds every probe's options from the agent's settings in one place.
+ */
+export interface Probe<F, O = NoOptions> {
   name: ProbeName;
   /** Where its facts go in the report, and their schema: both from facts/sources.ts. */
   factKey: FactKey;
   schema: z.ZodType<F>;
   /** Probes whose outcome this one reads from `ctx.prior`; they run first. */
   needs?: readonly ProbeName[];
-  run(ctx: ProbeContext): Promise<ProbeOutcome<F>>;
+  run(ctx: ProbeContext, ...options: OptionsArg<O>): Promise<ProbeOutcome<F>>;
 }
 
 /** A probe named in facts/sources.ts: its facts' key and schema come from there, typed by its name. */
-export function defineProbe<N extends ProbeName>(
+export function defineProbe<N extends ProbeName, O = NoOptions>(
   name: N,
   def: {
     needs?: readonly ProbeName[];
-    run(ctx: ProbeContext): Promise<ProbeOutcome<FactsOf<N>>>;
+    run(ctx: ProbeContext, options: O): Promise<ProbeOutcome<FactsOf<N>>>;
   },
-): Probe<FactsOf<N>> {
+): Probe<FactsOf<N>, O> {
   return {
     name,
     factKey: FACT_KEY[name],
     schema: factSchema(name) as unknown as z.ZodType<FactsOf<N>>,
-    ...def,
+    ...(def.needs === undefined ? {} : { needs: def.needs }),
+    run: (ctx, ...options) => def.run(ctx, (options[0] ?? {}) as O),
   };
 }

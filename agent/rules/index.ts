@@ -7,7 +7,7 @@ import { findingPageUrl } from "../../common/finding-page.js";
 import type { JudgedFinding, PreviousScan, Rule } from "./rule.js";
 import { decideVerdict } from "./verdict.js";
 
-export interface Judgement {
+interface Judgement {
   view: NodeView;
   findings: JudgedFinding<FindingId>[];
   verdict: Verdict;
@@ -16,7 +16,7 @@ export interface Judgement {
 const SEVERITY_ORDER = { critical: 0, error: 1, warning: 2, info: 3 } as const;
 
 /** Every rule over one view of the facts, then the verdict. Pure. */
-export function judgeView(
+function judgeView(
   facts: NodeFacts,
   view: NodeView,
   failedProbes: ReadonlyMap<string, ProbeError>,

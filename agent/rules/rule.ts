@@ -3,7 +3,7 @@ import type { Finding, NodeFacts, Phase, Severity } from "../report/schema.js";
 import type { NodeView } from "../view/build.js";
 import type { RuleOptions } from "../view/options.js";
 
-export type Stage = Finding["stage"];
+type Stage = Finding["stage"];
 
 /** What a finding means to whoever acts on it; every id list (verdict, fleet plan) derives from these. */
 export type Tag =
@@ -24,7 +24,7 @@ export interface FindingSpec {
   tags?: readonly Tag[];
 }
 
-export interface RuleInput {
+interface RuleInput {
   facts: NodeFacts;
   /** What the facts mean, derived once: phase, running mode, black holes, what is kube-proxy's. */
   view: NodeView;

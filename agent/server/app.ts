@@ -11,7 +11,7 @@ import type { VirtualServerLookup } from "./ipvs-lookup.js";
 import type { AgentState, ScanRecord } from "./state.js";
 import { RateBudget } from "./rate-budget.js";
 
-export interface AppOptions {
+interface AppOptions {
   logger?: FastifyBaseLogger;
   /** Reads one virtual server's real servers fresh from the kernel. */
   lookupVirtualServer: VirtualServerLookup;

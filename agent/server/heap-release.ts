@@ -27,7 +27,7 @@ export function exposedGc(): MajorGc | null {
   }
 }
 
-export interface HeapReleaseOptions {
+interface HeapReleaseOptions {
   /** Growth of the heap since the last reduction (or the start) that makes the next one run. */
   growthBytes: number;
   gc: MajorGc | null;

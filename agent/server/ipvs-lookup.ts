@@ -3,7 +3,7 @@ import type { ProbeError } from "../facts/probe-error.js";
 import { readIpvsTable } from "../io/ipvs-table.js";
 import type { VirtualServerQuery } from "./ipvs-query.js";
 
-export type VirtualServerLookupResult =
+type VirtualServerLookupResult =
   | { status: "found"; virtualServer: VirtualServer; realServers: RealServer[] }
   | { status: "not-found" }
   | { status: "ipvs-absent" }

@@ -32,7 +32,7 @@ export function describeQueryProblems(error: z.ZodError): string[] {
 }
 
 /** IPv6 in its compressed lower-case form, the way the IPVS parser prints addresses. */
-export function canonicalAddress(address: string): string {
+function canonicalAddress(address: string): string {
   if (!isIPv6(address)) return address;
   return new URL(`http://[${address}]/`).hostname.slice(1, -1);
 }

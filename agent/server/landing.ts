@@ -1,7 +1,7 @@
 import { html } from "../../common/escape.js";
 import type { RouteClass } from "../../common/route-access.js";
 
-export interface LandingRoute {
+interface LandingRoute {
   path: string;
   /** Who may read it (access.ts decides; a test holds this list to it). */
   access: RouteClass;

@@ -1,6 +1,6 @@
 import type { RenderedScan } from "./rendered-scan.js";
 
-export interface ScanLoopOptions {
+interface ScanLoopOptions {
   scan: () => Promise<RenderedScan>;
   intervalMs: number;
   onScan: (scan: RenderedScan) => void;

@@ -15,7 +15,7 @@ export const CLEANUP_FAILURE_COUNTER = "kubeproxy_sync_proxy_rules_nftables_clea
 export const LAST_SYNC = "kubeproxy_sync_proxy_rules_last_timestamp_seconds";
 export const LAST_QUEUED = "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds";
 
-export type Reading = CounterReading | { state: "unknown" };
+type Reading = CounterReading | { state: "unknown" };
 
 /**
  * One kube-proxy counter as the rules see it: the catalogue (which mode and version export it, and

@@ -30,7 +30,7 @@ const LOCAL_ONLY: Readonly<Record<string, string>> = {
   "KUBE-FORWARD": "kube-proxy's ipvs-mode chain: gone after the switch",
 };
 
-export interface ForwardDrop {
+interface ForwardDrop {
   /** Each FORWARD policy DROP no network plugin's accept covers ("ipv4 legacy filter/FORWARD policy DROP"). */
   uncovered: string[];
   /** FORWARD DROPs a plugin's accept covers, with the plugin. */

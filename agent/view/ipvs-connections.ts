@@ -4,7 +4,7 @@ import type { NodeFacts } from "../report/schema.js";
 import type { VirtualServerClasses } from "./virtual-servers.js";
 
 /** How many of kube-proxy's busiest virtual servers the report names (the counts cover all of them). */
-export const TOP_CONNECTED = 10;
+const TOP_CONNECTED = 10;
 
 /**
  * IPVS connections through kube-proxy's virtual servers (view/virtual-servers.ts: Service IPs and

@@ -74,7 +74,7 @@ function linkLocal4(address: string): boolean {
   return address.startsWith("169.254.");
 }
 
-export interface NodePortAddressClasses {
+interface NodePortAddressClasses {
   /** "address (interface)" of every non-primary global address a NodePort client may use. */
   counted: string[];
   notCounted: NotCounted[];
@@ -91,7 +91,7 @@ export interface NodeAddress {
  * Why no NodePort client uses this address (a CNI's, Docker's, a DNS cache's, link-local), or null when one
  * may. The one judgement nodeport-addresses-shrink and verify's NodePort line share.
  */
-export function notNodePortDestination(
+function notNodePortDestination(
   iface: { name: string; kind: string | null },
   address: string,
 ): string | null {
@@ -157,7 +157,7 @@ export function dockerSetForwardDrop(b: IptablesBackendRead): boolean {
 export const DOCKER_FORWARD_DROP_WHY =
   "Docker's own policy: dockerd sets FORWARD to DROP when it enables ip_forward (moby setupIPForwarding), and its chains are here; it is no host firewall that NodePorts must be opened in (whether it drops forwarded Service traffic after the switch is forward-drop-at-switch's judgement)";
 
-export const KUBE_PROXY_BE_LIBERAL_WHY =
+const KUBE_PROXY_BE_LIBERAL_WHY =
   "kube-proxy's own setting: its config has conntrack.tcpBeLiberal: true (/configz), so kube-proxy sets the sysctl itself and keeps setting it in nftables mode";
 
 type VirtualServer = NonNullable<NodeFacts["ipvs"]>["virtualServers"][number];
@@ -201,7 +201,7 @@ export function notCounted(f: NodeFacts, nodePorts: readonly VirtualServer[]): N
 }
 
 /** The sysctl is 1 and kube-proxy's effective config is what sets it (KubeProxyConntrackConfiguration.TCPBeLiberal). */
-export function beLiberalByKubeProxy(f: Pick<NodeFacts, "sysctls" | "configz">): boolean {
+function beLiberalByKubeProxy(f: Pick<NodeFacts, "sysctls" | "configz">): boolean {
   const v = sysctlValue(f.sysctls, "net.netfilter.nf_conntrack_tcp_be_liberal");
   return v === "1" && f.configz?.conntrackTcpBeLiberal === true;
 }

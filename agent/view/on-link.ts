@@ -2,7 +2,7 @@ import { BlockList, isIPv4 } from "node:net";
 import type { NodeFacts } from "../report/schema.js";
 
 /** An IPv4 address inside the on-link prefix of one of the node's interfaces, and which one. */
-export interface OnLink {
+interface OnLink {
   ip: string;
   iface: string;
   /** The interface's address and prefix, e.g. "172.18.0.10/16". */

@@ -33,7 +33,7 @@ export function runningModeOf(f: Pick<NodeFacts, "proxyMode">): string | null {
  * What each mode leaves in the kernel, as read by the probes. Virtual servers another service proxy made
  * (kube-router's, view/other-proxy.ts) are no kube-proxy mode's state.
  */
-export function modeEvidence(f: NodeFacts, others: readonly VirtualServer[] = []): PhaseDecision["mixed"] {
+function modeEvidence(f: NodeFacts, others: readonly VirtualServer[] = []): PhaseDecision["mixed"] {
   const out: PhaseDecision["mixed"] = [];
   const vsCount = (f.ipvs?.virtualServerCount ?? 0) - others.length;
   if (vsCount > 0) {
@@ -82,7 +82,7 @@ const KERNEL_PROBES = ["ipvs", "kube-ipvs0", "iptables", "nftables"] as const;
  * iptables mode's per-Service chains. A mode whose part of the kernel was not read is "unread", never
  * "carries nothing".
  */
-export function carryingState(
+function carryingState(
   f: NodeFacts,
   others: readonly VirtualServer[] = [],
 ): { carrying: PhaseDecision["carrying"]; unread: Set<Mode> } {

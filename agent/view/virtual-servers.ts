@@ -24,7 +24,7 @@ export interface VirtualServerClasses {
  * The NodePorts the node itself holds, whatever range the API server hands them from: kube-proxy's
  * KUBE-NODE-PORT-* ipsets (ipvs mode) and its nftables NodePort maps.
  */
-export function learnedNodePorts(f: NodeFacts): Set<string> {
+function learnedNodePorts(f: NodeFacts): Set<string> {
   return new Set([
     ...(f.ipsets?.nodePorts ?? []),
     ...(f.nftables?.kubeProxy ?? []).flatMap((t) => t.nodePorts ?? []),

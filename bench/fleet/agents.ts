@@ -8,7 +8,7 @@ import { createServer, type Server } from "node:http";
 import { readFileSync } from "node:fs";
 import { fleetDigestOf, NodeReport } from "../../agent/contract.js";
 
-export type Behaviour = "ok" | "slow" | "hung" | "garbage" | "error" | "down";
+type Behaviour = "ok" | "slow" | "hung" | "garbage" | "error" | "down";
 
 /** Deterministic mix per node index: 90 % fine, 5 % slow, 2 % down, 1 % garbage, 1 % 500, 0.2 % hung. */
 export function behaviour(i: number): Behaviour {
@@ -22,16 +22,16 @@ export function behaviour(i: number): Behaviour {
 }
 
 /** Slow nodes answer after 0.2–2 s, inside the collector's 5 s call deadline. */
-export const slowMs = (i: number) => 200 + ((i * 104729) % 1800);
+const slowMs = (i: number) => 200 + ((i * 104729) % 1800);
 
 /** The agent's default scan interval (agent/config.ts): a live agent's report is at most this old. */
-export const SCAN_INTERVAL_MS = 60_000;
+const SCAN_INTERVAL_MS = 60_000;
 
 /**
  * A recorded report, cut around its `node` and `scannedAt` so each node's answer is the shared bytes
  * plus two short strings: 5,000 nodes of 176 KB reports cost the stand-in one copy, not 880 MB.
  */
-export interface Template {
+interface Template {
   parts: [Buffer, Buffer, Buffer];
   scanDurationMs: number;
 }
@@ -54,7 +54,7 @@ export function template(
 }
 
 /** A recorded node's two bodies: /report, and /report/fleet as a current agent renders it. */
-export interface Recorded {
+interface Recorded {
   report: Template;
   fleet: Template;
 }

@@ -60,7 +60,7 @@ export function scrapeTimes(fromS: number, windowS: number, stepS: number): numb
  * proxyscope_* families of a real agent's /metrics (only `keep`'s, when given), per node, one sample
  * per scrape time. The last-scan gauge reads a scan 30 s before each scrape, as a live agent's would.
  */
-export function emitFleetOpenMetrics(
+function emitFleetOpenMetrics(
   emit: (s: string) => void,
   exposition: string,
   n: number,
@@ -145,7 +145,7 @@ function writeOpenMetricsFile(
 
 // The Prometheus source also lists Nodes from the API (every node the API lists is reported); the
 // collector's API server stand-in and its recorded objects serve that.
-export async function startApi(
+async function startApi(
   repo: string,
   n: number,
   dir: string,
@@ -266,7 +266,7 @@ async function floorRun(
   };
 }
 
-export interface PromBenchOptions {
+interface PromBenchOptions {
   repo: string;
   nodes: number;
   /** Collector CLIs to measure, alternated rep by rep (before/after in one run). */
@@ -283,7 +283,7 @@ export interface PromBenchOptions {
   port?: number;
 }
 
-export async function runPromBench(o: PromBenchOptions): Promise<Record<string, unknown>> {
+async function runPromBench(o: PromBenchOptions): Promise<Record<string, unknown>> {
   const api = await startApi(o.repo, o.nodes, o.dir);
   if (typeof api === "string") return { skipped: api };
   try {

@@ -11,7 +11,7 @@
 // service-ips / service-nodeports verdict maps.
 
 /** Every 10th Service is a NodePort Service (port 30000 + i); every 20th is UDP (DNS-like). */
-export interface ServiceSpec {
+interface ServiceSpec {
   index: number;
   name: string;
   clusterIP: string;
@@ -26,7 +26,7 @@ const ipv4 = (base: [number, number], k: number): string =>
   `${base[0]}.${base[1] + Math.floor(k / 65536)}.${Math.floor(k / 256) % 256}.${k % 256}`;
 
 /** Service i of a node with `endpointsPer` endpoints each; deterministic, distinct addresses. */
-export function service(i: number, endpointsPer: number): ServiceSpec {
+function service(i: number, endpointsPer: number): ServiceSpec {
   const protocol = i % 20 === 19 ? "udp" : "tcp";
   const endpoints: string[] = [];
   for (let j = 0; j < endpointsPer; j++) endpoints.push(ipv4([10, 128], i * endpointsPer + j + 1));
@@ -50,7 +50,7 @@ export function services(from: number, to: number, endpointsPer: number): Servic
 }
 
 /** The node's own address, where NodePort virtual servers listen in ipvs mode. */
-export const NODE_IP = "172.18.0.10";
+const NODE_IP = "172.18.0.10";
 
 /** `ipvsadm -R` input for Services [from, to): virtual servers and their real servers. */
 export function ipvsadmRestore(svcs: readonly ServiceSpec[]): string {
@@ -167,7 +167,7 @@ function tag(prefix: string, i: number): string {
   return s;
 }
 
-export function nftChainNames(s: ServiceSpec): { service: string; endpoints: string[] } {
+function nftChainNames(s: ServiceSpec): { service: string; endpoints: string[] } {
   const sp = `${s.name}/${s.protocol}/p${s.port}`;
   return {
     service: `service-${tag("s", s.index)}-${sp}`,

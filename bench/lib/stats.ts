@@ -7,7 +7,7 @@ export interface Summary {
   n: number;
 }
 
-export function quantile(sorted: readonly number[], q: number): number {
+function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const pos = (sorted.length - 1) * q;
   const lo = Math.floor(pos);

@@ -8,13 +8,13 @@ import { fmt, ratio, slope, summarize, percentiles, type Summary } from "./stats
 type Json = any;
 
 /** "rerun": measured at a load above MAX_LOAD, so neither met nor missed can be said. */
-export type Status = "met" | "missed" | "not measured" | "rerun";
+type Status = "met" | "missed" | "not measured" | "rerun";
 
 /** The 1-minute load average above which a row is not reported (2 CPUs on the bench machine). */
-export const MAX_LOAD = 2;
+const MAX_LOAD = 2;
 
 /** One condition of a target: `value` below `max` (`strict`) or at most `max`. */
-export interface Limit {
+interface Limit {
   label: string;
   value: number;
   max: number;

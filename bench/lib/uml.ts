@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { createWriteStream, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-export interface BootOptions {
+interface BootOptions {
   repoRoot: string;
   /** Host directory the guest writes results to (on disk, not /tmp: the guest mounts its own). */
   workDir: string;

@@ -38,7 +38,7 @@ const load1 = () => loadavg()[0]!;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (m: string) => process.stderr.write(`[node-bench] ${m}\n`);
 
-export interface ScanSample {
+interface ScanSample {
   wallMs: number;
   cpuMs: number;
   selfCpuMs: number;

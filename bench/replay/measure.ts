@@ -36,7 +36,7 @@ const NO_KUBE_PROXY = [
 ];
 
 type Env = "replay" | "host netns" | "UML";
-export interface Row<T> {
+interface Row<T> {
   env: Env;
   loadavg: [number, number];
   /** "rerun": measured above --max-load (1-minute load average), not to be reported. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Test } from "tap";
 import { ToolRunner } from "../../agent/io/run.js";
+import { probeOptions, type ProbeOptions, type ProbeSettings } from "../../agent/probes/options.js";
 import type { ProbeContext } from "../../agent/probes/types.js";
 import { toolDir, type ToolDir } from "./tool-scripts.js";
 
@@ -40,13 +41,29 @@ export function probeContext(over: Partial<ProbeContext> = {}): ProbeContext {
     procRoot: fixture("host/proc"),
     sysRoot: fixture("host/sys"),
     tools: new ToolRunner([fixture("no-such-tool-dir")]),
-    kubeProxyMetricsUrl: "http://127.0.0.1:1/",
-    kubeProxyHealthUrl: "http://127.0.0.1:1/",
-    nodeIPs: [],
     callTimeoutMs: 10_000,
     prior: {},
     ...over,
   };
+}
+
+/** The agent's settings with kube-proxy unreachable, no --node-ip and parity off; `over` replaces parts. */
+export function probeSettings(over: Partial<ProbeSettings> = {}): ProbeSettings {
+  return {
+    kubeProxyMetricsUrl: "http://127.0.0.1:1",
+    kubeProxyHealthUrl: "http://127.0.0.1:1",
+    nodeIPs: [],
+    parity: null,
+    ...over,
+  };
+}
+
+/** The options probe `name` runs with under `probeSettings(over)`, built as a scan builds them. */
+export function optionsOf<N extends keyof ProbeOptions>(
+  name: N,
+  over: Partial<ProbeSettings> = {},
+): ProbeOptions[N] {
+  return probeOptions(probeSettings(over))[name];
 }
 
 /** Stand-in tools printing recorded answers (test/helpers/tool-scripts.ts), removed when `t` ends. */

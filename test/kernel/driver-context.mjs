@@ -1,5 +1,6 @@
 // The probe context every kernel-test driver runs the real probes from dist/ with: the namespace it
-// is started in, the real tools, kube-proxy's default addresses. `over` adds or replaces fields.
+// is started in, the real tools. `over` adds or replaces fields. A probe's own options (kube-proxy's
+// addresses, --node-ip, parity) are its run's second argument, given by each driver.
 import { ToolRunner } from "../../dist/agent/io/run.js";
 
 export function driverContext(over = {}) {
@@ -8,9 +9,6 @@ export function driverContext(over = {}) {
     procRoot: "/proc",
     sysRoot: "/sys",
     tools: new ToolRunner(),
-    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-    kubeProxyHealthUrl: "http://127.0.0.1:10256",
-    nodeIPs: [],
     callTimeoutMs: 30000,
     prior: {},
     ...over,

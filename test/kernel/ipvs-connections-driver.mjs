@@ -13,10 +13,10 @@ import { NodeFacts } from "../../dist/agent/report/schema.js";
 
 const ctx = driverContext();
 const runs = {
-  ipvs: await ipvsProbe.run(ctx),
+  ipvs: await ipvsProbe.run(ctx, { forParity: false }),
   ipvsConnections: await ipvsConnectionsProbe.run(ctx),
   kubeIpvs0: await kubeIpvs0Probe.run(ctx),
-  addresses: await addressesProbe.run(ctx),
+  addresses: await addressesProbe.run(ctx, { nodeIPs: [] }),
 };
 const facts = NodeFacts.parse({
   ...Object.fromEntries(Object.entries(runs).map(([k, r]) => [k, r.ok ? r.facts : null])),

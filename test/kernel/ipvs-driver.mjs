@@ -9,7 +9,7 @@ import { kubeIpvs0Probe } from "../../dist/agent/probes/kube-ipvs0.js";
 
 const ctx = driverContext();
 const out = {
-  ipvs: await ipvsProbe.run(ctx),
+  ipvs: await ipvsProbe.run(ctx, { forParity: false }),
   "kube-ipvs0": await kubeIpvs0Probe.run(ctx),
   ipsets: await ipsetsProbe.run(ctx),
 };

@@ -6,5 +6,8 @@ import { iptablesProbe } from "../../dist/agent/probes/iptables.js";
 import { nftablesProbe } from "../../dist/agent/probes/nftables.js";
 
 const ctx = driverContext({ prior: JSON.parse(process.argv[2] ?? "{}") });
-const out = { iptables: await iptablesProbe.run(ctx), nftables: await nftablesProbe.run(ctx) };
+const out = {
+  iptables: await iptablesProbe.run(ctx),
+  nftables: await nftablesProbe.run(ctx, { forParity: false }),
+};
 process.stdout.write(JSON.stringify(out));

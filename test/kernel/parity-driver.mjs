@@ -10,11 +10,14 @@ import { kubeIpvs0Probe } from "../../dist/agent/probes/kube-ipvs0.js";
 import { parityProbe } from "../../dist/agent/probes/parity.js";
 
 const [mode, path, out] = process.argv.slice(2);
-const ctx = driverContext({ parity: { path, maxAgeS: 86400, node: "node1" } });
+const ctx = driverContext();
 const prior = {
   "kube-proxy-mode": { ok: true, facts: { mode } },
   "kube-ipvs0": await kubeIpvs0Probe.run(ctx),
   ipsets: await ipsetsProbe.run(ctx),
 };
-const parity = await parityProbe.run({ ...ctx, prior });
+const parity = await parityProbe.run(
+  { ...ctx, prior },
+  { snapshot: { path, maxAgeS: 86400, node: "node1" } },
+);
 writeFileSync(out, JSON.stringify({ ...prior, parity }, null, 1));

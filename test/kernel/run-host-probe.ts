@@ -7,15 +7,16 @@ import { sysctlsProbe } from "../../agent/probes/sysctls.js";
 
 const probes = { sysctls: sysctlsProbe, addresses: addressesProbe, "nft-version": nftVersionProbe };
 const name = process.argv[2] as keyof typeof probes;
-const outcome = await probes[name].run({
+const ctx = {
   hostRoot: "/",
   procRoot: "/proc",
   sysRoot: "/sys",
   tools: new ToolRunner(),
-  kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-  kubeProxyHealthUrl: "http://127.0.0.1:10256",
-  nodeIPs: [],
   callTimeoutMs: 10000,
   prior: {},
-});
+};
+// No --node-ip: the addresses probe finds the primary addresses from the default routes.
+const outcome = await (name === "addresses"
+  ? addressesProbe.run(ctx, { nodeIPs: [] })
+  : probes[name].run(ctx));
 process.stdout.write(JSON.stringify(outcome));

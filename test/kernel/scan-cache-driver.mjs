@@ -16,8 +16,7 @@ import { newScanShared, ScanCache } from "../../dist/agent/probes/scan-cache.js"
 const [dir, out] = process.argv.slice(2);
 // Parity on (its snapshot need not exist: only the nftables probe runs): the probe then keeps the
 // listings parity reuses, and the test sees them shared; the last two scans run with parity off.
-const parityOn = { path: `${dir}/no-snapshot.json`, maxAgeS: 86400, node: "node1" };
-const ctx = driverContext({ parity: parityOn });
+const ctx = driverContext();
 // The cache's clock is the test's: the full-read interval passes when the test says so, never by waiting.
 let now = Date.now();
 const cache = new ScanCache(600_000, () => now);
@@ -25,11 +24,12 @@ const realGeneration = () => readNftGeneration(ctx.tools, 30000);
 const prior = { "kube-proxy-configz": { ok: false, error: { kind: "exec-failed", message: "not asked" } } };
 
 const scans = [];
-async function scan(label, readGeneration = realGeneration, over = { cache, parity: parityOn }) {
+async function scan(label, readGeneration = realGeneration, over = { cache, forParity: true }) {
   const shared = newScanShared(readGeneration);
-  const outcome = await nftablesProbe.run({ ...ctx, ...over, shared, prior });
+  const scanCtx = { ...ctx, cache: over.cache, shared, prior };
+  const outcome = await nftablesProbe.run(scanCtx, { forParity: over.forParity });
   const kp = outcome.ok ? outcome.facts.kubeProxy.find((t) => t.family === "ip") : null;
-  const ipt = await iptablesProbe.run({ ...ctx, ...over, shared, prior });
+  const ipt = await iptablesProbe.run(scanCtx);
   const nft4 = ipt.ok ? ipt.facts.backends.find((b) => b.backend === "nft" && b.family === "ipv4") : null;
   const generation = await realGeneration();
   scans.push({
@@ -104,7 +104,7 @@ await scan("generation unknown", async () => ({
   ok: false,
   error: { kind: "missing-tool", message: "proxyscope-nft-generation not found" },
 }));
-const parityOff = { cache: new ScanCache(600_000, () => now), parity: null };
+const parityOff = { cache: new ScanCache(600_000, () => now), forParity: false };
 await scan("parity off", realGeneration, parityOff);
 now += 60_000;
 await scan("parity off, unchanged", realGeneration, parityOff);

@@ -1,9 +1,9 @@
+import { KUBE_PROXY_TABLE_FAMILIES } from "../../facts/kube-proxy-table.js";
 import { rule } from "../rule.js";
 
 // nftables mode programs both families on every node: kube-proxy assumes IPv4 and IPv6 support for it
 // (cmd/kube-proxy/app/server_linux.go platformCheckSupported) and runs one proxier per family, each
-// with its own `table <family> kube-proxy` (test/profiles/upstream-facts.md §c).
-const FAMILIES = ["ip", "ip6"] as const;
+// with its own `table <family> kube-proxy` (test/profiles/upstream-facts.md §c; facts/kube-proxy-table.ts).
 
 export const nftablesTableMissing = rule({
   findings: { "nftables-table-missing": { severity: ["warning", "critical"], stage: "after" } },
@@ -11,7 +11,7 @@ export const nftablesTableMissing = rule({
   evaluate({ facts, view: { runningMode } }) {
     if (runningMode !== "nftables" || facts.nftables === null) return [];
     const present = new Set(facts.nftables.kubeProxy.map((t) => t.family));
-    const missing = FAMILIES.filter((f) => !present.has(f));
+    const missing = KUBE_PROXY_TABLE_FAMILIES.filter((f) => !present.has(f));
     if (missing.length === 0) return [];
     const name = facts.nftables.kubeProxyTableName;
     // Without the ip table no IPv4 Service works here; without only the ip6 one, IPv6 Services do not

@@ -1,4 +1,5 @@
 import type { NodeFacts } from "../../report/schema.js";
+import { deleteKubeProxyTablesCommand } from "../../facts/kube-proxy-table.js";
 import { deletion } from "../guess.js";
 import { rule } from "../rule.js";
 import { kubeIpvs0ServiceIps } from "../../view/kube-ipvs0.js";
@@ -50,10 +51,10 @@ export const rollbackLeftovers = rule({
             : `kube-proxy runs ${phase} mode but kube-proxy's nftables tables are still present`,
         evidence: { tables: nft.map((m) => m.evidence), ...(check?.evidence ?? {}) },
         remedy: notBack
-          ? "Do not delete the nftables tables yet: they may be what still carries this node's Services. Read kube-proxy's log for its ipvs sync (modules ip_vs*, ipset), then restart kube-proxy; once ipvsadm -Ln lists the Services and ip addr show kube-ipvs0 holds the ClusterIPs, remove the tables (nft delete table ip kube-proxy; nft delete table ip6 kube-proxy)"
+          ? `Do not delete the nftables tables yet: they may be what still carries this node's Services. Read kube-proxy's log for its ipvs sync (modules ip_vs*, ipset), then restart kube-proxy; once ipvsadm -Ln lists the Services and ip addr show kube-ipvs0 holds the ClusterIPs, remove the tables (${deleteKubeProxyTablesCommand()})`
           : deletion(
               view,
-              "nft delete table ip kube-proxy; nft delete table ip6 kube-proxy",
+              deleteKubeProxyTablesCommand(),
               `kube-proxy answers ${phase} on /proxyMode (or is gone from this node for good)`,
             ),
       },

@@ -132,6 +132,7 @@ const IO_CODE = [
   "agent/scan.ts",
   "common/http.ts",
   "common/http-server.ts",
+  "common/regular-file.ts",
 ];
 const IO_MODULES = [
   "node:fs",

@@ -2,6 +2,7 @@ import t from "tap";
 import { readFileSync } from "node:fs";
 import { deletionProof, type IpvsEvidence } from "../../../agent/cleanup/ipvs-proof.js";
 import { planCleanup } from "../../../agent/cleanup/plan.js";
+import { nodePortIpsets, SERVICE_ADDRESS_IPSETS } from "../../../agent/facts/owners.js";
 import { parseIpsetMembers } from "../../../agent/parse/ipset-list.js";
 import { parseIpvsProc } from "../../../agent/parse/ipvs-proc.js";
 import type { NodeReport } from "../../../agent/report/schema.js";
@@ -287,3 +288,29 @@ t.test("kube-ipvs0 proves an address, never a port", async (t) => {
     why: /NodePort on kube-ipvs0, its port in kube-proxy's KUBE-NODE-PORT-TCP/,
   });
 });
+
+// The sets the proof reads come from facts/owners.ts; these are their names in kubernetes/kubernetes
+// pkg/proxy/ipvs/ipset.go, with the IPv6 proxier's KUBE-6- twins.
+t.test(
+  "the proof's ipsets: the Service and NodePort sets facts/owners.ts knows, both families",
+  async (t) => {
+    t.same(SERVICE_ADDRESS_IPSETS, [
+      "KUBE-CLUSTER-IP",
+      "KUBE-6-CLUSTER-IP",
+      "KUBE-EXTERNAL-IP",
+      "KUBE-6-EXTERNAL-IP",
+      "KUBE-EXTERNAL-IP-LOCAL",
+      "KUBE-6-EXTERNAL-IP-LOCAL",
+      "KUBE-LOAD-BALANCER",
+      "KUBE-6-LOAD-BALANCER",
+    ]);
+    t.same(nodePortIpsets("TCP"), ["KUBE-NODE-PORT-TCP", "KUBE-6-NODE-PORT-TCP"]);
+    t.same(nodePortIpsets("UDP"), ["KUBE-NODE-PORT-UDP", "KUBE-6-NODE-PORT-UDP"]);
+    t.same(
+      nodePortIpsets("SCTP"),
+      ["KUBE-NODE-PORT-SCTP-HASH", "KUBE-6-NODE-PORT-SCTP-HASH"],
+      "not the legacy bitmap",
+    );
+    t.same(nodePortIpsets("FWM"), []);
+  },
+);

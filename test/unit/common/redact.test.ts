@@ -8,7 +8,7 @@ import { httpGet, httpGetVia } from "../../../common/http.js";
 import { runProbes } from "../../../agent/scan.js";
 import { kubeProxyModeProbe } from "../../../agent/probes/kube-proxy-mode.js";
 import { kubeProxyHealthProbe } from "../../../agent/probes/kube-proxy-health.js";
-import { probeContext } from "../../helpers/probe-context.js";
+import { probeContext, probeSettings } from "../../helpers/probe-context.js";
 
 t.test("redactUrls: userinfo and secret-looking query values, wherever a URL sits in the text", async (t) => {
   t.equal(redactUrls("http://user:pw@127.0.0.1:10249/metrics"), "http://***@127.0.0.1:10249/metrics");
@@ -62,7 +62,11 @@ t.test("a probe's failure names kube-proxy's URL with its secrets redacted", asy
   const port = (srv.address() as { port: number }).port;
   const base = `http://127.0.0.1:${port}/?access_token=t0ken`;
   const runs = await runProbes(
-    { ...probeContext({ kubeProxyMetricsUrl: base, kubeProxyHealthUrl: base }), probeTimeoutMs: 30_000 },
+    {
+      ...probeContext(),
+      ...probeSettings({ kubeProxyMetricsUrl: base, kubeProxyHealthUrl: base }),
+      probeTimeoutMs: 30_000,
+    },
     [kubeProxyModeProbe, kubeProxyHealthProbe],
   );
   for (const r of runs) {

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
-import { readLines, readTextFile } from "../../../agent/io/files.js";
+import { readLines, readTextFile } from "../../../common/regular-file.js";
 import { ToolRunner } from "../../../agent/io/run.js";
 import { sysctlsProbe } from "../../../agent/probes/sysctls.js";
 import type { ProbeContext } from "../../../agent/probes/types.js";

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import { ToolRunner } from "../../../agent/io/run.js";
 import { addressesProbe } from "../../../agent/probes/addresses.js";
 import type { ProbeContext } from "../../../agent/probes/types.js";
+import { optionsOf } from "../../helpers/probe-context.js";
 
 type Tree = { [name: string]: string | Tree };
 // Every tree this file makes lives here, removed when the file ends.
@@ -25,15 +26,12 @@ function tree(spec: Tree = {}, dir = mkdtempSync(join(scratch, "tree-"))): strin
 
 const rec = (name: string) => fileURLToPath(new URL(`../../fixtures/tools/ip/${name}`, import.meta.url));
 
-function ctx(tools: ToolRunner, nodeIPs: string[] = []): ProbeContext {
+function ctx(tools: ToolRunner): ProbeContext {
   return {
     hostRoot: "/nonexistent",
     procRoot: "/nonexistent",
     sysRoot: "/nonexistent",
     tools,
-    kubeProxyMetricsUrl: "http://127.0.0.1:1/",
-    kubeProxyHealthUrl: "http://127.0.0.1:1/",
-    nodeIPs,
     callTimeoutMs: 5000,
     prior: {},
   };
@@ -63,7 +61,7 @@ t.test("primary from the default routes", async (t) => {
     [R4]: rec("route-default-v4.json"),
     [R6]: rec("route-default-v6.json"),
   });
-  const r = await addressesProbe.run(ctx(tools));
+  const r = await addressesProbe.run(ctx(tools), optionsOf("addresses"));
   t.ok(r.ok);
   if (!r.ok) return;
   t.same(r.facts.primary, { ipv4: "10.10.0.2", ipv6: "fd00:10::2", source: "default-route" });
@@ -83,9 +81,12 @@ t.test("preferred source wins; downward API wins over routes", async (t) => {
     [R4]: rec("route-default-v4-prefsrc.json"),
     [R6]: rec("route-default-v6-none.json"),
   });
-  const r = await addressesProbe.run(ctx(tools));
+  const r = await addressesProbe.run(ctx(tools), optionsOf("addresses"));
   t.same(r.ok && r.facts.primary, { ipv4: "10.10.0.3", ipv6: null, source: "default-route" });
-  const c = await addressesProbe.run(ctx(tools, ["192.168.77.2", "fd00:10::2"]));
+  const c = await addressesProbe.run(
+    ctx(tools),
+    optionsOf("addresses", { nodeIPs: ["192.168.77.2", "fd00:10::2"] }),
+  );
   t.same(c.ok && c.facts.primary, { ipv4: "192.168.77.2", ipv6: "fd00:10::2", source: "config" });
 });
 
@@ -95,24 +96,25 @@ t.test("no default route: none", async (t) => {
     [R4]: rec("route-default-none.json"),
     [R6]: rec("route-default-v6-none.json"),
   });
-  const r = await addressesProbe.run(ctx(tools));
+  const r = await addressesProbe.run(ctx(tools), optionsOf("addresses"));
   t.same(r.ok && r.facts.primary, { ipv4: null, ipv6: null, source: "none" });
 });
 
 t.test("failures are typed: missing tool, exit status, garbage", async (t) => {
-  const missing = await addressesProbe.run(ctx(new ToolRunner([tree()])));
+  const missing = await addressesProbe.run(ctx(new ToolRunner([tree()])), optionsOf("addresses"));
   t.equal(!missing.ok && missing.error.kind, "missing-tool");
 
-  const exit = await addressesProbe.run(ctx(fakeIp({})));
+  const exit = await addressesProbe.run(ctx(fakeIp({})), optionsOf("addresses"));
   t.same(!exit.ok && [exit.error.kind, exit.error.command], ["exit-status", "ip -j -d addr show"]);
 
   const half = tree({ "half.json": '[{"ifindex":1,"ifname":"lo","addr_in' });
-  const g = await addressesProbe.run(ctx(fakeIp({ [ADDR]: `${half}/half.json` })));
+  const g = await addressesProbe.run(ctx(fakeIp({ [ADDR]: `${half}/half.json` })), optionsOf("addresses"));
   t.same(!g.ok && [g.error.kind, g.error.command], ["garbage", "ip -j -d addr show"]);
 
   const routeGarbage = tree({ "r.json": "Error: any valid prefix is expected\n" });
   const rg = await addressesProbe.run(
     ctx(fakeIp({ [ADDR]: rec("addr-show-lo-only.json"), [R4]: `${routeGarbage}/r.json` })),
+    optionsOf("addresses"),
   );
   t.same(!rg.ok && [rg.error.kind, rg.error.command], ["garbage", "ip -j route show default"]);
 });

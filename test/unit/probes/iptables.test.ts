@@ -48,9 +48,6 @@ function ctx(dir: string, prior: ProbeContext["prior"] = {}): ProbeContext {
     procRoot: procWith(),
     sysRoot: "/sys",
     tools: new ToolRunner([dir]),
-    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-    kubeProxyHealthUrl: "http://127.0.0.1:10256",
-    nodeIPs: [],
     callTimeoutMs: 10_000,
     prior,
   };

@@ -6,7 +6,7 @@ import type { GateKey } from "../../../agent/parse/ipvs-gate.js";
 import { ipvsConnectionsProbe } from "../../../agent/probes/ipvs-connections.js";
 import { ipvsProbe } from "../../../agent/probes/ipvs.js";
 import { newScanShared, ScanCache } from "../../../agent/probes/scan-cache.js";
-import { isolatedContext, stubTools, tree } from "../../helpers/probe-context.js";
+import { isolatedContext, optionsOf, stubTools, tree } from "../../helpers/probe-context.js";
 import { recorded } from "../../helpers/tool-scripts.js";
 
 // The ipvs-mode deep reads in serve: the real probes over a /proc tree the test changes between
@@ -35,12 +35,7 @@ t.test("the IPVS table is reused while the gate's key stands still, read again w
   const scan = async (key: GateKey, parity = false) => {
     const shared = newScanShared(undefined, async () => key);
     const ctx = isolatedContext({ procRoot: n.proc, tools: n.tools });
-    const r = await ipvsProbe.run({
-      ...ctx,
-      cache,
-      shared,
-      parity: parity ? { path: "/nonexistent/snap", maxAgeS: 60, node: "n" } : null,
-    });
+    const r = await ipvsProbe.run({ ...ctx, cache, shared }, { forParity: parity });
     if (!r.ok) throw new Error(JSON.stringify(r.error));
     return { facts: r.facts, fresh: shared.freshness.find((f) => f.source === "ipvs") };
   };
@@ -82,11 +77,14 @@ t.test("an unread IPVS table is never served from the cache as absent", async (t
   const key: GateKey = { known: false, why: "kube-proxy's /metrics not read: timeout" };
   rmSync(join(n.proc, "net/ip_vs"));
   mkdirSync(join(n.proc, "net/ip_vs"));
-  const r = await ipvsProbe.run({
-    ...isolatedContext({ procRoot: n.proc, tools: n.tools }),
-    cache,
-    shared: newScanShared(undefined, async () => key),
-  });
+  const r = await ipvsProbe.run(
+    {
+      ...isolatedContext({ procRoot: n.proc, tools: n.tools }),
+      cache,
+      shared: newScanShared(undefined, async () => key),
+    },
+    optionsOf("ipvs"),
+  );
   t.match(r, { ok: false }, "a table that cannot be read fails the probe by name");
 });
 

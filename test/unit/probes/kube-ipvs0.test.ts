@@ -6,7 +6,7 @@ import { parseKubeIpvs0Json } from "../../../agent/parse/kube-ipvs0.js";
 import { addressesProbe } from "../../../agent/probes/addresses.js";
 import { kubeIpvs0Probe } from "../../../agent/probes/kube-ipvs0.js";
 import { runProbes } from "../../../agent/scan.js";
-import { fixture, isolatedContext, stubTools } from "../../helpers/probe-context.js";
+import { fixture, isolatedContext, probeSettings, stubTools } from "../../helpers/probe-context.js";
 import { recorded } from "../../helpers/tool-scripts.js";
 
 // The probes against recorded fixture trees (procRoot/sysRoot) and stand-in tools that print the
@@ -97,10 +97,10 @@ t.test("kube-ipvs0: taken from the addresses probe's listing, without a second i
         recorded(fixture("tools/ip/route-default-v6-none.json"), "-j -6 route show default"),
       ],
     });
-    const [addresses, ipvs0] = await runProbes({ ...isolatedContext({ tools }), probeTimeoutMs: 30_000 }, [
-      addressesProbe,
-      kubeIpvs0Probe,
-    ]);
+    const [addresses, ipvs0] = await runProbes(
+      { ...isolatedContext({ tools }), ...probeSettings(), probeTimeoutMs: 30_000 },
+      [addressesProbe, kubeIpvs0Probe],
+    );
     t.ok(addresses!.outcome.ok, `${listing}: the addresses probe read it`);
     t.same(
       ipvs0!.outcome,
@@ -119,10 +119,10 @@ t.test("kube-ipvs0: its own ip call when the addresses probe could not list the 
   const tools = stubTools(t, {
     ip: [{ args: "-j -d addr show", stdout: "not json" }, recorded(fx("kube-ipvs0/present.json"), IP_ARGS)],
   });
-  const [addresses, ipvs0] = await runProbes({ ...isolatedContext({ tools }), probeTimeoutMs: 30_000 }, [
-    addressesProbe,
-    kubeIpvs0Probe,
-  ]);
+  const [addresses, ipvs0] = await runProbes(
+    { ...isolatedContext({ tools }), ...probeSettings(), probeTimeoutMs: 30_000 },
+    [addressesProbe, kubeIpvs0Probe],
+  );
   t.match(addresses!.outcome, { ok: false, error: { kind: "garbage" } });
   t.match(ipvs0!.outcome, { ok: true, facts: { present: true, kind: "dummy" } });
   t.same(

@@ -73,12 +73,14 @@ function ctx(r: Running, callTimeoutMs = 60_000): ProbeContext {
     procRoot: "/proc",
     sysRoot: "/sys",
     tools: new ToolRunner(),
-    kubeProxyMetricsUrl: r.metricsUrl,
-    kubeProxyHealthUrl: r.healthUrl,
-    nodeIPs: [],
     callTimeoutMs,
     prior: {},
   };
+}
+
+/** The stand-in's addresses, as each kube-proxy probe takes them. */
+function urls(r: Running) {
+  return { metrics: { metricsUrl: r.metricsUrl }, health: { healthUrl: r.healthUrl } };
 }
 
 const probes = [
@@ -91,10 +93,10 @@ const probes = [
 async function runAll(r: Running, timeoutMs?: number) {
   const c = ctx(r, timeoutMs);
   const [mode, configz, metrics, health] = await Promise.all([
-    kubeProxyModeProbe.run(c),
-    kubeProxyConfigzProbe.run(c),
-    kubeProxyMetricsProbe.run(c),
-    kubeProxyHealthProbe.run(c),
+    kubeProxyModeProbe.run(c, urls(r).metrics),
+    kubeProxyConfigzProbe.run(c, urls(r).metrics),
+    kubeProxyMetricsProbe.run(c, urls(r).metrics),
+    kubeProxyHealthProbe.run(c, urls(r).health),
   ]);
   return { mode, configz, metrics, health };
 }
@@ -144,9 +146,9 @@ t.test("every recorded scenario: four probes succeed and read what the scenario 
 t.test("the health probe counts in the stand-in's own kubeproxy_proxy_healthz_total", async (t) => {
   const r = await startStandIn(loadScenario("nftables-draining-v1.33"));
   try {
-    await kubeProxyHealthProbe.run(ctx(r));
-    await kubeProxyHealthProbe.run(ctx(r));
-    const m = await kubeProxyMetricsProbe.run(ctx(r));
+    await kubeProxyHealthProbe.run(ctx(r), urls(r).health);
+    await kubeProxyHealthProbe.run(ctx(r), urls(r).health);
+    const m = await kubeProxyMetricsProbe.run(ctx(r), urls(r).metrics);
     t.ok(m.ok && m.facts.metrics.kubeproxy_proxy_healthz_total?.value === 2);
   } finally {
     await stop(r);

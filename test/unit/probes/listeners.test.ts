@@ -34,17 +34,17 @@ const ipsets = (ports: number[] | null): IpsetFacts => ({
   nodePorts: [],
   healthCheckNodePorts: ports,
 });
+// kube-proxy's default addresses, its health server on every address.
+const DEFAULTS = { metricsUrl: "http://127.0.0.1:10249", healthUrl: "http://0.0.0.0:10256" };
 const ctx = (proc: string, ports: number[] | null) =>
   probeContext({
     procRoot: proc,
-    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-    kubeProxyHealthUrl: "http://0.0.0.0:10256",
     prior: { ipsets: { ok: true, facts: ipsets(ports) } },
   });
 
 t.test("ports from ipvs mode's set, connections to them by destination", async (t) => {
   const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: CONNTRACK } });
-  const r = await listenersProbe.run(ctx(proc, [31234]));
+  const r = await listenersProbe.run(ctx(proc, [31234]), DEFAULTS);
   t.ok(r.ok);
   if (!r.ok) return;
   t.same(r.facts.healthCheckPorts, { known: true, ports: [31234], source: "ipset" });
@@ -67,13 +67,7 @@ t.test("kube-proxy's process traced through its metrics socket: its other ports"
     symlinkSync(`socket:[${inode}]`, `${proc}/4242/fd/${fd}`);
   mkdirSync(`${proc}/77/fd`, { recursive: true });
   symlinkSync("socket:[41000]", `${proc}/77/fd/3`);
-  const r = await listenersProbe.run(
-    probeContext({
-      procRoot: proc,
-      kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-      kubeProxyHealthUrl: "http://0.0.0.0:10256",
-    }),
-  );
+  const r = await listenersProbe.run(probeContext({ procRoot: proc }), DEFAULTS);
   t.ok(r.ok);
   if (!r.ok) return;
   t.same(r.facts.kubeProxyProcess, { traced: true, pid: 4242 });
@@ -85,7 +79,7 @@ t.test("kube-proxy's process traced through its metrics socket: its other ports"
 });
 
 t.test("the recorded tables: the metrics socket and a dual-stack health-check listener", async (t) => {
-  const r = await listenersProbe.run(ctx(fixture("host-sockets/proc"), [31234]));
+  const r = await listenersProbe.run(ctx(fixture("host-sockets/proc"), [31234]), DEFAULTS);
   t.ok(r.ok);
   if (!r.ok) return;
   t.same(
@@ -98,19 +92,19 @@ t.test("the recorded tables: the metrics socket and a dual-stack health-check li
 
 t.test("unread is never none", async (t) => {
   const noConntrack = tree(t, { net: { tcp: TCP, tcp6: TCP6 } });
-  const r = await listenersProbe.run(ctx(noConntrack, [31234]));
+  const r = await listenersProbe.run(ctx(noConntrack, [31234]), DEFAULTS);
   t.ok(r.ok && !r.facts.conntrack.read, "no nf_conntrack procfs: connections not read");
   t.match(r.ok && !r.facts.conntrack.read && r.facts.conntrack.why, /nf_conntrack/);
-  const setUnread = await listenersProbe.run(ctx(noConntrack, null));
+  const setUnread = await listenersProbe.run(ctx(noConntrack, null), DEFAULTS);
   t.ok(
     setUnread.ok && !setUnread.facts.healthCheckPorts.known,
     "set not listed, process not traced: not known",
   );
   const noTcp = tree(t, { net: { tcp6: TCP6 } });
-  const f = await listenersProbe.run(ctx(noTcp, [31234]));
+  const f = await listenersProbe.run(ctx(noTcp, [31234]), DEFAULTS);
   t.equal(!f.ok && f.error.kind, "io", "no /proc/net/tcp: the probe fails, named");
   const garbage = tree(t, { net: { tcp: "<html>\n", tcp6: TCP6 } });
-  const g = await listenersProbe.run(ctx(garbage, [31234]));
+  const g = await listenersProbe.run(ctx(garbage, [31234]), DEFAULTS);
   t.equal(!g.ok && g.error.kind, "garbage");
 });
 
@@ -127,13 +121,10 @@ t.test("real sockets: this process, as kube-proxy, traced through /proc", async 
     hc.close();
   });
   const port = (s: Server) => (s.address() as { port: number }).port;
-  const r = await listenersProbe.run(
-    probeContext({
-      procRoot: "/proc",
-      kubeProxyMetricsUrl: `http://127.0.0.1:${port(metrics)}`,
-      kubeProxyHealthUrl: "http://127.0.0.1:1",
-    }),
-  );
+  const r = await listenersProbe.run(probeContext({ procRoot: "/proc" }), {
+    metricsUrl: `http://127.0.0.1:${port(metrics)}`,
+    healthUrl: "http://127.0.0.1:1",
+  });
   t.ok(r.ok);
   if (!r.ok) return;
   t.same(r.facts.kubeProxyProcess, { traced: true, pid: process.pid });
@@ -150,7 +141,7 @@ t.test("kube-proxy's process is the one holding the socket its metrics URL reach
   mkdirSync(`${proc}/4242/fd`, { recursive: true });
   symlinkSync("socket:[41234]", `${proc}/4242/fd/3`);
   symlinkSync("socket:[51234]", `${proc}/4242/fd/4`);
-  const r = await listenersProbe.run(ctx(proc, [31234]));
+  const r = await listenersProbe.run(ctx(proc, [31234]), DEFAULTS);
   t.same(r.ok && r.facts.kubeProxyProcess, { traced: true, pid: 4242 });
   t.same(r.ok && r.facts.tcp.map((s) => `${s.address}:${s.port} ${s.kubeProxy}`), [
     "10.0.0.5:10249 false",
@@ -167,7 +158,7 @@ t.test("kube-proxy's process is the one holding the socket its metrics URL reach
   symlinkSync("socket:[51500]", `${proc2}/77/fd/3`);
   mkdirSync(`${proc2}/4242/fd`, { recursive: true });
   symlinkSync("socket:[41234]", `${proc2}/4242/fd/3`);
-  const r2 = await listenersProbe.run(ctx(proc2, [31234]));
+  const r2 = await listenersProbe.run(ctx(proc2, [31234]), DEFAULTS);
   t.equal(r2.ok && r2.facts.kubeProxyProcess.traced, false);
   t.match(r2.ok && !r2.facts.kubeProxyProcess.traced && r2.facts.kubeProxyProcess.why, /pids 77, 4242/);
 });
@@ -180,7 +171,7 @@ t.test(
     const big = HEAD + established.repeat(560_000) + sock(2, "0100007F", 10249, 41234);
     t.ok(big.length > 64 * 1024 * 1024, "over the cap a whole-file read had");
     const proc = tree(t, { net: { tcp: big, tcp6: TCP6 } });
-    const r = await listenersProbe.run(ctx(proc, [31234]));
+    const r = await listenersProbe.run(ctx(proc, [31234]), DEFAULTS);
     t.same(r.ok ? r.facts.tcp.map((s) => `${s.address}:${s.port}`) : r.error, [
       "127.0.0.1:10249",
       ":::10256",
@@ -192,7 +183,7 @@ t.test(
 t.test("a conntrack table with a line that is no entry is not read, never 0 connections", async (t) => {
   for (const text of ["<html>\n", CONNTRACK.replace("ipv4     2 tcp", "ipv4 two tcp")]) {
     const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: text } });
-    const r = await listenersProbe.run(ctx(proc, [31234]));
+    const r = await listenersProbe.run(ctx(proc, [31234]), DEFAULTS);
     t.equal(r.ok && r.facts.conntrack.read, false);
     t.match(r.ok && !r.facts.conntrack.read && r.facts.conntrack.why, /nf_conntrack line \d+/);
   }
@@ -200,7 +191,7 @@ t.test("a conntrack table with a line that is no entry is not read, never 0 conn
   const icmp =
     "ipv4     2 icmp     1 29 src=10.0.0.9 dst=10.0.0.5 type=8 code=0 id=7 src=10.0.0.5 dst=10.0.0.9 type=0 code=0 id=7 mark=0 use=1\n";
   const proc = tree(t, { net: { tcp: TCP, tcp6: TCP6, nf_conntrack: CONNTRACK + icmp } });
-  const r = await listenersProbe.run(ctx(proc, [31234]));
+  const r = await listenersProbe.run(ctx(proc, [31234]), DEFAULTS);
   t.same(r.ok && r.facts.conntrack, {
     read: true,
     to: [{ address: "10.0.0.5", port: 31234, connections: 2 }],

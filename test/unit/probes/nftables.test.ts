@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { ToolRunner } from "../../../agent/io/run.js";
 import { nftablesProbe } from "../../../agent/probes/nftables.js";
 import type { ProbeContext } from "../../../agent/probes/types.js";
+import { optionsOf } from "../../helpers/probe-context.js";
 
 // A stand-in nft that answers each read with the recorded output of one scenario, through the real ToolRunner.
 const rec = new URL("../../fixtures/netfilter/recorded/", import.meta.url);
@@ -18,9 +19,6 @@ function ctx(dir: string, prior: ProbeContext["prior"] = {}): ProbeContext {
     procRoot: "/proc",
     sysRoot: "/sys",
     tools: new ToolRunner([dir]),
-    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-    kubeProxyHealthUrl: "http://127.0.0.1:10256",
-    nodeIPs: [],
     callTimeoutMs: 10_000,
     prior,
   };
@@ -50,7 +48,10 @@ function nftDir(script: string): string {
 }
 
 t.test("nftables: reads tables, chains, sets and maps, never a whole table", async (t) => {
-  const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH("nftables-pre1.34-dualstack"))));
+  const r = await nftablesProbe.run(
+    ctx(nftDir(NFT_DISPATCH("nftables-pre1.34-dualstack"))),
+    optionsOf("nftables"),
+  );
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.same(
     r.facts.kubeProxy.map((k) => k.family),
@@ -84,7 +85,7 @@ t.test(
         }),
       );
       const want = nftablesFacts({ tables: tables.value, chains: chains.value, sets }, "kube-proxy");
-      const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH(scenario))));
+      const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH(scenario))), optionsOf("nftables"));
       if (!r.ok) return t.fail(`${scenario}: ${JSON.stringify(r.error)}`);
       t.same(r.facts.kubeProxy, want.kubeProxy, `${scenario}: kube-proxy's tables, sets, counts, NodePorts`);
       t.same(r.facts.firewalls, want.firewalls, `${scenario}: firewalls`);
@@ -96,7 +97,10 @@ t.test(
 
 t.test("nftables: one set or map that cannot be read makes the probe fail, never a zero count", async (t) => {
   for (const fail of ["-j list map ip kube-proxy service-ips", "-j -t list maps", "-j list chains"]) {
-    const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH("nftables-v1.34", fail))));
+    const r = await nftablesProbe.run(
+      ctx(nftDir(NFT_DISPATCH("nftables-v1.34", fail))),
+      optionsOf("nftables"),
+    );
     t.equal(r.ok, false, fail);
     t.equal(!r.ok && r.error.kind, "exit-status", fail);
     t.match(!r.ok && r.error.message, /Device or resource busy/, fail);
@@ -104,6 +108,7 @@ t.test("nftables: one set or map that cannot be read makes the probe fail, never
   // A set the declarations name but that is gone by the time it is read is unread too.
   const gone = await nftablesProbe.run(
     ctx(nftDir(NFT_DISPATCH("nftables-v1.34", "-j list set ip kube-proxy cluster-ips"))),
+    optionsOf("nftables"),
   );
   t.equal(gone.ok, false);
 });
@@ -121,6 +126,7 @@ t.test("nftables: the table name comes from /configz when that probe succeeded",
   const configz = { ok: true as const, facts: { nftablesTableName: "kp2" } };
   const r = await nftablesProbe.run(
     ctx(nftDir(NFT_DISPATCH("nftables-v1.34")), { "kube-proxy-configz": configz }),
+    optionsOf("nftables"),
   );
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.equal(r.facts.kubeProxyTableName, "kp2");
@@ -128,22 +134,27 @@ t.test("nftables: the table name comes from /configz when that probe succeeded",
   const failed = { ok: false as const, error: { kind: "unreachable" as const, message: "refused" } };
   const r2 = await nftablesProbe.run(
     ctx(nftDir(NFT_DISPATCH("nftables-v1.34")), { "kube-proxy-configz": failed }),
+    optionsOf("nftables"),
   );
   t.equal(r2.ok && r2.facts.kubeProxyTableName, "kube-proxy");
 });
 
 t.test("nftables: missing nft, a kernel without nf_tables, garbage", async (t) => {
-  const missing = await nftablesProbe.run(ctx(mkdtempSync(join(scratch, "empty-"))));
+  const missing = await nftablesProbe.run(ctx(mkdtempSync(join(scratch, "empty-"))), optionsOf("nftables"));
   t.equal(!missing.ok && missing.error.kind, "missing-tool");
   const noKernel = await nftablesProbe.run(
     ctx(nftDir("#!/bin/sh\necho 'Error: cache initialization failed: Protocol not supported' >&2\nexit 1\n")),
+    optionsOf("nftables"),
   );
   t.equal(!noKernel.ok && noKernel.error.kind, "exit-status");
   t.match(
     !noKernel.ok && noKernel.error.message,
     /^kernel without nf_tables \(nft: nft exited 1: Error: cache/,
   );
-  const garbage = await nftablesProbe.run(ctx(nftDir("#!/bin/sh\necho 'table ip filter'\n")));
+  const garbage = await nftablesProbe.run(
+    ctx(nftDir("#!/bin/sh\necho 'table ip filter'\n")),
+    optionsOf("nftables"),
+  );
   t.equal(!garbage.ok && garbage.error.kind, "garbage");
   // The cheap declarations come first now: they are part of the chain listing's fingerprint.
   t.equal(!garbage.ok && garbage.error.command, "nft -j -t list sets");
@@ -159,7 +170,7 @@ t.test(
       if (!existsSync(tablesFile)) continue;
       const listed = parseNftTables(readFileSync(tablesFile, "utf8"));
       if (!listed.ok) return t.fail(listed.error);
-      const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH(scenario))));
+      const r = await nftablesProbe.run(ctx(nftDir(NFT_DISPATCH(scenario))), optionsOf("nftables"));
       if (!r.ok) return t.fail(`${scenario}: ${JSON.stringify(r.error)}`);
       const key = (x: { family: string; name: string }) => `${x.family} ${x.name}`;
       t.same(
@@ -198,7 +209,7 @@ t.test(
       const cache = new ScanCache(600_000);
       for (const scan of ["read", "reused"]) {
         const shared = newScanShared(generation);
-        const r = await nftablesProbe.run({ ...ctx(dir), cache, shared, parity });
+        const r = await nftablesProbe.run({ ...ctx(dir), cache, shared }, optionsOf("nftables", { parity }));
         if (!r.ok) return t.fail(JSON.stringify(r.error));
         t.equal(shared.freshness[0]?.reused, scan === "reused", `${label}, ${scan}`);
         if (parity === null) {

@@ -15,7 +15,7 @@ import {
 import { join } from "node:path";
 import { ToolRunner } from "../../../agent/io/run.js";
 import { ipvsProbe } from "../../../agent/probes/ipvs.js";
-import { parityProbe } from "../../../agent/probes/parity.js";
+import { parityProbe, type ParityOptions } from "../../../agent/probes/parity.js";
 import { newScanShared } from "../../../agent/probes/scan-cache.js";
 import type { ProbeContext } from "../../../agent/probes/types.js";
 import { SNAPSHOT_FORMAT } from "../../../agent/facts/parity.js";
@@ -46,10 +46,15 @@ TCP  C0A80002:0BB9 rr
   -> 0AB40002:0050      Masq    1      0          0
 `;
 
+/** A probe context with the parity snapshot it is run with (--parity-snapshot; null: off). */
+type ParityCtx = ProbeContext & { parity: ParityOptions | null };
+
+const runParity = (c: ParityCtx) => parityProbe.run(c, { snapshot: c.parity });
+
 function ctx(
   t: Parameters<typeof tree>[0],
   o: { mode: string; path: string; nftFails?: boolean; maxAgeS?: number; noChains?: boolean },
-): ProbeContext {
+): ParityCtx {
   const dir = tree(t, { nft: NFT(o.nftFails ?? false, o.noChains), proc: { net: { ip_vs: IP_VS } } });
   chmodSync(join(dir, "nft"), 0o755);
   return {
@@ -57,9 +62,6 @@ function ctx(
     procRoot: join(dir, "proc"),
     sysRoot: "/sys",
     tools: new ToolRunner([dir]),
-    kubeProxyMetricsUrl: "http://127.0.0.1:10249",
-    kubeProxyHealthUrl: "http://127.0.0.1:10256",
-    nodeIPs: [],
     callTimeoutMs: 10_000,
     parity: { path: o.path, maxAgeS: o.maxAgeS ?? 86_400, node: "n1" },
     prior: {
@@ -86,7 +88,7 @@ function ctx(
 t.test("ipvs mode: kube-proxy's virtual servers written whole, nothing else left beside", async (t) => {
   const state = tree(t);
   const path = join(state, "ipvs-snapshot.json");
-  const r = await parityProbe.run(ctx(t, { mode: "ipvs", path }));
+  const r = await runParity(ctx(t, { mode: "ipvs", path }));
   if (!r.ok) return t.fail(JSON.stringify(r.error));
   t.equal(r.facts.state, "recorded");
   const snap = JSON.parse(readFileSync(path, "utf8"));
@@ -133,7 +135,7 @@ t.test(
     const c = ctx(t, { mode: "ipvs", path });
     c.prior.addresses = ETH0("172.30.0.10");
     c.prior.sysctls = ARP_IGNORE("0");
-    const r = await parityProbe.run(c);
+    const r = await runParity(c);
     if (!r.ok) return t.fail(JSON.stringify(r.error));
     const snap = JSON.parse(readFileSync(path, "utf8"));
     t.same(
@@ -148,14 +150,14 @@ t.test(
 
     // strictARP (arp_ignore 1): the node never answered for them; whatever reaches them is an announcer.
     c.prior.sysctls = ARP_IGNORE("1");
-    await parityProbe.run(c);
+    await runParity(c);
     t.notOk(
       JSON.parse(readFileSync(path, "utf8")).virtualServers.some((v: { arpOnly?: boolean }) => v.arpOnly),
     );
 
     // Addresses unread: the snapshot says it could not tell, never "none ARP-only".
     c.prior.addresses = { ok: false, error: { kind: "exec-failed", message: "ip failed" } };
-    await parityProbe.run(c);
+    await runParity(c);
     t.match(JSON.parse(readFileSync(path, "utf8")).arpNotRead, /addresses were not read/);
   },
 );
@@ -181,7 +183,7 @@ t.test("after the switch: an address IPVS reached only by ARP is not called serv
       ],
     }),
   );
-  const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+  const r = await runParity(ctx(t, { mode: "nftables", path }));
   if (!r.ok || r.facts.state !== "compared") return t.fail(JSON.stringify(r));
   t.equal(r.facts.counts.arpOnly, 1);
   t.same(
@@ -193,7 +195,7 @@ t.test("after the switch: an address IPVS reached only by ARP is not called serv
 t.test("ipvs mode without kube-ipvs0 read: not recorded, and says why", async (t) => {
   const c = ctx(t, { mode: "ipvs", path: join(tree(t), "s.json") });
   c.prior["kube-ipvs0"] = { ok: false, error: { kind: "exec-failed", message: "ip failed" } };
-  const r = await parityProbe.run(c);
+  const r = await runParity(c);
   t.same(r.ok && r.facts, { state: "not-recorded", path: c.parity!.path, why: "kube-ipvs0 was not read" });
   t.notOk(existsSync(c.parity!.path));
 });
@@ -215,7 +217,7 @@ t.test("after the switch: the 1.34 table serves svc1 and svc2, a third address l
       ],
     }),
   );
-  const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+  const r = await runParity(ctx(t, { mode: "nftables", path }));
   if (!r.ok || r.facts.state !== "compared") return t.fail(JSON.stringify(r));
   t.same(r.facts.counts, { same: 1, missingAfter: 1, endpointsDiffer: 1, newAfter: 4, arpOnly: 0 });
   t.same(
@@ -249,7 +251,7 @@ t.test(
         ],
       }),
     );
-    const alone = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+    const alone = await runParity(ctx(t, { mode: "nftables", path }));
     const chains = parseNftChains(readFileSync(`${rec}nft-list-chains.json`, "utf8"));
     if (!chains.ok) return t.fail(chains.error);
     const shared = newScanShared();
@@ -257,7 +259,7 @@ t.test(
     for (const c of chains.value) addChain(kept, c, "kube-proxy");
     shared.nftChainServed = kept;
     const before = JSON.stringify([...kept.endpoints].map(([k, v]) => [k, [...v]]));
-    const reused = await parityProbe.run({ ...ctx(t, { mode: "nftables", path, noChains: true }), shared });
+    const reused = await runParity({ ...ctx(t, { mode: "nftables", path, noChains: true }), shared });
     if (!alone.ok || !reused.ok) return t.fail(JSON.stringify({ alone, reused }));
     t.equal(reused.facts.state, "compared", "no chain listing asked for (the stand-in fails one)");
     const { ageSeconds: _a, ...a } = alone.facts as { ageSeconds: number };
@@ -275,7 +277,7 @@ t.test("the snapshot's named states: absent, corrupt, too big, stale", async (t)
   const state = tree(t);
   const path = join(state, "s.json");
   const run = async (maxAgeS?: number) => {
-    const r = await parityProbe.run(ctx(t, { mode: "nftables", path, ...(maxAgeS ? { maxAgeS } : {}) }));
+    const r = await runParity(ctx(t, { mode: "nftables", path, ...(maxAgeS ? { maxAgeS } : {}) }));
     return r.ok ? r.facts : null;
   };
   t.equal((await run())?.state, "no-snapshot");
@@ -299,18 +301,18 @@ t.test("nft fails: the probe fails (unread), never an empty table that loses eve
     path,
     JSON.stringify({ format: SNAPSHOT_FORMAT, node: "n1", takenAt: Date.now() / 1000, virtualServers: [] }),
   );
-  const r = await parityProbe.run(ctx(t, { mode: "nftables", path, nftFails: true }));
+  const r = await runParity(ctx(t, { mode: "nftables", path, nftFails: true }));
   t.equal(r.ok, false);
 });
 
 t.test("a guessed or other mode neither records nor compares; off without a path", async (t) => {
   const c = ctx(t, { mode: "iptables", path: join(tree(t), "s.json") });
-  t.same((await parityProbe.run(c)).ok && (await parityProbe.run(c)), {
+  t.same((await runParity(c)).ok && (await runParity(c)), {
     ok: true,
     facts: { state: "not-applicable", why: "kube-proxy answers iptables" },
   });
   t.notOk(existsSync(c.parity!.path));
-  t.same(await parityProbe.run({ ...c, parity: null }), { ok: true, facts: { state: "off" } });
+  t.same(await runParity({ ...c, parity: null }), { ok: true, facts: { state: "off" } });
 });
 
 // One read of /proc/net/ip_vs per scan (at 10,000 Services ~13 s of CPU in UML): with a snapshot
@@ -319,10 +321,10 @@ t.test("a guessed or other mode neither records nor compares; off without a path
 t.test("ipvs mode: the snapshot is the ipvs probe's read of this scan, not a second one", async (t) => {
   const path = join(tree(t), "s.json");
   const c = { ...ctx(t, { mode: "ipvs", path }), shared: newScanShared() };
-  const ipvs = await ipvsProbe.run({ ...c, prior: {} });
+  const ipvs = await ipvsProbe.run({ ...c, prior: {} }, { forParity: true });
   t.ok(ipvs.ok && ipvs.facts.virtualServerCount === 3, "the ipvs probe read three virtual servers");
   writeFileSync(join(c.procRoot, "net", "ip_vs"), IP_VS.split("TCP  C0A80002")[0]!);
-  const r = await parityProbe.run(c);
+  const r = await runParity(c);
   t.match(r, { ok: true, facts: { state: "recorded", virtualServers: 3, realServers: 3 } });
   const snap = JSON.parse(readFileSync(path, "utf8"));
   t.same(
@@ -333,7 +335,7 @@ t.test("ipvs mode: the snapshot is the ipvs probe's read of this scan, not a sec
 
 t.test("ipvs mode: without the ipvs probe's read, parity reads the table itself", async (t) => {
   const path = join(tree(t), "s.json");
-  const r = await parityProbe.run({ ...ctx(t, { mode: "ipvs", path }), shared: newScanShared() });
+  const r = await runParity({ ...ctx(t, { mode: "ipvs", path }), shared: newScanShared() });
   t.match(r, { ok: true, facts: { state: "recorded", virtualServers: 3 } });
 });
 
@@ -353,7 +355,7 @@ const losing = () =>
 
 t.test("a snapshot another user could have written is refused by name, never compared", async (t) => {
   const compare = async (path: string) => {
-    const r = await parityProbe.run(ctx(t, { mode: "nftables", path }));
+    const r = await runParity(ctx(t, { mode: "nftables", path }));
     return r.ok ? r.facts : r;
   };
 
@@ -463,7 +465,7 @@ t.test("ipvs mode: no snapshot written where others could replace it", async (t)
   const open = tree(t);
   chmodSync(open, 0o1777);
   const path = join(open, "s.json");
-  const r = await parityProbe.run(ctx(t, { mode: "ipvs", path }));
+  const r = await runParity(ctx(t, { mode: "ipvs", path }));
   t.match(r, {
     ok: true,
     facts: { state: "not-recorded", why: /^not written: directory .* is writable by group or others/ },
