@@ -1,7 +1,7 @@
 import { errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
-import { mapPool } from "../pool.js";
+import { mapPool } from "../gather/pool.js";
 import { renderLcAudit } from "../render/lc-audit.js";
 import { fetchVirtualServer } from "../sources/agents.js";
 import {

@@ -2,11 +2,11 @@ import { z } from "zod";
 import { RealServer, VirtualServer } from "../../agent/contract.js";
 import { httpGet, httpGetVia, type Getter, type HttpResult } from "../../common/http.js";
 import { parseBoundedJson } from "../../common/bounded-json.js";
-import { ANSWER_JSON_BOUNDS, MAX_ANSWER_BYTES, TOO_LARGE } from "../answer-bounds.js";
-import { AnswerJudge, inlineJudge, type Judge } from "../answer-judge.js";
-import type { ByteBudget, Lease } from "../byte-budget.js";
+import { ANSWER_JSON_BOUNDS, MAX_ANSWER_BYTES, TOO_LARGE } from "../gather/answer-bounds.js";
+import { AnswerJudge, inlineJudge, type Judge } from "../gather/answer-judge.js";
+import type { ByteBudget, Lease } from "../gather/byte-budget.js";
 import { failedObservation, observationFromDigest, type ParsedDigest } from "../observe.js";
-import { mapPool } from "../pool.js";
+import { mapPool } from "../gather/pool.js";
 import type { NodeObservation } from "../report/schema.js";
 
 export interface AgentTarget {
@@ -21,7 +21,7 @@ export interface AgentTarget {
 export interface FetchOptions {
   timeoutMs: number;
   concurrency: number;
-  /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it (answer-bounds.ts). */
+  /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it (gather/answer-bounds.ts). */
   maxBytes: number;
   /** Where answers are parsed; fetchAgents gives one heap-limited worker per gather, else this thread. */
   judge?: Judge;

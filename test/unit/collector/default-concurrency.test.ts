@@ -2,7 +2,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { loadConfig } from "../../../collector/config.js";
-import { gather } from "../../../collector/gather.js";
+import { gather } from "../../../collector/gather/gather.js";
 import { defaultAgentCalls } from "../../../collector/sources/kubernetes.js";
 
 // With no --concurrency, a gather straight to the agents keeps 64 calls in flight (each answer is a ~2 KB

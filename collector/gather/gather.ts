@@ -1,13 +1,13 @@
 import { gatherBudget } from "./byte-budget.js";
-import { flaggedServices } from "./parity.js";
-import { rollup } from "./rollup.js";
-import { clusterOnlyScope, savedScope, withScope } from "./report/scope.js";
+import { flaggedServices } from "../parity.js";
+import { rollup } from "../rollup.js";
+import { clusterOnlyScope, savedScope, withScope } from "../report/scope.js";
 import { AnswerJudge } from "./answer-judge.js";
-import { demoFiles } from "./demo/samples.js";
-import { listSavedFiles, readSavedReports } from "./sources/files.js";
-import type { ClusterFacts } from "./report/cluster-facts.js";
-import type { FleetReport, NodeObservation } from "./report/schema.js";
-import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "./sources/agents.js";
+import { demoFiles } from "../demo/samples.js";
+import { listSavedFiles, readSavedReports } from "../sources/files.js";
+import type { ClusterFacts } from "../report/cluster-facts.js";
+import type { FleetReport, NodeObservation } from "../report/schema.js";
+import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, STALE_AFTER_S, type AgentTarget } from "../sources/agents.js";
 import {
   agentTargets,
   defaultAgentCalls,
@@ -18,10 +18,10 @@ import {
   readEndpointSlices,
   type AgentAccess,
   type Kube,
-} from "./sources/kubernetes.js";
-import { gatherBurnDown, gatherFromPrometheus, type BurnDownPoint } from "./sources/prometheus.js";
-import { readTargetsFile, targetsFromFlags } from "./sources/static.js";
-import { VERSION as COLLECTOR_VERSION } from "../common/version.js";
+} from "../sources/kubernetes.js";
+import { gatherBurnDown, gatherFromPrometheus, type BurnDownPoint } from "../sources/prometheus.js";
+import { readTargetsFile, targetsFromFlags } from "../sources/static.js";
+import { VERSION as COLLECTOR_VERSION } from "../../common/version.js";
 
 export interface GatherConfig {
   source: "agents" | "prometheus" | "static";
@@ -39,7 +39,7 @@ export interface GatherConfig {
   /** `report --demo`: the sample fleet shipped with proxyscope, no cluster asked. */
   demo?: boolean;
   /** `--target-version`: also judge what breaks at that release; absent: not asked. */
-  targetVersion?: import("./checks/target-version.js").TargetVersion | null;
+  targetVersion?: import("../checks/target-version.js").TargetVersion | null;
   prometheusUrl: string | null;
   prometheusNodeLabel: string;
   /** Agent calls in flight; null: defaultAgentCalls for the way the agents are reached. */
