@@ -11,7 +11,7 @@ import {
   listAgentPods,
   loadKubeConfig,
   readService,
-} from "../sources/kubernetes.js";
+} from "../sources/kubernetes/index.js";
 
 /** `proxyscope lc-audit --service NS/NAME`: each node's own IPVS counts for that Service, side by side. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {

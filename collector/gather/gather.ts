@@ -18,7 +18,7 @@ import {
   readEndpointSlices,
   type AgentAccess,
   type Kube,
-} from "../sources/kubernetes.js";
+} from "../sources/kubernetes/index.js";
 import { gatherBurnDown, gatherFromPrometheus, type BurnDownPoint } from "../sources/prometheus.js";
 import { readTargetsFile, targetsFromFlags } from "../sources/static.js";
 import { VERSION as COLLECTOR_VERSION } from "../../common/version.js";

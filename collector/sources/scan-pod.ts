@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { CoreV1Api, KubeConfig, Watch, type V1Pod } from "@kubernetes/client-node";
 import { redactUrls } from "../../common/redact.js";
 import type { Result } from "../../common/result.js";
-import { deadline, describe, notFound } from "./kubernetes.js";
+import { deadline, describe, notFound } from "./kubernetes/index.js";
 
 /** The label every scan pod carries: `kubectl get pods -A -l app.kubernetes.io/component=scan-node`. */
 export const SCAN_POD_LABELS = {
