@@ -85,6 +85,12 @@ export function observationsFromSeries(
   return [...s.nodes].sort().map((node) => observationOf(node, s, endpoint, nowS, staleAfterS));
 }
 
+/** "NaN", "+Inf" or a label where a number belongs: unknown, not a NaN outside the report's schema. */
+function firstFinite(values: readonly number[] | undefined): number | null {
+  const v = values?.[0];
+  return v !== undefined && Number.isFinite(v) ? v : null;
+}
+
 /** One node's observation from its series. */
 function observationOf(
   node: string,
@@ -109,11 +115,7 @@ function observationOf(
   const ts = s.last.get(node)?.[0];
   const lastScan = ts !== undefined && !Number.isNaN(new Date(ts * 1000).getTime()) ? ts : null;
   const age = lastScan !== null ? nowS - lastScan : null;
-  // "NaN", "+Inf" or a label where a number belongs: unknown, not a NaN outside the report's schema.
-  const first = (m: Map<string, number[]>) => {
-    const v = m.get(node)?.[0];
-    return v !== undefined && Number.isFinite(v) ? v : null;
-  };
+  const first = (m: Map<string, number[]>) => firstFinite(m.get(node));
   const cap = first(s.capable);
   const findingsOf = (s.findings.get(node) ?? []).flatMap((f) =>
     f.severity.success ? [{ id: f.id, severity: f.severity.data }] : [],
