@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { createInterface } from "node:readline";
-import { defaultAgentCalls } from "../collector/sources/kubernetes.js";
+import { defaultAgentCalls } from "../collector/sources/kubernetes/index.js";
 import { behaviour } from "./fleet/agents.js";
 import { prometheusRow } from "./fleet/prometheus.js";
 import { timedRun, type TimedRun } from "./lib/timed-run.js";

@@ -7,7 +7,7 @@ import {
   SCHEMA_VERSION,
 } from "../agent/contract.js";
 import { parseBoundedJson } from "../common/bounded-json.js";
-import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "./answer-bounds.js";
+import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "./gather/answer-bounds.js";
 import type { NodeObservation } from "./report/schema.js";
 import { redactUrls } from "../common/redact.js";
 

@@ -83,7 +83,7 @@ export function canaryParityNote(nodes: readonly FleetNode[]): { blocked: string
 }
 
 // --- Confirming against the API: the flagged entries held against the current Services and
-// their EndpointSlices. Pure: gather reads the slices (sources/kubernetes.ts), this judges them.
+// their EndpointSlices. Pure: gather reads the slices (sources/kubernetes/endpointslices.ts), this judges them.
 
 type Held = { svc: ApiService; port: ApiService["ports"][number] };
 

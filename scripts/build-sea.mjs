@@ -50,10 +50,10 @@ const fixedVersion = {
 
 mkdirSync(OUT, { recursive: true });
 const bundle = join(OUT, "proxyscope.cjs");
-// The thread that judges agents' answers under a heap limit (collector/answer-judge.ts) is started from
+// The thread that judges agents' answers under a heap limit (collector/gather/answer-judge.ts) is started from
 // a file beside the code, which an executable does not have: its bundle is embedded as a string instead.
 const worker = await esbuild.build({
-  entryPoints: [join(ROOT, "collector/answer-judge-worker.ts")],
+  entryPoints: [join(ROOT, "collector/gather/answer-judge-worker.ts")],
   bundle: true,
   platform: "node",
   format: "cjs",

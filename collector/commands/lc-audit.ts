@@ -1,7 +1,7 @@
 import { errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
-import { mapPool } from "../pool.js";
+import { mapPool } from "../gather/pool.js";
 import { renderLcAudit } from "../render/lc-audit.js";
 import { fetchVirtualServer } from "../sources/agents.js";
 import {
@@ -11,7 +11,7 @@ import {
   listAgentPods,
   loadKubeConfig,
   readService,
-} from "../sources/kubernetes.js";
+} from "../sources/kubernetes/index.js";
 
 /** `proxyscope lc-audit --service NS/NAME`: each node's own IPVS counts for that Service, side by side. */
 export async function run(c: CollectorConfig): Promise<ExitCode> {

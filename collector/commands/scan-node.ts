@@ -5,7 +5,7 @@ import { renderStructured } from "../../common/structured.js";
 import { renderText } from "../../agent/contract.js";
 import type { CollectorConfig } from "../config.js";
 import { reportFromLog } from "../parse/scan-log.js";
-import { loadKubeConfig } from "../sources/kubernetes.js";
+import { loadKubeConfig } from "../sources/kubernetes/index.js";
 import { runScanPod } from "../sources/scan-pod.js";
 
 const say = (m: string) => process.stderr.write(errorLine("proxyscope", m));

@@ -3,7 +3,7 @@ import type { CollectorConfig } from "../config.js";
 import { ConfigError, safeText } from "../../common/cli.js";
 import { listenError } from "../../common/listen-error.js";
 import type { WebSecurity } from "../../common/web-config.js";
-import { gather, staticTargets } from "../gather.js";
+import { gather, staticTargets } from "../gather/gather.js";
 import { buildServer } from "../server.js";
 
 /**

@@ -5,7 +5,7 @@ import { errorLine } from "../../common/cli.js";
 import { readVerifyAnswer } from "../../common/verify-result.js";
 import type { CollectorConfig } from "../config.js";
 import { proxyRefusal, type AgentTarget } from "../sources/agents.js";
-import { agentTargets, listAgentPods, loadKubeConfig } from "../sources/kubernetes.js";
+import { agentTargets, listAgentPods, loadKubeConfig } from "../sources/kubernetes/index.js";
 import { renderStructured } from "../../common/structured.js";
 import { targetsFromFlags } from "../sources/static.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-// What only the API server knows, reduced to the fields a check reads. Filled by sources/kubernetes.ts.
+// What only the API server knows, reduced to the fields a check reads. Filled by sources/kubernetes/.
 
 export const NodeAddress = z.object({ type: z.string(), address: z.string() });
 

@@ -1,27 +1,27 @@
-import { z } from "zod";
-import { RealServer, VirtualServer } from "../../agent/contract.js";
-import { httpGet, httpGetVia, type Getter, type HttpResult } from "../../common/http.js";
-import { parseBoundedJson } from "../../common/bounded-json.js";
-import { ANSWER_JSON_BOUNDS, MAX_ANSWER_BYTES, TOO_LARGE } from "../answer-bounds.js";
-import { AnswerJudge, inlineJudge, type Judge } from "../answer-judge.js";
-import type { ByteBudget, Lease } from "../byte-budget.js";
+import type { Getter } from "../../common/http.js";
+import { MAX_ANSWER_BYTES, TOO_LARGE } from "../gather/answer-bounds.js";
+import { AnswerJudge, inlineJudge, type Judge } from "../gather/answer-judge.js";
+import type { ByteBudget, Lease } from "../gather/byte-budget.js";
 import { failedObservation, observationFromDigest, type ParsedDigest } from "../observe.js";
-import { mapPool } from "../pool.js";
+import { mapPool } from "../gather/pool.js";
 import type { NodeObservation } from "../report/schema.js";
+import type { AgentTarget } from "./agents/target.js";
+import { fetchWithRetry, keepAlivePool, proxyRefusal } from "./agents/transport.js";
 
-export interface AgentTarget {
-  /** The node the API places this agent on; null when only a URL is known (static list). */
-  node: string | null;
-  /** Base URL of the agent, e.g. http://10.0.0.7:9977, or its pod's proxy on the API server. */
-  url: string;
-  /** How to GET from it; absent: directly (httpGet). Through the API server: with its credentials. */
-  get?: Getter;
-}
+// The fleet from the agents themselves: each node's digest, read and judged here; how a GET goes in
+// agents/transport.ts, lc-audit's one-virtual-server read in agents/virtual-server.ts.
+export type { AgentTarget } from "./agents/target.js";
+export { proxyRefusal } from "./agents/transport.js";
+export {
+  fetchVirtualServer,
+  type VirtualServerAnswer,
+  type VirtualServerOutcome,
+} from "./agents/virtual-server.js";
 
 export interface FetchOptions {
   timeoutMs: number;
   concurrency: number;
-  /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it (answer-bounds.ts). */
+  /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it (gather/answer-bounds.ts). */
   maxBytes: number;
   /** Where answers are parsed; fetchAgents gives one heap-limited worker per gather, else this thread. */
   judge?: Judge;
@@ -59,65 +59,6 @@ class Deadline {
 export const STALE_AFTER_S = 900;
 
 export const DEFAULT_MAX_REPORT_BYTES = MAX_ANSWER_BYTES;
-
-// A refused connection or a 5xx gets one more try; an answer we did not like will not improve on a
-// retry, and neither will a call that already used its whole deadline: retrying those doubled the wait
-// on every hung agent and made up most of a 5,000-node gather (bench/results/profiles).
-const transient = (r: HttpResult) => (!r.ok ? r.error.kind === "unreachable" : r.status >= 500);
-
-export async function fetchWithRetry(
-  url: string,
-  opts: { timeoutMs: number; maxBytes: number; hold?: Lease; left?: () => number },
-  get: Getter = httpGet,
-) {
-  const first = await get(url, opts);
-  if (!transient(first)) return first;
-  // The retry fits in what is left of the gather's deadline, or is not made.
-  const left = opts.left ? opts.left() : Infinity;
-  if (left <= 0) return first;
-  opts.hold?.reset();
-  return get(url, { ...opts, timeoutMs: Math.min(opts.timeoutMs, left) });
-}
-
-const ApiStatus = z.object({
-  kind: z.literal("Status"),
-  status: z.literal("Failure"),
-  message: z.string().optional(),
-  reason: z.string().optional(),
-  code: z.number().optional(),
-});
-
-/**
- * Through the API server, a non-200 may be the API server's own answer rather than the agent's: a
- * metav1.Status. "error trying to reach service: …" (503 ServiceUnavailable, apimachinery's proxy
- * transport) means the agent could not be reached; 403 Forbidden means our RBAC lacks pods/proxy.
- * null: a direct target, or an answer that is not the API server's.
- */
-export function proxyRefusal(
-  t: AgentTarget,
-  res: { status: number; body: string },
-): { unreachable: boolean; reason: string } | null {
-  if (t.get === undefined) return null;
-  const read = parseBoundedJson(res.body, ANSWER_JSON_BOUNDS);
-  if (!read.ok) return null;
-  const parsed = ApiStatus.safeParse(read.doc);
-  if (!parsed.success) return null;
-  const st = parsed.data;
-  const msg = (st.message ?? "").slice(0, 300);
-  const said = `the API server answered HTTP ${res.status} ${st.reason ?? ""}${msg ? `: ${msg}` : ""}`;
-  const ns = decodeURIComponent(/\/namespaces\/([^/]+)\/pods\//.exec(t.url)?.[1] ?? "NAMESPACE");
-  if (res.status === 403)
-    return {
-      unreachable: false,
-      reason: `${said} (pods/proxy needs RBAC: kubectl create rolebinding proxyscope-laptop -n ${ns} --clusterrole=proxyscope-laptop --user=YOU; docs/cli.md)`,
-    };
-  return {
-    unreachable:
-      res.status === 503 &&
-      /error trying to reach service|error dialing backend|no agent available/i.test(msg),
-    reason: `${said} (through the pod proxy)`,
-  };
-}
 
 /** The agent's FleetDigest; an agent older than it answers 404 there and is read on /report. */
 export const FLEET_PATH = "/report/fleet";
@@ -306,76 +247,4 @@ export async function fetchAgents(
     pool?.close();
     await judge?.close();
   }
-}
-
-/**
- * Direct calls over node:http with kept-alive connections, as the benchmark's floor fetches: fetch's
- * machinery was ~14 % of a CPU-bound 5,000-node gather (bench/results/collector-speed.md). Loaded on
- * first use.
- */
-async function keepAlivePool(): Promise<{ get: Getter; close: () => void }> {
-  const [http, https] = await Promise.all([import("node:http"), import("node:https")]);
-  const plain = new http.Agent({ keepAlive: true });
-  const tls = new https.Agent({ keepAlive: true });
-  return {
-    get: (url, o) => httpGetVia(url, { agent: url.startsWith("https:") ? tls : plain, headers: {} }, o),
-    close: () => {
-      plain.destroy();
-      tls.destroy();
-    },
-  };
-}
-
-export interface VirtualServerAnswer {
-  virtualServer: VirtualServer;
-  realServers: RealServer[];
-}
-// The list is checked one entry at a time, stopping at the first bad one: zod judging a hostile list
-// whole names every missing field of every entry, a heap far larger than the answer.
-const VirtualServerHead = z.object({ virtualServer: VirtualServer, realServers: z.array(z.unknown()) });
-
-function virtualServerAnswer(
-  doc: unknown,
-): { ok: true; answer: VirtualServerAnswer } | { ok: false; why: string } {
-  const head = VirtualServerHead.safeParse(doc);
-  if (!head.success) return { ok: false, why: `unexpected answer: ${head.error.issues[0]?.message}` };
-  const realServers: RealServer[] = [];
-  for (const [i, r] of head.data.realServers.entries()) {
-    const one = RealServer.safeParse(r);
-    if (!one.success)
-      return { ok: false, why: `unexpected answer: realServers.${i}: ${one.error.issues[0]?.message}` };
-    realServers.push(one.data);
-  }
-  return { ok: true, answer: { virtualServer: head.data.virtualServer, realServers } };
-}
-
-export type VirtualServerOutcome =
-  { node: string; ok: true; answer: VirtualServerAnswer } | { node: string; ok: false; reason: string };
-
-/** One node's IPVS view of one virtual server, from the agent's /ipvs/virtual-server. */
-export async function fetchVirtualServer(
-  t: AgentTarget,
-  q: { protocol: string; address: string; port: number },
-  opts: { timeoutMs: number },
-): Promise<VirtualServerOutcome> {
-  const node = t.node ?? t.url;
-  const qs = new URLSearchParams({ protocol: q.protocol, address: q.address, port: String(q.port) });
-  const url = `${t.url.replace(/\/+$/, "")}/ipvs/virtual-server?${qs}`;
-  const res = await fetchWithRetry(url, { timeoutMs: opts.timeoutMs, maxBytes: 4 * 1024 * 1024 }, t.get);
-  if (!res.ok) return { node, ok: false, reason: res.error.message };
-  const api = res.status !== 200 ? proxyRefusal(t, res) : null;
-  if (api) return { node, ok: false, reason: api.reason };
-  if (res.status !== 200) {
-    const msg = /"error":"([^"]*)"/.exec(res.body)?.[1];
-    return { node, ok: false, reason: `HTTP ${res.status}${msg ? `: ${msg}` : ""}` };
-  }
-  const read = parseBoundedJson(res.body, ANSWER_JSON_BOUNDS);
-  if (!read.ok)
-    return {
-      node,
-      ok: false,
-      reason: read.kind === "not-json" ? "answer is not JSON" : `${TOO_LARGE}: ${read.message}`,
-    };
-  const answer = virtualServerAnswer(read.doc);
-  return answer.ok ? { node, ok: true, answer: answer.answer } : { node, ok: false, reason: answer.why };
 }

@@ -1,14 +1,14 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { readRegularFile, type FileFailure } from "../../common/regular-file.js";
-import { MAX_ANSWER_BYTES, TOO_LARGE } from "../answer-bounds.js";
-import type { Judge } from "../answer-judge.js";
+import { MAX_ANSWER_BYTES, TOO_LARGE } from "../gather/answer-bounds.js";
+import type { Judge } from "../gather/answer-judge.js";
 import { failedObservation, observationFromDigest } from "../observe.js";
 import type { NodeObservation } from "../report/schema.js";
 
 // `report --from-files`: node reports saved with `proxyscope-agent scan -o json` (gathered by ssh or
 // Ansible), read instead of asking agents. A file is what an agent's answer is, so it gets the same
-// bounds (answer-bounds.ts) and the same heap-limited judge; a bad file is its own node's named
+// bounds (gather/answer-bounds.ts) and the same heap-limited judge; a bad file is its own node's named
 // failure, labelled by its path, and never ends the report.
 
 /** Far above any fleet the collector is measured at (5,000 nodes); a wrong directory is named, not read. */

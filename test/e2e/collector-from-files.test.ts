@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
 import { EXIT } from "../../common/exit-codes.js";
-import { MAX_ANSWER_BYTES } from "../../collector/answer-bounds.js";
+import { MAX_ANSWER_BYTES } from "../../collector/gather/answer-bounds.js";
 import { DEMO_SAMPLE_FILES } from "../../collector/demo/samples.js";
 import { FleetReport } from "../../collector/report/schema.js";
 import { run as runCmd } from "./collector-fleet.js";

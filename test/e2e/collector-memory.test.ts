@@ -4,7 +4,7 @@
 // is instrumented (no RSS, no timing): what it held never passed its total, every node is in the
 // result with a named failure, and nothing stays held afterwards.
 import t from "tap";
-import { ByteBudget, gatherBudget } from "../../collector/byte-budget.js";
+import { ByteBudget, gatherBudget } from "../../collector/gather/byte-budget.js";
 import { DEFAULT_MAX_REPORT_BYTES, fetchAgents, type AgentTarget } from "../../collector/sources/agents.js";
 import { freePort } from "../helpers/prometheus.js";
 import { startAgent } from "./collector-fleet.js";

@@ -8,7 +8,7 @@ import {
   toKubeProxyConfigMap,
   toKubeProxyDaemonSet,
   toMirrorPod,
-} from "../../collector/sources/kubernetes.js";
+} from "../../collector/sources/kubernetes/index.js";
 import { apiNode, apiService, cfg, facts, hostFileFacts, ok } from "./fleet.js";
 import { reviewFleet } from "./review-fleet.js";
 

@@ -1,11 +1,15 @@
-// The collector judges agent answers on a thread with a heap limit (collector/answer-judge.ts): an
+// The collector judges agent answers on a thread with a heap limit (collector/gather/answer-judge.ts): an
 // answer whose validation outgrows it is its own node's named failure, the answers queued behind it are
 // judged by a fresh thread, and the largest report the agent can send fits inside every bound.
 import t from "tap";
 import { readFileSync } from "node:fs";
-import { AnswerJudge } from "../../../collector/answer-judge.js";
+import { AnswerJudge } from "../../../collector/gather/answer-judge.js";
 import { overBounds } from "../../../common/bounded-json.js";
-import { ANSWER_JSON_BOUNDS, JUDGE_HEAP_MB, MAX_ANSWER_BYTES } from "../../../collector/answer-bounds.js";
+import {
+  ANSWER_JSON_BOUNDS,
+  JUDGE_HEAP_MB,
+  MAX_ANSWER_BYTES,
+} from "../../../collector/gather/answer-bounds.js";
 import { judgeAnswer } from "../../../collector/observe.js";
 
 const recorded = readFileSync(

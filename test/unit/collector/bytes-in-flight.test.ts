@@ -1,7 +1,7 @@
 import t from "tap";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { gatherBudget } from "../../../collector/byte-budget.js";
+import { gatherBudget } from "../../../collector/gather/byte-budget.js";
 import { fetchAgents, type AgentTarget } from "../../../collector/sources/agents.js";
 
 // The gather bounds the bytes in flight, not the calls. An agent that has not answered

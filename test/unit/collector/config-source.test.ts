@@ -14,7 +14,7 @@ import {
   toKubeProxyConfigMap,
   toKubeProxyDaemonSet,
   toMirrorPod,
-} from "../../../collector/sources/kubernetes.js";
+} from "../../../collector/sources/kubernetes/index.js";
 import { apiNode, cfg, facts, hostFileFacts } from "../../helpers/fleet.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

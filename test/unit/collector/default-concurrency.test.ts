@@ -2,8 +2,8 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { loadConfig } from "../../../collector/config.js";
-import { gather } from "../../../collector/gather.js";
-import { defaultAgentCalls } from "../../../collector/sources/kubernetes.js";
+import { gather } from "../../../collector/gather/gather.js";
+import { defaultAgentCalls } from "../../../collector/sources/kubernetes/index.js";
 
 // With no --concurrency, a gather straight to the agents keeps 64 calls in flight (each answer is a ~2 KB
 // fleet digest now); through the API server's pod proxy, where each call is an API request, 32.

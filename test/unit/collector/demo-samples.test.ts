@@ -7,7 +7,7 @@ import t from "tap";
 import { demoReports } from "../../helpers/demo-fleet.js";
 import { UPDATING } from "../../helpers/golden.js";
 import { DEMO_SAMPLE_FILES, demoFiles } from "../../../collector/demo/samples.js";
-import { inlineJudge } from "../../../collector/answer-judge.js";
+import { inlineJudge } from "../../../collector/gather/answer-judge.js";
 import { readSavedReports } from "../../../collector/sources/files.js";
 
 const DIR = new URL("../../../collector/demo/", import.meta.url);

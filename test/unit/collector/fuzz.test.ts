@@ -41,7 +41,7 @@ import {
   toKubeProxyConfigMap,
   toKubeProxyDaemonSet,
   toMirrorPod,
-} from "../../../collector/sources/kubernetes.js";
+} from "../../../collector/sources/kubernetes/index.js";
 import {
   observationsFromSeries,
   parseQueryAnswer,

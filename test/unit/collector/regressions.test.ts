@@ -41,7 +41,7 @@ t.test("a last-scan gauge of NaN, +Inf or far beyond any date is no scan time, n
 
 t.test("a DaemonSet without a pod template is read, not a throw", async (t) => {
   // ds.spec.template.spec threw a TypeError outside the gap handling: exit 2, internal error.
-  const { toKubeProxyDaemonSet } = await import("../../../collector/sources/kubernetes.js");
+  const { toKubeProxyDaemonSet } = await import("../../../collector/sources/kubernetes/index.js");
   t.match(toKubeProxyDaemonSet({ metadata: { name: "kube-proxy" }, spec: {} } as never), {
     name: "kube-proxy",
     argv: [],
@@ -62,7 +62,7 @@ t.test("versions with more digits than any number holds are not versions", async
 
 t.test("null entries in an object's lists are skipped, not a throw", async (t) => {
   // The client passes `[null]` through; a.type / p.name / x.name threw outside the gap handling.
-  const k = await import("../../../collector/sources/kubernetes.js");
+  const k = await import("../../../collector/sources/kubernetes/index.js");
   t.match(
     k.toApiNode({ metadata: { name: "n" }, status: { addresses: [null], conditions: [null] } } as never),
     {
@@ -142,7 +142,7 @@ t.test("a /version that never answers is a named gap within the deadline, not a 
   // `report` for ever (and `serve`'s gather loop with it).
   const http = await import("node:http");
   const { KubeConfig } = await import("@kubernetes/client-node");
-  const { gatherCluster } = await import("../../../collector/sources/kubernetes.js");
+  const { gatherCluster } = await import("../../../collector/sources/kubernetes/index.js");
   const server = http.createServer((req, res) => {
     if (req.url === "/version") return; // accept, never answer
     res.writeHead(200, { "content-type": "application/json" });
@@ -217,7 +217,7 @@ t.test(
     // Every 404 was "absent": a Services list the API would not serve became "0 Services, 0 NodePorts".
     const http = await import("node:http");
     const { KubeConfig } = await import("@kubernetes/client-node");
-    const { gatherCluster } = await import("../../../collector/sources/kubernetes.js");
+    const { gatherCluster } = await import("../../../collector/sources/kubernetes/index.js");
     const server = http.createServer((req, res) => {
       const notFound =
         req.url === "/version" ||

@@ -1,4 +1,4 @@
-import type { JsonBounds } from "../common/bounded-json.js";
+import type { JsonBounds } from "../../common/bounded-json.js";
 
 // What one agent answer may cost the collector. Measured on the reports the node benchmark recorded
 // (bench/results/samples): the largest, ipvs-10000.report.json (a node with 10,000 Services), is
