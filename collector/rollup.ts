@@ -6,12 +6,12 @@ import {
   SEVERITIES,
   Verdict,
 } from "../agent/contract.js";
-import { API_NOT_ASKED } from "./fail-on.js";
+import { API_NOT_ASKED } from "./report/fail-on.js";
 import { configSource, kubeProxyUnread, sourceRemedy, type ObservedPhase } from "./checks/config-source.js";
 import { configuredMode } from "./checks/proxy-config.js";
 import { canaryParityNote, confirmNodeParity, fleetParity, nameNodeParity } from "./parity.js";
 import { serviceInventory } from "./checks/services.js";
-import { failedObservation } from "./observe.js";
+import { failedObservation } from "./gather/observe.js";
 import { deprecationStage } from "./checks/timeline.js";
 import type { TargetVersion } from "./checks/target-version.js";
 import { nftablesCapable, parseKernelRelease } from "./parse/kube-proxy-config.js";

@@ -1,7 +1,7 @@
 import { ConfigError, errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
-import { reasonsToFail } from "../fail-on.js";
+import { reasonsToFail } from "../report/fail-on.js";
 import { gather } from "../gather.js";
 import { renderStructured } from "../../common/structured.js";
 import { renderCsv } from "../render/csv.js";

@@ -1,4 +1,4 @@
-import { clusterFindingReaches, clusterGaps, nodeReasons, type FailOn } from "../fail-on.js";
+import { clusterFindingReaches, clusterGaps, nodeReasons, type FailOn } from "../report/fail-on.js";
 import type { FleetNode, FleetReport } from "../report/schema.js";
 import { SCOPE_LABEL } from "../report/scope.js";
 import { acceptLines } from "../report/accept.js";

@@ -5,7 +5,7 @@ import { parseBoundedJson } from "../../common/bounded-json.js";
 import { ANSWER_JSON_BOUNDS, MAX_ANSWER_BYTES, TOO_LARGE } from "../answer-bounds.js";
 import { AnswerJudge, inlineJudge, type Judge } from "../answer-judge.js";
 import type { ByteBudget, Lease } from "../byte-budget.js";
-import { failedObservation, observationFromDigest, type ParsedDigest } from "../observe.js";
+import { failedObservation, observationFromDigest, type ParsedDigest } from "../gather/observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
 

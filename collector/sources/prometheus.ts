@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { METRIC, Phase, Severity, Verdict } from "../../agent/contract.js";
 import { httpGet } from "../../common/http.js";
-import { failedObservation, unknownFindings } from "../observe.js";
+import { failedObservation, unknownFindings } from "../gather/observe.js";
 import { mapPool } from "../pool.js";
 import type { NodeObservation } from "../report/schema.js";
 import type { Result } from "../../common/result.js";

@@ -17,7 +17,7 @@ import { spawnOwned, stopOwned } from "../helpers/children.js";
 import { COLLECTOR_CLI, startAgent } from "./collector-fleet.js";
 
 const MiB = 1024 * 1024;
-const stale = staleBuild(["collector/cli.ts", "collector/sources/agents.ts", "collector/observe.ts"]);
+const stale = staleBuild(["collector/cli.ts", "collector/sources/agents.ts", "collector/gather/observe.ts"]);
 if (stale) throw new Error(stale);
 
 /** The collector Deployment's memory limit, from the manifest itself. */

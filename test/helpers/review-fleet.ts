@@ -3,7 +3,7 @@ import { buildReport } from "../../agent/assemble/report.js";
 import { parseOsRelease } from "../../agent/parse/os-release.js";
 import { FACT_SOURCES, type ProbeRun } from "../../agent/facts/sources.js";
 import type { NodeFacts } from "../../agent/report/schema.js";
-import { observationFromReport } from "../../collector/observe.js";
+import { observationFromReport } from "../../collector/gather/observe.js";
 import type { ApiNode } from "../../collector/report/cluster-facts.js";
 import type { FleetReport } from "../../collector/report/schema.js";
 import { rollup } from "../../collector/rollup.js";

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { AnswerJudge } from "../../../collector/answer-judge.js";
 import { overBounds } from "../../../common/bounded-json.js";
 import { ANSWER_JSON_BOUNDS, JUDGE_HEAP_MB, MAX_ANSWER_BYTES } from "../../../collector/answer-bounds.js";
-import { judgeAnswer } from "../../../collector/observe.js";
+import { judgeAnswer } from "../../../collector/gather/observe.js";
 
 const recorded = readFileSync(
   new URL("../../../bench/results/samples/ipvs-10000.report.json", import.meta.url),

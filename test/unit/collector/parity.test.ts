@@ -1,5 +1,5 @@
 import t from "tap";
-import { observationFromReport } from "../../../collector/observe.js";
+import { observationFromReport } from "../../../collector/gather/observe.js";
 import { rollup } from "../../../collector/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";

@@ -16,7 +16,7 @@ import { rollup } from "../../../collector/rollup.js";
 import type { ApiNode } from "../../../collector/report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "../../../collector/report/schema.js";
 import { buildServer } from "../../../collector/server.js";
-import { failedObservation } from "../../../collector/observe.js";
+import { failedObservation } from "../../../collector/gather/observe.js";
 import { FUZZ_RUNS, HOSTILE_STRINGS } from "../../helpers/fuzz.js";
 import { autolinkIn, splitCodeSpans } from "../../helpers/gfm.js";
 import { facts } from "../../helpers/fleet.js";

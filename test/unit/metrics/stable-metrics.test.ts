@@ -2,7 +2,7 @@ import t, { type Test } from "tap";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { METRIC, METRIC_STABILITY, metricStability } from "../../../agent/metrics/names.js";
-import { FLEET_METRICS, fleetMetrics } from "../../../collector/fleet-metrics.js";
+import { FLEET_METRICS, fleetMetrics } from "../../../collector/render/fleet-metrics.js";
 import { UPDATING } from "../../helpers/golden.js";
 
 // kube-state-metrics' stable-metrics test, for both programs: the golden list names every stable metric

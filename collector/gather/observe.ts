@@ -5,11 +5,11 @@ import {
   fleetDigestOf,
   NodeReport,
   SCHEMA_VERSION,
-} from "../agent/contract.js";
-import { parseBoundedJson } from "../common/bounded-json.js";
-import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "./answer-bounds.js";
-import type { NodeObservation } from "./report/schema.js";
-import { redactUrls } from "../common/redact.js";
+} from "../../agent/contract.js";
+import { parseBoundedJson } from "../../common/bounded-json.js";
+import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "../answer-bounds.js";
+import type { NodeObservation } from "../report/schema.js";
+import { redactUrls } from "../../common/redact.js";
 
 /** A node with no usable report: every fact unknown, never zero. */
 const EMPTY_OBSERVATION = {

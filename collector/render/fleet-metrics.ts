@@ -1,5 +1,5 @@
 import { Gauge, Registry } from "prom-client";
-import type { FleetReport } from "./report/schema.js";
+import type { FleetReport } from "../report/schema.js";
 
 /**
  * A stable fleet metric keeps its name, type and label names across releases
