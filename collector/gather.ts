@@ -1,6 +1,6 @@
 import { gatherBudget } from "./byte-budget.js";
-import { flaggedServices } from "./parity.js";
-import { rollup } from "./rollup.js";
+import { flaggedServices } from "./parity/flagged.js";
+import { rollup } from "./plan/rollup.js";
 import { clusterOnlyScope, savedScope, withScope } from "./report/scope.js";
 import { AnswerJudge } from "./answer-judge.js";
 import { demoFiles } from "./demo/samples.js";

@@ -6,7 +6,7 @@ import type { NodeFacts } from "../../agent/report/schema.js";
 import { observationFromReport } from "../../collector/gather/observe.js";
 import type { ApiNode } from "../../collector/report/cluster-facts.js";
 import type { FleetReport } from "../../collector/report/schema.js";
-import { rollup } from "../../collector/rollup.js";
+import { rollup } from "../../collector/plan/rollup.js";
 import { configz, metrics, noKernelState } from "./facts.js";
 import { cfg, facts as clusterFacts } from "./fleet.js";
 import { addresses, ipvsNode, kernel, nftNode } from "./rules.js";

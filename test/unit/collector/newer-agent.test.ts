@@ -3,7 +3,7 @@
 // the collector keeps the node, reads the rest, and says what it did not know. docs/compatibility.md.
 import t from "tap";
 import { parseNodeReport, observationFromReport } from "../../../collector/gather/observe.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderHtml } from "../../../collector/render/html.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";

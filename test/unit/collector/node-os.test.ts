@@ -4,7 +4,7 @@ import t from "tap";
 import { fleetDigestOf } from "../../../agent/contract.js";
 import { observationFromDigest } from "../../../collector/gather/observe.js";
 import { renderTable } from "../../../collector/render/table.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
 

@@ -1,5 +1,7 @@
 import t from "tap";
-import { canaryParityNote, confirmNodeParity, usableEndpoints } from "../../../collector/parity.js";
+import { confirmNodeParity } from "../../../collector/parity/confirm.js";
+import { usableEndpoints } from "../../../collector/parity/endpoints.js";
+import { canaryParityNote } from "../../../collector/parity/fleet.js";
 import type {
   ApiEndpointSlice,
   ApiService,

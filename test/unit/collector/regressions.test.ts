@@ -192,7 +192,7 @@ t.test("an unread kube-proxy ConfigMap or DaemonSet is not an absent one", async
   // configured iptables" and the plan "mode: is empty"; both unread made it "no kube-proxy".
   const { facts } = await import("../../helpers/fleet.js");
   const { clusterChecks } = await import("../../../collector/rules/index.js");
-  const { plan } = await import("../../../collector/rollup.js");
+  const { plan } = await import("../../../collector/plan/plan.js");
   const gap = (what: string) => ({ what, reason: "HTTP 500" });
   const cmUnread = facts({ kubeProxyConfigMap: null, gaps: [gap("configmap kube-system/kube-proxy")] });
   const ids = clusterChecks(cmUnread, [{ node: "a", phase: "ipvs" }]).map((f) => f.id);
@@ -288,7 +288,7 @@ t.test("the table escapes finding ids too", async (t) => {
   // Finding ids went to the terminal raw: an agent (or a Prometheus label) with an id carrying
   // ESC ]0; or a CR could retitle the terminal or overwrite the table's lines.
   const { renderTable } = await import("../../../collector/render/table.js");
-  const { rollup } = await import("../../../collector/rollup.js");
+  const { rollup } = await import("../../../collector/plan/rollup.js");
   const { failedObservation } = await import("../../../collector/gather/observe.js");
   const r = rollup({
     source: "static",

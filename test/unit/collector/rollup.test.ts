@@ -1,7 +1,7 @@
 /* eslint-disable no-control-regex -- the renderer tests look for raw ESC on purpose */
 import t from "tap";
 import { failedObservation } from "../../../collector/gather/observe.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderTable } from "../../../collector/render/table.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";

@@ -12,7 +12,7 @@ import t from "tap";
 import { renderHtml } from "../../../collector/render/html.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";
 import { renderTable } from "../../../collector/render/table.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import type { ApiNode } from "../../../collector/report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "../../../collector/report/schema.js";
 import { buildServer } from "../../../collector/server.js";
