@@ -12,7 +12,7 @@ import { renderTable } from "../render/table.js";
 import { renderJunit } from "../render/junit.js";
 import type { FleetReport } from "../report/schema.js";
 import { renderChanges } from "../render/changes.js";
-import { serviceChanges } from "../report/changes.js";
+import { serviceChanges } from "../plan/changes/service-changes.js";
 import { noAgentDeployed } from "../report/scope.js";
 import { AcceptFileError, applyAcceptances, parseAcceptFile, type AcceptEntry } from "../report/accept.js";
 import { readRegularFile } from "../../common/regular-file.js";
