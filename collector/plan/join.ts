@@ -1,7 +1,7 @@
 import { failedObservation } from "../gather/observe.js";
 import { nftablesCapable } from "../parse/kube-proxy-config.js";
 import type { ApiNode, ClusterFacts } from "../report/cluster-facts.js";
-import type { FleetNode, NodeObservation } from "../report/schema.js";
+import type { FleetNode, KernelNftables, NodeObservation } from "../report/schema.js";
 import { poolOf } from "./node-pool.js";
 
 /** What the join needs of the rollup's input. */
@@ -15,22 +15,36 @@ export interface JoinInput {
   missingReason?: string;
 }
 
+/**
+ * The kernel's capability: read from the kernel string (the API's, else the agent's), else the agent's
+ * own judgement; each says where it came from.
+ */
+function kernelNftables(
+  kernel: string | null,
+  api: ApiNode | undefined,
+  obs: NodeObservation,
+): KernelNftables | null {
+  const capable = nftablesCapable(kernel);
+  if (capable === null) return obs.kernelNftables;
+  return { capable, from: api?.kernelVersion != null ? "api" : "agent" };
+}
+
 /** One node: what a source observed, plus the API's fields. */
 function fleetNode(obs: NodeObservation, api: ApiNode | undefined, listed: boolean | null): FleetNode {
-  const kernel = api?.kernelVersion ?? obs.kernelRelease;
+  const kernel = api?.kernelVersion ?? obs.kernel;
   const labels = api?.labels ?? {};
   return {
     ...obs,
     listedByApi: listed,
     kubeletVersion: api?.kubeletVersion ?? null,
-    kernelVersion: kernel,
+    kernel,
     // The kubelet's osImage is the same PRETTY_NAME: the agent's reading stands in without the API.
     osImage: api?.osImage ?? obs.osPrettyName ?? null,
     internalIP: api?.addresses.find((a) => a.type === "InternalIP")?.address ?? null,
     labels,
     ready: api?.ready ?? null,
     pool: poolOf(labels, api?.osImage ?? null, kernel),
-    nftablesCapableKernel: nftablesCapable(kernel) ?? obs.kernelNftablesCapable,
+    kernelNftables: kernelNftables(kernel, api, obs),
   };
 }
 

@@ -3,8 +3,8 @@ import { names, type FleetState } from "./fleet-state.js";
 
 /** Step 2: every node's kernel able to run nftables mode (5.13+); an unknown kernel is not a good one. */
 export function kernelsStep(s: FleetState): PlanStep {
-  const tooOld = s.nodes.filter((n) => n.nftablesCapableKernel === false);
-  const unknownKernel = s.nodes.filter((n) => n.nftablesCapableKernel === null);
+  const tooOld = s.nodes.filter((n) => n.kernelNftables?.capable === false);
+  const unknownKernel = s.nodes.filter((n) => n.kernelNftables === null);
   return {
     step: 2,
     id: "kernels",

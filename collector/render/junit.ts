@@ -52,7 +52,7 @@ function nodeCase(n: FleetNode, failOn: FailOn | null): Case {
         : null,
     skipped: reasons.length === 0 && n.outcome !== "ok" ? `not read: ${nodeNote(n)}` : null,
     out: [
-      `phase ${phaseOf(n)}, verdict ${verdictOf(n)}, kernel ${n.kernelVersion ?? n.kernelRelease ?? "unknown"}`,
+      `phase ${phaseOf(n)}, verdict ${verdictOf(n)}, kernel ${n.kernel ?? "unknown"}`,
       ...findings,
       ...(n.outcome === "ok" && nodeNote(n) ? [nodeNote(n)] : []),
     ].join("\n"),

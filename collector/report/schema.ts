@@ -9,8 +9,13 @@ import {
 } from "../../agent/contract.js";
 import { ClusterFacts, ConfigSource } from "./cluster-facts.js";
 
-/** Bumped on any change a consumer of the fleet report could trip over. */
-export const FLEET_SCHEMA_VERSION = "1" as const;
+/**
+ * Bumped on any change a consumer of the fleet report could trip over (docs/compatibility.md). "2": a
+ * node's kernel is one string (`kernel`) and its nftables capability one field that says where it came
+ * from (`kernelNftables`), where "1" had kernelRelease, kernelVersion, kernelNftablesCapable and
+ * nftablesCapableKernel.
+ */
+export const FLEET_SCHEMA_VERSION = "2" as const;
 
 /** How we got (or failed to get) a node's facts. Only "ok" carries a phase and verdict. */
 export const NodeOutcome = z.enum([
@@ -94,6 +99,13 @@ export const NodeParity = DigestParity.extend({
 });
 export type NodeParity = z.infer<typeof NodeParity>;
 
+/**
+ * Whether a kernel can run nftables mode (5.13+), and where that came from: the API's
+ * status.nodeInfo.kernelVersion, or the agent (its kernel release, or its own judgement).
+ */
+export const KernelNftables = z.object({ capable: z.boolean(), from: z.enum(["api", "agent"]) });
+export type KernelNftables = z.infer<typeof KernelNftables>;
+
 /** What one source learnt about one node, before the API's view of the node is joined in. */
 export const NodeObservation = z.object({
   node: z.string(),
@@ -109,11 +121,15 @@ export const NodeObservation = z.object({
   findings: z.array(NodeFinding),
   agentVersion: z.string().nullable(),
   scannedAt: z.string().nullable(),
-  kernelRelease: z.string().nullable(),
+  /** `uname -r` as the agent read it; in a FleetNode, the API's when the API lists the node. */
+  kernel: z.string().nullable(),
   /** The host's os-release PRETTY_NAME as the agent read it; absent or null: not read. */
   osPrettyName: z.string().nullable().optional(),
-  /** The agent's own judgement of its kernel (Prometheus carries this, not the release). */
-  kernelNftablesCapable: z.boolean().nullable(),
+  /**
+   * Whether the kernel can run nftables mode: the agent's own judgement in an observation (Prometheus
+   * carries this, not the release); null when not known, never false.
+   */
+  kernelNftables: KernelNftables.nullable(),
   /** Probes that failed on the node: their facts are missing, not zero. */
   failedProbes: z.array(z.string()),
   /** The few numbers the plan needs, when known (Prometheus gives exactly these). */
@@ -129,6 +145,10 @@ export const NodeObservation = z.object({
 });
 export type NodeObservation = z.infer<typeof NodeObservation>;
 
+/**
+ * One node after the join: the observation, with its kernel and capability the API's when the API lists
+ * the node, plus the API's fields.
+ */
 export const FleetNode = NodeObservation.extend({
   /**
    * False for an agent that answered for a node the API does not list (a deleted node, a wrong URL);
@@ -136,16 +156,12 @@ export const FleetNode = NodeObservation.extend({
    */
   listedByApi: z.boolean().nullable(),
   kubeletVersion: z.string().nullable(),
-  /** From the Node object, so it is known even when the agent is not. */
-  kernelVersion: z.string().nullable(),
   osImage: z.string().nullable(),
   internalIP: z.string().nullable(),
   labels: z.record(z.string(), z.string()),
   ready: z.boolean().nullable(),
   /** Grouping key for rollout pools: nodepool label, instance type, OS image, kernel line. */
   pool: z.string(),
-  /** null when the kernel is unknown. */
-  nftablesCapableKernel: z.boolean().nullable(),
 });
 export type FleetNode = z.infer<typeof FleetNode>;
 
