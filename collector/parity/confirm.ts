@@ -1,5 +1,5 @@
 import type { ApiEndpointSlice, ApiService, ClusterFacts, SliceReads } from "../report/cluster-facts.js";
-import type { NodeParity, ParityCheck, ParityDiffer } from "../report/schema.js";
+import type { NodeParity, ParityCheck, ParityDiffer } from "./schema.js";
 import { usableEndpoints } from "./endpoints.js";
 import { few, matchSet } from "./match.js";
 import { nameLost, serviceHolding, servicePortName } from "./name.js";

@@ -1,5 +1,5 @@
 import type { ClusterFacts } from "../report/cluster-facts.js";
-import type { NodeParity } from "../report/schema.js";
+import type { NodeParity } from "./schema.js";
 import { serviceHolding, servicePortName } from "./name.js";
 
 /** The Services whose EndpointSlices the collector must read: those holding a lost entry, or differing. */

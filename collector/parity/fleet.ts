@@ -1,4 +1,5 @@
-import type { FleetNode, FleetReport, ParityCheck } from "../report/schema.js";
+import type { FleetNode, FleetReport } from "../report/schema.js";
+import type { ParityCheck } from "./schema.js";
 
 // Parity in the fleet: the fleet-wide tally, and what the plan's canary step reads of the switched nodes.
 

@@ -1,4 +1,4 @@
-import type { ParityDiffer } from "../report/schema.js";
+import type { ParityDiffer } from "./schema.js";
 
 /** At most five of a list, and how many more. */
 export const few = (xs: readonly string[]) =>

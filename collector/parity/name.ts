@@ -1,5 +1,5 @@
 import type { ApiService, ClusterFacts } from "../report/cluster-facts.js";
-import type { NodeParity } from "../report/schema.js";
+import type { NodeParity } from "./schema.js";
 
 // The agent names a lost address as it saw it ("10.96.0.20:80/TCP", "nodeport:30080/TCP") and a
 // differing Service by kube-proxy's ServicePortName; these find the Service that holds them now.

@@ -8,7 +8,8 @@ import type {
   ClusterFacts,
   SliceEndpoint,
 } from "../../../collector/report/cluster-facts.js";
-import type { FleetNode, NodeParity } from "../../../collector/report/schema.js";
+import type { NodeParity } from "../../../collector/parity/schema.js";
+import type { FleetNode } from "../../../collector/report/schema.js";
 
 // Parity, the pure half of the collector's confirmation: which endpoints kube-proxy would program from the
 // current EndpointSlices (pkg/proxy/topology.go CategorizeEndpoints), and what each flagged entry is.
