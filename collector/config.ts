@@ -20,7 +20,7 @@ import {
 } from "../common/flag-bounds.js";
 import { targetsFromFlags } from "./sources/static.js";
 import { parseTargetVersion } from "./checks/target-version.js";
-import { FAIL_ON_VALUES } from "./fail-on.js";
+import { FAIL_ON_VALUES } from "./report/fail-on.js";
 import { VERSION } from "../common/version.js";
 
 export { MAX_TIMER_MS, MAX_TIMER_S };

@@ -7,7 +7,7 @@ import { fail, hardenedFastify } from "../common/http-server.js";
 import type { DetailFrom } from "../common/route-access.js";
 import { httpsOptions, registerAccess, type ServerAccess } from "../common/web-access.js";
 import type { WebSecurity } from "../common/web-config.js";
-import { fleetMetrics } from "./fleet-metrics.js";
+import { fleetMetrics } from "./render/fleet-metrics.js";
 import type { GatherResult } from "./gather/gather.js";
 import { renderHtml } from "./render/html.js";
 import type { FleetReport } from "./report/schema.js";

@@ -1,7 +1,7 @@
 import { ConfigError, errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import type { CollectorConfig } from "../config.js";
-import { reasonsToFail } from "../fail-on.js";
+import { reasonsToFail } from "../report/fail-on.js";
 import { gather } from "../gather/gather.js";
 import { renderStructured } from "../../common/structured.js";
 import { renderCsv } from "../render/csv.js";
@@ -12,7 +12,7 @@ import { renderTable } from "../render/table.js";
 import { renderJunit } from "../render/junit.js";
 import type { FleetReport } from "../report/schema.js";
 import { renderChanges } from "../render/changes.js";
-import { serviceChanges } from "../report/changes.js";
+import { serviceChanges } from "../plan/changes/service-changes.js";
 import { noAgentDeployed } from "../report/scope.js";
 import { AcceptFileError, applyAcceptances, parseAcceptFile, type AcceptEntry } from "../report/accept.js";
 import { readRegularFile } from "../../common/regular-file.js";

@@ -1,6 +1,6 @@
 import { Worker } from "node:worker_threads";
 import { JUDGE_HEAP_MB, TOO_LARGE } from "./answer-bounds.js";
-import { judgeAnswer, type AnswerRoute, type ParsedDigest } from "../observe.js";
+import { judgeAnswer, type AnswerRoute, type ParsedDigest } from "./observe.js";
 
 export interface JudgeRequest {
   id: number;

@@ -1,8 +1,8 @@
 import { VERSION as COLLECTOR_VERSION } from "../../common/version.js";
-import { flaggedServices } from "../parity.js";
+import { flaggedServices } from "../parity/flagged.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import { clusterOnlyScope, withScope } from "../report/scope.js";
-import { rollup } from "../rollup.js";
+import { rollup } from "../plan/rollup.js";
 import { DEFAULT_MAX_REPORT_BYTES, fetchAgents } from "../sources/agents.js";
 import {
   agentTargets,

@@ -3,7 +3,7 @@ import { demoFiles } from "../demo/samples.js";
 import type { ClusterFacts } from "../report/cluster-facts.js";
 import type { NodeObservation } from "../report/schema.js";
 import { savedScope, withScope } from "../report/scope.js";
-import { rollup } from "../rollup.js";
+import { rollup } from "../plan/rollup.js";
 import { listSavedFiles, readSavedReports } from "../sources/files.js";
 import { AnswerJudge } from "./answer-judge.js";
 import type { GatherConfig, GatherResult } from "./types.js";

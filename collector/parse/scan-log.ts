@@ -1,4 +1,4 @@
-import { parseNodeReport, type ParsedReport } from "../observe.js";
+import { parseNodeReport, type ParsedReport } from "../gather/observe.js";
 
 /**
  * The node report in a scan pod's log. The log is the container's stdout and stderr interleaved (the

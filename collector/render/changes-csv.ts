@@ -1,4 +1,4 @@
-import type { ServiceChanges } from "../report/changes.js";
+import type { ServiceChanges } from "../plan/changes/schema.js";
 import { csvCell } from "./csv.js";
 
 // One row per Service and change: a platform team filters it by namespace and mails each owner theirs.

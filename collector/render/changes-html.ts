@@ -1,5 +1,5 @@
 import { html as h } from "../../common/escape.js";
-import type { ServiceChanges } from "../report/changes.js";
+import type { ServiceChanges } from "../plan/changes/schema.js";
 
 // A page with no script and no remote resource: the CSP allows its inline style only.
 const CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";

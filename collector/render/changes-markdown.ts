@@ -1,5 +1,5 @@
 import { md } from "../../common/escape.js";
-import type { ServiceChanges } from "../report/changes.js";
+import type { ServiceChanges } from "../plan/changes/schema.js";
 
 const row = (cells: string[]) => `| ${cells.join(" | ")} |`;
 

@@ -1,7 +1,7 @@
 import { renderStructured } from "../../common/structured.js";
 import { terminalSafe as safe } from "../../common/escape.js";
 import type { CollectorConfig } from "../config.js";
-import type { ServiceChanges } from "../report/changes.js";
+import type { ServiceChanges } from "../plan/changes/schema.js";
 import { renderChangesCsv } from "./changes-csv.js";
 import { renderChangesHtml } from "./changes-html.js";
 import { renderChangesMarkdown } from "./changes-markdown.js";

@@ -51,7 +51,7 @@ export function csvRow(n: FleetNode): string[] {
     verdictOf(n),
     n.outcome,
     n.kubeletVersion ?? "",
-    n.kernelVersion ?? n.kernelRelease ?? "",
+    n.kernel ?? "",
     n.osImage ?? "",
     n.internalIP ?? "",
     worstSeverity(n),

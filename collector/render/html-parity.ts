@@ -1,4 +1,5 @@
-import type { FleetNode, FleetReport, NodeParity } from "../report/schema.js";
+import type { NodeParity } from "../parity/schema.js";
+import type { FleetNode, FleetReport } from "../report/schema.js";
 import { html as h } from "../../common/escape.js";
 
 // Parity on the page: per-Service parity between the IPVS snapshot before the switch and kube-proxy's

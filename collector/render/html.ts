@@ -197,7 +197,7 @@ function poolTables(r: FleetReport): string {
         .map((n) => {
           const search = [
             n.node,
-            n.kernelVersion,
+            n.kernel,
             n.osImage,
             n.kubeletVersion,
             n.pool,
@@ -224,7 +224,7 @@ function poolTables(r: FleetReport): string {
             ],
             [worstFindings(n, 9), `<code>${h(worstFindings(n, 3) || "-")}</code>`],
             [n.kubeletVersion ?? "", h(n.kubeletVersion ?? "-")],
-            [n.kernelVersion ?? "", h(n.kernelVersion ?? "-")],
+            [n.kernel ?? "", h(n.kernel ?? "-")],
             [n.osImage ?? "", h(n.osImage ?? "-")],
           ];
           return `<tr class="node" tabindex="0" aria-expanded="false" data-node="${h(n.node)}" data-phase="${h(phaseOf(n))}" data-verdict="${h(verdictOf(n))}" data-search="${h(search)}">${cells.map(([k, c]) => `<td data-s="${h(k)}">${c}</td>`).join("")}</tr>

@@ -1,4 +1,4 @@
-import { clusterFindingReaches, clusterGaps, nodeReasons, type FailOn } from "../fail-on.js";
+import { clusterFindingReaches, clusterGaps, nodeReasons, type FailOn } from "../report/fail-on.js";
 import type { FleetNode, FleetReport } from "../report/schema.js";
 import { SCOPE_LABEL } from "../report/scope.js";
 import { acceptLines } from "../report/accept.js";
@@ -52,7 +52,7 @@ function nodeCase(n: FleetNode, failOn: FailOn | null): Case {
         : null,
     skipped: reasons.length === 0 && n.outcome !== "ok" ? `not read: ${nodeNote(n)}` : null,
     out: [
-      `phase ${phaseOf(n)}, verdict ${verdictOf(n)}, kernel ${n.kernelVersion ?? n.kernelRelease ?? "unknown"}`,
+      `phase ${phaseOf(n)}, verdict ${verdictOf(n)}, kernel ${n.kernel ?? "unknown"}`,
       ...findings,
       ...(n.outcome === "ok" && nodeNote(n) ? [nodeNote(n)] : []),
     ].join("\n"),

@@ -1,4 +1,4 @@
-import { API_NOT_ASKED } from "../fail-on.js";
+import { API_NOT_ASKED } from "../report/fail-on.js";
 import type { PlanStatus, FleetNode, FleetReport } from "../report/schema.js";
 
 // Shared wording for every renderer, so the table, Markdown and HTML say the same thing.

@@ -62,7 +62,7 @@ export function renderMarkdown(r: FleetReport): string {
       row([
         md(n.node),
         md(n.kubeletVersion ?? "-"),
-        md(n.kernelVersion ?? "-"),
+        md(n.kernel ?? "-"),
         md(n.osImage ?? "-"),
         phaseOf(n),
         verdictOf(n),

@@ -137,7 +137,7 @@ export function renderTable(r: FleetReport, colour: boolean): string {
   const rows = r.nodes.map((n) => [
     cut(safe(n.node), 40),
     cut(safe(n.kubeletVersion ?? "-"), 16),
-    cut(safe(n.kernelVersion ?? "-"), 24),
+    cut(safe(n.kernel ?? "-"), 24),
     cut(safe(n.osImage ?? "-"), 28),
     phaseOf(n),
     c(VERDICT_TONE[verdictOf(n)] ?? "dim", verdictOf(n)),

@@ -1,16 +1,15 @@
 import { z } from "zod";
-import {
-  Finding,
-  DigestParity,
-  ParityDiffer,
-  Phase,
-  SCHEMA_VERSION as NODE_SCHEMA_VERSION,
-  Verdict,
-} from "../../agent/contract.js";
+import { Finding, Phase, SCHEMA_VERSION as NODE_SCHEMA_VERSION, Verdict } from "../../agent/contract.js";
+import { NodeParity } from "../parity/schema.js";
 import { ClusterFacts, ConfigSource } from "./cluster-facts.js";
 
-/** Bumped on any change a consumer of the fleet report could trip over. */
-export const FLEET_SCHEMA_VERSION = "1" as const;
+/**
+ * Bumped on any change a consumer of the fleet report could trip over (docs/compatibility.md). "2": a
+ * node's kernel is one string (`kernel`) and its nftables capability one field that says where it came
+ * from (`kernelNftables`), where "1" had kernelRelease, kernelVersion, kernelNftablesCapable and
+ * nftablesCapableKernel.
+ */
+export const FLEET_SCHEMA_VERSION = "2" as const;
 
 /** How we got (or failed to get) a node's facts. Only "ok" carries a phase and verdict. */
 export const NodeOutcome = z.enum([
@@ -61,38 +60,11 @@ export const NodeFinding = Finding.partial()
 export type NodeFinding = z.infer<typeof NodeFinding>;
 
 /**
- * Parity: the node's per-Service parity after its switch, as its agent reported it. Absent from sources
- * that do not carry it (Prometheus, older agents): unknown, never "nothing lost".
+ * Whether a kernel can run nftables mode (5.13+), and where that came from: the API's
+ * status.nodeInfo.kernelVersion, or the agent (its kernel release, or its own judgement).
  */
-/** One "endpoints differ" Service port as the agent saw it after the switch (its FleetDigest's). */
-export { ParityDiffer };
-
-/**
- * What the API says of a Service the agent flagged: a loss the current Service and EndpointSlices
- * confirm, a change they explain, or not confirmed (the read failed or was not made), never "fine".
- */
-export const ParityVerdict = z.enum(["confirmed-loss", "real-loss", "churn", "explained", "not-confirmed"]);
-export type ParityVerdict = z.infer<typeof ParityVerdict>;
-
-export const ParityCheck = z.object({
-  /** "shop/cart (10.96.0.20:80/TCP)" for a lost address, "web/api:https/TCP" for differing endpoints. */
-  entry: z.string(),
-  agent: z.enum(["missing-after", "endpoints-differ"]),
-  verdict: ParityVerdict,
-  severity: z.enum(["error", "warning", "info"]),
-  reason: z.string(),
-});
-export type ParityCheck = z.infer<typeof ParityCheck>;
-
-// The agent's own digest of its parity, as the fleet keeps it: lost addresses are named "ns/name" when
-// the API's Services hold that ClusterIP or NodePort.
-export const NodeParity = DigestParity.extend({
-  /** The endpoints-differ entries the agent listed; absent from sources that do not carry them. */
-  differ: z.array(ParityDiffer).optional(),
-  /** Each flagged entry held against the Service's current EndpointSlices (rollup fills it). */
-  checks: z.array(ParityCheck).optional(),
-});
-export type NodeParity = z.infer<typeof NodeParity>;
+export const KernelNftables = z.object({ capable: z.boolean(), from: z.enum(["api", "agent"]) });
+export type KernelNftables = z.infer<typeof KernelNftables>;
 
 /** What one source learnt about one node, before the API's view of the node is joined in. */
 export const NodeObservation = z.object({
@@ -109,11 +81,15 @@ export const NodeObservation = z.object({
   findings: z.array(NodeFinding),
   agentVersion: z.string().nullable(),
   scannedAt: z.string().nullable(),
-  kernelRelease: z.string().nullable(),
+  /** `uname -r` as the agent read it; in a FleetNode, the API's when the API lists the node. */
+  kernel: z.string().nullable(),
   /** The host's os-release PRETTY_NAME as the agent read it; absent or null: not read. */
   osPrettyName: z.string().nullable().optional(),
-  /** The agent's own judgement of its kernel (Prometheus carries this, not the release). */
-  kernelNftablesCapable: z.boolean().nullable(),
+  /**
+   * Whether the kernel can run nftables mode: the agent's own judgement in an observation (Prometheus
+   * carries this, not the release); null when not known, never false.
+   */
+  kernelNftables: KernelNftables.nullable(),
   /** Probes that failed on the node: their facts are missing, not zero. */
   failedProbes: z.array(z.string()),
   /** The few numbers the plan needs, when known (Prometheus gives exactly these). */
@@ -129,6 +105,10 @@ export const NodeObservation = z.object({
 });
 export type NodeObservation = z.infer<typeof NodeObservation>;
 
+/**
+ * One node after the join: the observation, with its kernel and capability the API's when the API lists
+ * the node, plus the API's fields.
+ */
 export const FleetNode = NodeObservation.extend({
   /**
    * False for an agent that answered for a node the API does not list (a deleted node, a wrong URL);
@@ -136,16 +116,12 @@ export const FleetNode = NodeObservation.extend({
    */
   listedByApi: z.boolean().nullable(),
   kubeletVersion: z.string().nullable(),
-  /** From the Node object, so it is known even when the agent is not. */
-  kernelVersion: z.string().nullable(),
   osImage: z.string().nullable(),
   internalIP: z.string().nullable(),
   labels: z.record(z.string(), z.string()),
   ready: z.boolean().nullable(),
   /** Grouping key for rollout pools: nodepool label, instance type, OS image, kernel line. */
   pool: z.string(),
-  /** null when the kernel is unknown. */
-  nftablesCapableKernel: z.boolean().nullable(),
 });
 export type FleetNode = z.infer<typeof FleetNode>;
 

@@ -2,7 +2,7 @@ import type { Getter } from "../../common/http.js";
 import { MAX_ANSWER_BYTES, TOO_LARGE } from "../gather/answer-bounds.js";
 import { AnswerJudge, inlineJudge, type Judge } from "../gather/answer-judge.js";
 import type { ByteBudget, Lease } from "../gather/byte-budget.js";
-import { failedObservation, observationFromDigest, type ParsedDigest } from "../observe.js";
+import { failedObservation, observationFromDigest, type ParsedDigest } from "../gather/observe.js";
 import { mapPool } from "../gather/pool.js";
 import type { NodeObservation } from "../report/schema.js";
 import type { AgentTarget } from "./agents/target.js";

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { readRegularFile, type FileFailure } from "../../common/regular-file.js";
 import { MAX_ANSWER_BYTES, TOO_LARGE } from "../gather/answer-bounds.js";
 import type { Judge } from "../gather/answer-judge.js";
-import { failedObservation, observationFromDigest } from "../observe.js";
+import { failedObservation, observationFromDigest } from "../gather/observe.js";
 import type { NodeObservation } from "../report/schema.js";
 
 // `report --from-files`: node reports saved with `proxyscope-agent scan -o json` (gathered by ssh or

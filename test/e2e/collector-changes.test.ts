@@ -2,7 +2,7 @@
 // from test/fixtures/kubernetes/services.json) and an agent on loopback serving a NodeReport the real
 // agent made, plus a node whose agent does not answer: what it would have said is "not known".
 import t from "tap";
-import { ServiceChanges } from "../../collector/report/changes.js";
+import { ServiceChanges } from "../../collector/plan/changes/schema.js";
 import { freePort } from "../helpers/prometheus.js";
 import {
   agentPod,

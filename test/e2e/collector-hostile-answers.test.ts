@@ -21,7 +21,7 @@ const stale = staleBuild([
   "collector/cli.ts",
   "collector/sources/agents.ts",
   "collector/sources/agents/transport.ts",
-  "collector/observe.ts",
+  "collector/gather/observe.ts",
 ]);
 if (stale) throw new Error(stale);
 

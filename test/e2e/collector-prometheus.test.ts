@@ -112,7 +112,7 @@ t.test("the same fleet through Prometheus and through the agents agrees on phase
     t.equal(pn.phase, an.phase, `${n.name} phase`);
     t.equal(pn.verdict, an.verdict, `${n.name} verdict`);
     t.same(pn.findings.map((f) => f.id).sort(), an.findings.map((f) => f.id).sort(), `${n.name} finding ids`);
-    t.equal(pn.nftablesCapableKernel, n.kernel.startsWith("4.") ? false : true);
+    t.equal(pn.kernelNftables?.capable, n.kernel.startsWith("4.") ? false : true);
     t.ok(pn.agentVersion, "build_info version");
     t.ok(pn.scannedAt, "last scan timestamp");
   }

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import type { V1DaemonSet, V1Pod } from "@kubernetes/client-node";
 import type { ClusterFacts } from "../../collector/report/cluster-facts.js";
 import type { FleetReport, NodeObservation } from "../../collector/report/schema.js";
-import { rollup, type RollupInput } from "../../collector/rollup.js";
+import { rollup, type RollupInput } from "../../collector/plan/rollup.js";
 import { parseTargetVersion } from "../../collector/checks/target-version.js";
 import {
   toKubeProxyConfigMap,

@@ -1,4 +1,4 @@
-import { failedObservation } from "../../collector/observe.js";
+import { failedObservation } from "../../collector/gather/observe.js";
 import type {
   ApiNode,
   ApiService,

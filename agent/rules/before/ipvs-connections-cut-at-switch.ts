@@ -9,7 +9,7 @@ const KIND = { service: "Service IP", nodePort: "NodePort" } as const;
 export const ipvsConnectionsCut = rule({
   findings: {
     // No "measure-before-switch" tag: draining is done at the switch itself, and the fleet plan's
-    // switch step names these nodes (collector/rollup.ts), not its counters step.
+    // switch step names these nodes (collector/plan/canary-then-pools.ts), not its counters step.
     "ipvs-connections-cut-at-switch": { severity: "warning", stage: "before" },
   },
   needs: ["ipvsConnections", "ipvs", "kubeIpvs0", "addresses"],

@@ -1,5 +1,5 @@
 import { METRIC, Phase, Severity, Verdict } from "../../../agent/contract.js";
-import { failedObservation, unknownFindings } from "../../observe.js";
+import { failedObservation, unknownFindings } from "../../gather/observe.js";
 import type { NodeObservation } from "../../report/schema.js";
 import { parityFromSeries } from "./parity.js";
 import type { Sample } from "./query.js";
@@ -133,8 +133,8 @@ function observationOf(
     findings: findingsOf,
     agentVersion: s.build.get(node)?.[0] ?? null,
     scannedAt: lastScan !== null ? new Date(lastScan * 1000).toISOString() : null,
-    kernelRelease: null,
-    kernelNftablesCapable: cap === null ? null : cap > 0,
+    kernel: null,
+    kernelNftables: cap === null ? null : { capable: cap > 0, from: "agent" },
     failedProbes: s.failed.get(node) ?? [],
     ipvsVirtualServers: first(s.vs),
     kubeIpvs0Addresses: first(s.addrs),

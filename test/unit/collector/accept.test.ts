@@ -1,7 +1,7 @@
 // --accept-file: accepted findings stay in the report, marked in every format, and stop counting for
 // --fail-on's severities; expired and unmatched entries are reported; a bad file is named by entry.
 import t from "tap";
-import { reasonsToFail } from "../../../collector/fail-on.js";
+import { reasonsToFail } from "../../../collector/report/fail-on.js";
 import { applyAcceptances, parseAcceptFile, servicesNamed } from "../../../collector/report/accept.js";
 import type { FleetReport } from "../../../collector/report/schema.js";
 import { renderCsv } from "../../../collector/render/csv.js";

@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import t from "tap";
 import { fleetDigestOf } from "../../../agent/contract.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { fetchAgents, type AgentTarget } from "../../../collector/sources/agents.js";
 import { emptyFacts } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";

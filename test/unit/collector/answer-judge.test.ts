@@ -10,7 +10,7 @@ import {
   JUDGE_HEAP_MB,
   MAX_ANSWER_BYTES,
 } from "../../../collector/gather/answer-bounds.js";
-import { judgeAnswer } from "../../../collector/observe.js";
+import { judgeAnswer } from "../../../collector/gather/observe.js";
 
 const recorded = readFileSync(
   new URL("../../../bench/results/samples/ipvs-10000.report.json", import.meta.url),

@@ -1,8 +1,8 @@
 // `proxyscope report --changes`: the API's Services and the fleet's findings → what changes for each
 // Service at the switch to nftables mode (docs/ipvs-to-nftables.md), and where.
 import t from "tap";
-import { serviceChanges } from "../../../collector/report/changes.js";
-import { rollup } from "../../../collector/rollup.js";
+import { serviceChanges } from "../../../collector/plan/changes/service-changes.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import type { ApiService } from "../../../collector/report/cluster-facts.js";
 import type { NodeObservation } from "../../../collector/report/schema.js";
 import { renderChangesCsv } from "../../../collector/render/changes-csv.js";

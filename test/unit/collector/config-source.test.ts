@@ -8,7 +8,7 @@ import { clusterChecks } from "../../../collector/rules/index.js";
 import { configSource } from "../../../collector/checks/config-source.js";
 import { detectDistribution } from "../../../collector/checks/distribution.js";
 import { configMountOf } from "../../../collector/parse/kube-proxy-config.js";
-import { plan } from "../../../collector/rollup.js";
+import { plan } from "../../../collector/plan/plan.js";
 import type { ClusterFacts } from "../../../collector/report/cluster-facts.js";
 import {
   toKubeProxyConfigMap,

@@ -64,7 +64,7 @@ t.test("the burn-down from a range query's matrix", async (t) => {
 });
 
 t.test("the pool a node belongs to, from the well-known node labels", async (t) => {
-  const { poolOf } = await import("../../../collector/rollup.js");
+  const { poolOf } = await import("../../../collector/plan/node-pool.js");
   const pool = (labels: Record<string, string>) =>
     poolOf(labels, "Ubuntu 24.04.1 LTS", "6.8.0-1015-aws").split(" · ")[0];
   t.equal(pool({ "eks.amazonaws.com/nodegroup": "web" }), "web", "EKS managed node group");

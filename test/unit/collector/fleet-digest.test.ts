@@ -16,7 +16,7 @@ import {
   observationFromReport,
   parseFleetDigest,
   parseNodeReport,
-} from "../../../collector/observe.js";
+} from "../../../collector/gather/observe.js";
 import { fetchAgents } from "../../../collector/sources/agents.js";
 import { emptyFacts, metrics, noKernelState } from "../../helpers/facts.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";

@@ -20,7 +20,7 @@ import {
   observationFromReport,
   parseFleetDigest,
   parseNodeReport,
-} from "../../../collector/observe.js";
+} from "../../../collector/gather/observe.js";
 import { FleetDigest, fleetDigestOf } from "../../../agent/contract.js";
 import {
   flagValue,

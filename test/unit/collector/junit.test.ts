@@ -2,7 +2,7 @@
 // exit code) is reached, unread nodes skipped (never passed), and every value from a node or the API
 // escaped into well-formed XML.
 import t, { type Test } from "tap";
-import { reasonsToFail } from "../../../collector/fail-on.js";
+import { reasonsToFail } from "../../../collector/report/fail-on.js";
 import { renderJunit, xml } from "../../../collector/render/junit.js";
 import type { FleetReport } from "../../../collector/report/schema.js";
 import { reviewFleet } from "../../helpers/review-fleet.js";

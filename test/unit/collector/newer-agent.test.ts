@@ -2,8 +2,8 @@
 // newer agent adds in an open set (a finding id, a verify line, a fact's shape) must not drop its node:
 // the collector keeps the node, reads the rest, and says what it did not know. docs/compatibility.md.
 import t from "tap";
-import { parseNodeReport, observationFromReport } from "../../../collector/observe.js";
-import { rollup } from "../../../collector/rollup.js";
+import { parseNodeReport, observationFromReport } from "../../../collector/gather/observe.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderHtml } from "../../../collector/render/html.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";

@@ -2,9 +2,9 @@
 // shows it even when no API server was asked, and the Node object's osImage wins when there is one.
 import t from "tap";
 import { fleetDigestOf } from "../../../agent/contract.js";
-import { observationFromDigest } from "../../../collector/observe.js";
+import { observationFromDigest } from "../../../collector/gather/observe.js";
 import { renderTable } from "../../../collector/render/table.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { emptyFacts, noKernelState } from "../../helpers/facts.js";
 import { reportOf } from "../../helpers/reports.js";
 

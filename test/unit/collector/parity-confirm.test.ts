@@ -1,12 +1,15 @@
 import t from "tap";
-import { canaryParityNote, confirmNodeParity, usableEndpoints } from "../../../collector/parity.js";
+import { confirmNodeParity } from "../../../collector/parity/confirm.js";
+import { usableEndpoints } from "../../../collector/parity/endpoints.js";
+import { canaryParityNote } from "../../../collector/parity/fleet.js";
 import type {
   ApiEndpointSlice,
   ApiService,
   ClusterFacts,
   SliceEndpoint,
 } from "../../../collector/report/cluster-facts.js";
-import type { FleetNode, NodeParity } from "../../../collector/report/schema.js";
+import type { NodeParity } from "../../../collector/parity/schema.js";
+import type { FleetNode } from "../../../collector/report/schema.js";
 
 // Parity, the pure half of the collector's confirmation: which endpoints kube-proxy would program from the
 // current EndpointSlices (pkg/proxy/topology.go CategorizeEndpoints), and what each flagged entry is.

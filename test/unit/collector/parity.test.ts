@@ -1,6 +1,6 @@
 import t from "tap";
-import { observationFromReport } from "../../../collector/observe.js";
-import { rollup } from "../../../collector/rollup.js";
+import { observationFromReport } from "../../../collector/gather/observe.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";
 import { renderHtml } from "../../../collector/render/html.js";

@@ -1,5 +1,5 @@
 import t from "tap";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { apiNode, input, ok } from "../../helpers/fleet.js";
 
 // The fleet plan's switch step says to drain first wherever a node has live IPVS connections the

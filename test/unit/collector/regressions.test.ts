@@ -107,7 +107,7 @@ t.test("a target list of millions of bad lines is named by its first ten", async
 
 t.test("an agent's huge schemaVersion or key is quoted, not copied into the reason", async (t) => {
   // The reason carried the whole value: a 1 MB schemaVersion was a 1 MB note in every renderer.
-  const { parseNodeReport } = await import("../../../collector/observe.js");
+  const { parseNodeReport } = await import("../../../collector/gather/observe.js");
   const big = "x".repeat(1_000_000);
   for (const body of [
     JSON.stringify({ schemaVersion: big }),
@@ -178,7 +178,7 @@ t.test("a /version that never answers is a named gap within the deadline, not a 
 t.test("--fail-on unanswered counts a cluster read that failed", async (t) => {
   // A ConfigMap the API would not give (500, 403, a timeout) left the checks that need it unrun, yet
   // the exit code said the report was whole.
-  const { reasonsToFail } = await import("../../../collector/fail-on.js");
+  const { reasonsToFail } = await import("../../../collector/report/fail-on.js");
   const r = {
     nodes: [{ node: "a", outcome: "ok" }],
     cluster: { gaps: [{ what: "configmap kube-system/kube-proxy", reason: "HTTP 500" }] },
@@ -192,7 +192,7 @@ t.test("an unread kube-proxy ConfigMap or DaemonSet is not an absent one", async
   // configured iptables" and the plan "mode: is empty"; both unread made it "no kube-proxy".
   const { facts } = await import("../../helpers/fleet.js");
   const { clusterChecks } = await import("../../../collector/rules/index.js");
-  const { plan } = await import("../../../collector/rollup.js");
+  const { plan } = await import("../../../collector/plan/plan.js");
   const gap = (what: string) => ({ what, reason: "HTTP 500" });
   const cmUnread = facts({ kubeProxyConfigMap: null, gaps: [gap("configmap kube-system/kube-proxy")] });
   const ids = clusterChecks(cmUnread, [{ node: "a", phase: "ipvs" }]).map((f) => f.id);
@@ -288,8 +288,8 @@ t.test("the table escapes finding ids too", async (t) => {
   // Finding ids went to the terminal raw: an agent (or a Prometheus label) with an id carrying
   // ESC ]0; or a CR could retitle the terminal or overwrite the table's lines.
   const { renderTable } = await import("../../../collector/render/table.js");
-  const { rollup } = await import("../../../collector/rollup.js");
-  const { failedObservation } = await import("../../../collector/observe.js");
+  const { rollup } = await import("../../../collector/plan/rollup.js");
+  const { failedObservation } = await import("../../../collector/gather/observe.js");
   const r = rollup({
     source: "static",
     collectorVersion: "0.1.0",

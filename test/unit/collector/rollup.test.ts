@@ -1,11 +1,11 @@
 /* eslint-disable no-control-regex -- the renderer tests look for raw ESC on purpose */
 import t from "tap";
-import { failedObservation } from "../../../collector/observe.js";
-import { rollup } from "../../../collector/rollup.js";
+import { failedObservation } from "../../../collector/gather/observe.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { renderTable } from "../../../collector/render/table.js";
 import { renderMarkdown } from "../../../collector/render/markdown.js";
-import { reasonsToFail } from "../../../collector/fail-on.js";
+import { reasonsToFail } from "../../../collector/report/fail-on.js";
 import { apiNode, input, ok } from "../../helpers/fleet.js";
 
 t.test("no API node is ever dropped; strangers are listed; duplicates keep the usable answer", async (t) => {

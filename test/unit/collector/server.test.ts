@@ -1,6 +1,6 @@
 import t from "tap";
 import { gunzipSync } from "node:zlib";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { buildServer } from "../../../collector/server.js";
 import { FleetReport } from "../../../collector/report/schema.js";
 import { apiNode, input, ok } from "../../helpers/fleet.js";

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildReport } from "../../../agent/assemble/report.js";
 import { fleetDigestOf, type NodeReport } from "../../../agent/contract.js";
-import { reasonsToFail } from "../../../collector/fail-on.js";
-import { rollup } from "../../../collector/rollup.js";
+import { reasonsToFail } from "../../../collector/report/fail-on.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { fetchAgent, STALE_AFTER_S } from "../../../collector/sources/agents.js";
 import { MAX_AGENTS_FILE_BYTES, readTargetsFile } from "../../../collector/sources/static.js";
 

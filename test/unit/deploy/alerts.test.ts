@@ -51,7 +51,7 @@ const AGENT_METRICS = [
   "proxyscope_finding",
   "proxyscope_probe_success",
   "proxyscope_last_scan_timestamp_seconds",
-  // The collector's (collector/fleet-metrics.ts).
+  // The collector's (collector/render/fleet-metrics.ts).
   "proxyscope_fleet_last_gather_success",
 ];
 // kube-proxy's own, as defined in kubernetes/kubernetes pkg/proxy/metrics/metrics.go (subsystem "kubeproxy"):

@@ -1,7 +1,7 @@
 import t from "tap";
 import { AgentMetrics } from "../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../agent/server/rendered-scan.js";
-import { fleetMetrics } from "../../../collector/fleet-metrics.js";
+import { fleetMetrics } from "../../../collector/render/fleet-metrics.js";
 import { matchGolden } from "../../helpers/golden.js";
 import { recordedIpvsNode } from "../../helpers/recorded-node.js";
 import { reviewFleet } from "../../helpers/review-fleet.js";

@@ -7,7 +7,7 @@ import {
   metricDeprecation,
   metricStability,
 } from "../../../agent/metrics/names.js";
-import { FLEET_METRICS, fleetMetrics } from "../../../collector/fleet-metrics.js";
+import { FLEET_METRICS, fleetMetrics } from "../../../collector/render/fleet-metrics.js";
 import { UPDATING } from "../../helpers/golden.js";
 
 // kube-state-metrics' stable-metrics test, for both programs: the golden list names every stable metric

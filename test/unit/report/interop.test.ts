@@ -1,7 +1,7 @@
 import t from "tap";
 import { NodeReport } from "../../../agent/report/schema.js";
 import { summaryOf } from "../../../agent/view/summary.js";
-import { observationFromReport } from "../../../collector/observe.js";
+import { observationFromReport } from "../../../collector/gather/observe.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";
 
 // Agents and collectors are upgraded at different times: each must read the other's reports.

@@ -13,7 +13,7 @@ import { renderScan } from "../../../agent/server/rendered-scan.js";
 import { AgentState } from "../../../agent/server/state.js";
 import { registerVerifyRoute } from "../../../agent/server/verify-route.js";
 import type { WebSecurity } from "../../../common/web-config.js";
-import { rollup } from "../../../collector/rollup.js";
+import { rollup } from "../../../collector/plan/rollup.js";
 import { buildServer } from "../../../collector/server.js";
 import { apiNode, input, ok } from "../../helpers/fleet.js";
 import { movedWithBlackHole, reportOf } from "../../helpers/reports.js";

@@ -1,6 +1,6 @@
 import { Gauge, Registry } from "prom-client";
-import { BUILD_INFO, registerBuildInfo } from "../common/build-info.js";
-import type { FleetReport } from "./report/schema.js";
+import { BUILD_INFO, registerBuildInfo } from "../../common/build-info.js";
+import type { FleetReport } from "../report/schema.js";
 
 /**
  * A stable fleet metric keeps its name, type and label names across releases

@@ -1,5 +1,5 @@
-import { SEVERITIES, Verdict, type Finding, type Severity } from "../agent/contract.js";
-import type { FleetNode, FleetReport } from "./report/schema.js";
+import { SEVERITIES, Verdict, type Finding, type Severity } from "../../agent/contract.js";
+import type { FleetNode, FleetReport } from "./schema.js";
 
 /** The one gap the user chose (static source, no kubeconfig): shown in the report, but not a failed read. */
 export const API_NOT_ASKED = {

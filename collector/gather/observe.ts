@@ -5,11 +5,11 @@ import {
   fleetDigestOf,
   NodeReport,
   SCHEMA_VERSION,
-} from "../agent/contract.js";
-import { parseBoundedJson } from "../common/bounded-json.js";
-import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "./gather/answer-bounds.js";
-import type { NodeObservation } from "./report/schema.js";
-import { redactUrls } from "../common/redact.js";
+} from "../../agent/contract.js";
+import { parseBoundedJson } from "../../common/bounded-json.js";
+import { ANSWER_JSON_BOUNDS, TOO_LARGE } from "./answer-bounds.js";
+import type { NodeObservation } from "../report/schema.js";
+import { redactUrls } from "../../common/redact.js";
 
 /** A node with no usable report: every fact unknown, never zero. */
 const EMPTY_OBSERVATION = {
@@ -19,8 +19,8 @@ const EMPTY_OBSERVATION = {
   findings: [],
   agentVersion: null,
   scannedAt: null,
-  kernelRelease: null,
-  kernelNftablesCapable: null,
+  kernel: null,
+  kernelNftables: null,
   failedProbes: [],
   ipvsVirtualServers: null,
   kubeIpvs0Addresses: null,
@@ -80,9 +80,10 @@ export function observationFromDigest(
     findings: d.findings,
     agentVersion: d.agentVersion,
     scannedAt: d.scannedAt,
-    kernelRelease: d.kernelRelease,
+    kernel: d.kernelRelease,
     ...(d.osPrettyName != null ? { osPrettyName: d.osPrettyName } : {}),
-    kernelNftablesCapable: d.kernelNftablesCapable,
+    kernelNftables:
+      d.kernelNftablesCapable === null ? null : { capable: d.kernelNftablesCapable, from: "agent" },
     failedProbes: d.failedProbes,
     ipvsVirtualServers: d.ipvsVirtualServers,
     kubeIpvs0Addresses: d.kubeIpvs0Addresses,
