@@ -8,6 +8,7 @@ import type { NetNs } from "./netns.js";
 import { nodeMetricsText } from "../../agent/metrics/node-metrics.js";
 import { alertsOnScrape } from "./quiet-alerts.js";
 import { firstDeletion } from "./remedies.js";
+import { RECORDINGS } from "../profiles/recorded.js";
 import { REPO_ROOT } from "./uml.js";
 
 // Builds the nodes of the profile corpus (test/profiles/corpus/*.ts) on a real kernel and checks what the
@@ -97,7 +98,12 @@ export function buildInNetns(ns: NetNs, s: NodeState): void {
   for (const [k, v] of Object.entries(s.sysctls ?? {})) ns.must(["sysctl", "-qw", `${k}=${v}`]);
 }
 
-const src = (f: string) => readFileSync(join(SOURCES, f), "utf8");
+/** Where a NodeState file list entry lives: `real:<key>/<file>` is a recording of the real kube-proxy
+ *  (test/profiles/recorded.ts), anything else a ruleset under test/fixtures/netfilter/sources. */
+export const fixturePath = (f: string) =>
+  f.startsWith("real:") ? join(RECORDINGS, f.slice("real:".length)) : join(SOURCES, f);
+
+const src = (f: string) => readFileSync(fixturePath(f), "utf8");
 
 /** The node's ipset state as one `ipset restore` input: the fixture files, then its own lines. */
 export function ipsetText(s: NodeState): string {
@@ -114,7 +120,15 @@ function ipvsadmCommands(vs: VirtualServer[]): string[][] {
   return vs.flatMap((v) => {
     const p = v.proto === "tcp" ? "-t" : "-u";
     return [
-      ["ipvsadm", "-A", p, vip(v), "-s", v.scheduler ?? "rr"],
+      [
+        "ipvsadm",
+        "-A",
+        p,
+        vip(v),
+        "-s",
+        v.scheduler ?? "rr",
+        ...(v.persistent ? ["-p", String(v.persistent)] : []),
+      ],
       ...v.reals.map((r) => [
         "ipvsadm",
         "-a",
@@ -141,9 +155,9 @@ export function umlNodeScript(name: string, s: NodeState): string {
   for (const c of linkCommands(s)) lines.push(["ip", "-n", name, ...c].map(shq).join(" "));
   if (ipsetText(s) !== "") lines.push(`${inNs(["ipset", "restore"])} < "$OUT/${name}.ipset"`);
   for (const f of s.iptables ?? [])
-    lines.push(`${inNs(["iptables-legacy-restore", "--noflush"])} < ${shq(join(SOURCES, f))}`);
+    lines.push(`${inNs(["iptables-legacy-restore", "--noflush"])} < ${shq(fixturePath(f))}`);
   for (const f of s.ip6tables ?? [])
-    lines.push(`${inNs(["ip6tables-legacy-restore", "--noflush"])} < ${shq(join(SOURCES, f))}`);
+    lines.push(`${inNs(["ip6tables-legacy-restore", "--noflush"])} < ${shq(fixturePath(f))}`);
   if ((s.nft ?? []).length > 0)
     throw new Error(`${name}: UML's nftables has no ip family; build it in netns`);
   for (const c of ipvsadmCommands(s.ipvs ?? [])) lines.push(inNs(c));

@@ -1,4 +1,5 @@
 import t from "tap";
+import { readFileSync } from "node:fs";
 import { netnsAvailable, withNetns, type NetNs } from "../helpers/netns.js";
 import {
   buildInNetns,
@@ -11,13 +12,16 @@ import {
 import { parseScanOutput } from "../helpers/scan-report.js";
 import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import type { NodeState } from "../profiles/profile.js";
+import { binariesFor, normalize, recordingsOf, recordNftables } from "../profiles/record-kube-proxy.js";
+import { RECORDED_FILES, recordedPath } from "../profiles/recorded.js";
 
 // The profile corpus (test/profiles/corpus/*.ts), the nodes that live on the host kernel: each built in
 // its own network namespace from its distribution's and plugins' rulesets (nftables, iptables-nft,
 // ipset, links), kube-proxy's endpoints answered by the stand-in in that distribution's version and
 // format (or nothing listening), scanned by the built agent. The IPVS nodes are in profiles-uml.test.ts.
 
-const nodes = nodesOn(await loadProfiles(), "netns");
+const profiles = await loadProfiles();
+const nodes = nodesOn(profiles, "netns");
 
 if (!netnsAvailable()) {
   t.fail("network namespaces are not available: the profile corpus needs root (CI runs as root)");
@@ -33,6 +37,25 @@ if (!netnsAvailable()) {
       }),
     );
   }
+}
+
+// The nftables tables those nodes load are the real binary's (test/profiles/record-kube-proxy.ts): run
+// it again the same way and hold the recording to what it makes now. A new release, a changed profile
+// input or a recorder that reads less fails here, and `record-kube-proxy.ts nftables` records again.
+const nftRecordings = [...recordingsOf(profiles)].filter(([, s]) => s.mode === "nftables");
+if (netnsAvailable()) {
+  let bins: Map<string, string> | null = null;
+  try {
+    bins = binariesFor(nftRecordings.map(([, s]) => s));
+  } catch (e) {
+    t.fail(`${(e as Error).message} (npm test builds them)`);
+  }
+  for (const [key, spec] of bins ? nftRecordings : [])
+    t.test(`the real kube-proxy ${spec.version} still makes the recorded ${key}`, async (t) => {
+      const now = await recordNftables(spec, bins!.get(spec.version)!);
+      for (const f of RECORDED_FILES.nftables)
+        t.equal(now[f], normalize(f, readFileSync(recordedPath(spec, f), "utf8")), `${f} as recorded`);
+    });
 }
 
 async function scan(ns: NetNs, name: string, s: NodeState) {

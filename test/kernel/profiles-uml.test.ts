@@ -10,6 +10,16 @@ import {
   umlNodeScript,
 } from "../helpers/profiles.js";
 import { firstDeletion } from "../helpers/remedies.js";
+import {
+  binariesFor,
+  ipvsGuestScript,
+  normalize,
+  readIpvsDumps,
+  recordingsOf,
+  writeInputs,
+} from "../profiles/record-kube-proxy.js";
+import type { RecordingSpec } from "../profiles/profile.js";
+import { recordedFiles, recordedPath } from "../profiles/recorded.js";
 import { parseScanOutput } from "../helpers/scan-report.js";
 import {
   bootUml,
@@ -27,7 +37,24 @@ import {
 // A loaded 2-core machine slows a guest several times over: room for that, a hung guest is still killed.
 t.setTimeout(1_500_000);
 
-const nodes = nodesOn(await loadProfiles(), "uml");
+const profiles = await loadProfiles();
+const nodes = nodesOn(profiles, "uml");
+
+// The ipvs-mode state those nodes load is the real binary's (test/profiles/record-kube-proxy.ts). In
+// this same boot the binary runs again for ONE recording (a sync in the guest takes about a minute:
+// all of them would add a quarter of an hour), with its switch to nftables mode when it has one, and
+// the result is held to the files; the rest are only re-recorded by hand.
+const ipvsRecordings = [...recordingsOf(profiles)].filter(([, s]) => s.mode === "ipvs");
+const recheck = new Map<string, RecordingSpec>(
+  ipvsRecordings.filter(([, s]) => s.then === "nftables").slice(0, 1),
+);
+let bins: Map<string, string> | null = null;
+let binsMissing: string | null = null;
+try {
+  bins = binariesFor(recheck.values());
+} catch (e) {
+  binsMissing = (e as Error).message;
+}
 const fixed = { metricsAddress: "127.0.0.1:10249", healthAddress: "127.0.0.1:10256" };
 
 const GUEST = `
@@ -55,16 +82,21 @@ scan_bare() {
     --call-timeout-ms 60000 --probe-timeout-ms 120000 "$@" > "$OUT/$node.json" || true
 }
 
+${bins ? ipvsGuestScript(recheck, bins) : "echo no kube-proxy binaries"}
+set -e
+
 ${nodes.map(({ node }) => umlNodeScript(node.name, node.state)).join("\n\n")}
 echo guest done
 `;
 
 const reason = umlUnavailableReason();
+if (binsMissing !== null) t.fail(`${binsMissing} (npm test builds them)`);
 if (reason !== null) {
   t.fail(`User-Mode Linux is needed for the profile corpus and does not skip silently: ${reason}`);
 } else if (umlRunsHere(t)) {
   const out = hostScratchDir("proxyscope-profiles-uml-");
   t.teardown(out.remove);
+  writeInputs(out.path, recheck);
   for (const { node } of nodes) {
     writeFileSync(join(out.path, `${node.name}.ipset`), ipsetText(node.state));
     if (node.state.kubeProxy)
@@ -95,6 +127,14 @@ if (reason !== null) {
   });
   t.equal(boot.exitCode, 0, `guest script:\n${boot.output}`);
   t.same(boot.modulesFailed, [], "every module loaded");
+
+  for (const [key, spec] of recheck)
+    t.test(`the real kube-proxy ${spec.version} still makes the recorded ${key}`, async (t) => {
+      t.notOk(boot.output.includes(`@@RECORD-FAILED ${key}@@`), "the binary synced in the guest");
+      const now = readIpvsDumps(out.path, key, spec);
+      for (const f of recordedFiles(spec))
+        t.equal(now[f], normalize(f, readFileSync(recordedPath(spec, f), "utf8")), `${f} as recorded`);
+    });
 
   const reports = new Map(
     nodes.map(({ node }) => [

@@ -1,105 +1,125 @@
 import type { Scenario } from "../standins/kube-proxy.js";
-import type { Expected, Link, NodeState, VirtualServer } from "./profile.js";
+import type { Expected, Link, NodeState, RecordingSpec, VirtualServer } from "./profile.js";
+import { nearestRelease, parseIpvsadmSave, readRecorded, realFile, recordedKubeIpvs0 } from "./recorded.js";
 
-// What every kube-proxy profile shares, composed from the fixtures in test/fixtures/netfilter/sources
-// (each cited in its README): kubelet's chains, kube-proxy's ipvs-mode ipsets, chains, kube-ipvs0 and
-// virtual servers, and its nftables-mode tables. A profile adds its plugin's state and kube-proxy's
+// What every kube-proxy profile shares: kubelet's chains (test/fixtures/netfilter/sources, each cited in
+// its README) and kube-proxy's OWN state — ipvs mode's ipsets, chains, virtual servers and kube-ipvs0
+// addresses, nftables mode's tables — as the REAL binary made it on that node (recorded.ts,
+// record-kube-proxy.ts), never written by hand. A profile adds its plugin's state and kube-proxy's
 // version and config on top.
 
-/** The Services every ipvs node here serves: the kubernetes and kube-dns ClusterIPs, plus the one the
- *  ipvs-mode.ipset fixture holds (ns1/svc1, 172.30.0.41:80 with NodePort 30080). */
+/** The Services every profile serves (kube-proxy-cluster.ts): the kubernetes and kube-dns ClusterIPs,
+ *  and ns1/svc1 (172.30.0.41:80 with a NodePort, 30080 unless the profile's range moves it). */
 export const CLUSTER_IPS = ["10.96.0.1", "10.96.0.10", "172.30.0.41"];
 
-/** kube-ipvs0 as kube-proxy leaves it: a dummy link holding every ClusterIP as a /32, never brought up
- *  (pkg/proxy/ipvs/util/netlink_linux.go EnsureDummyDevice only adds it; a link up would also get an
- *  fe80:: address kube-proxy never put there). */
-export const kubeIpvs0 = (addresses = CLUSTER_IPS): Link => ({
-  name: "kube-ipvs0",
-  kind: "dummy",
-  addresses: addresses.map((a) => `${a}/32`),
-  up: false,
+/** What a profile changes in the Services its kube-proxy is recorded with, eth0's other addresses (a
+ *  VIP), which the node has while kube-proxy runs, and the mode it is switched to after (`then`). */
+export type RecordOptions = Partial<Pick<RecordingSpec, "nodePort" | "externalIP" | "then">> & {
+  eth0?: string[];
+};
+
+const eth0 = (nodeIp: string, more: string[] = []): Link => ({
+  name: "eth0",
+  kind: "nic",
+  addresses: [`${nodeIp}/16`, ...more],
 });
 
-/** kube-proxy's virtual servers for those Services (Masq, weight 1, rr), and the NodePort on nodeIp. */
-export function kubeProxyVirtualServers(nodeIp: string, nodePort = 30080, scheduler = "rr"): VirtualServer[] {
-  return [
-    {
-      proto: "tcp",
-      address: "10.96.0.1",
-      port: 443,
-      scheduler,
-      reals: [{ address: nodeIp, port: 6443 }],
-    },
-    {
-      proto: "udp",
-      address: "10.96.0.10",
-      port: 53,
-      scheduler,
-      reals: [
-        { address: "10.244.1.2", port: 53 },
-        { address: "10.244.2.3", port: 53 },
-      ],
-    },
-    {
-      proto: "tcp",
-      address: "172.30.0.41",
-      port: 80,
-      scheduler,
-      reals: [{ address: "10.244.1.5", port: 8080 }],
-    },
-    {
-      proto: "tcp",
-      address: nodeIp,
-      port: nodePort,
-      scheduler,
-      reals: [{ address: "10.244.1.5", port: 8080 }],
-    },
-  ];
+/**
+ * The KubeProxyConfiguration fields of a profile's config that change what the recording dumps: `ipvs`
+ * and `nodePortAddresses`, less `ipvs.strictARP` (it only sets two sysctls, which a profile sets itself)
+ * and `ipvs.scheduler: rr` (the default: pkg/proxy/ipvs/proxier.go NewProxier, `defaultScheduler`), so
+ * nodes that differ in those only share one recording.
+ */
+function stateConfig(config: Scenario["config"]): Record<string, unknown> {
+  const c = (config ?? {}) as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  if ("nodePortAddresses" in c) out.nodePortAddresses = c.nodePortAddresses;
+  const { strictARP: _s, scheduler, ...ipvs } = (c.ipvs ?? {}) as Record<string, unknown>;
+  if (scheduler !== undefined && scheduler !== "rr") ipvs.scheduler = scheduler;
+  if (Object.keys(ipvs).length > 0) out.ipvs = ipvs;
+  return out;
 }
 
-/** The ipset members those Services add (the fixture holds ns1/svc1 and NodePort 30080 already). */
-export const KUBE_PROXY_IPSET_LINES = [
-  'add KUBE-CLUSTER-IP 10.96.0.1,tcp:443 comment "default/kubernetes:https"',
-  'add KUBE-CLUSTER-IP 10.96.0.10,udp:53 comment "kube-system/kube-dns:dns"',
-];
+/** The real kube-proxy run that records this node's own state: its links (kube-ipvs0 is kube-proxy's
+ *  to make), addresses, config and the profile's Services. */
+export function recording(
+  mode: RecordingSpec["mode"],
+  nodeIp: string,
+  kubeProxy: Pick<Scenario, "version" | "config">,
+  links: Link[] = [],
+  opts: RecordOptions & { nodeIps?: string[] } = {},
+): RecordingSpec {
+  return {
+    mode,
+    version: nearestRelease(kubeProxy.version),
+    nodeIps: opts.nodeIps ?? [nodeIp],
+    links: [eth0(nodeIp, opts.eth0), ...links].filter((l) => l.name !== "kube-ipvs0"),
+    config: stateConfig(kubeProxy.config),
+    nodePort: opts.nodePort ?? 30080,
+    ...(opts.externalIP ? { externalIP: opts.externalIP } : {}),
+    ...(opts.then ? { then: opts.then } : {}),
+  };
+}
+
+/** kube-ipvs0 as the real binary left it on that node (never brought up: EnsureDummyDevice only adds it). */
+export const kubeIpvs0 = recordedKubeIpvs0;
+
+/** kube-proxy's virtual servers on that node, as `ipvsadm -Sn` read them after the real binary synced. */
+export const kubeProxyVirtualServers = (spec: RecordingSpec): VirtualServer[] =>
+  parseIpvsadmSave(readRecorded(spec, "ipvsadm.save"));
 
 /**
- * ipvs mode's ipsets and ip6tables rules on an IPv4-only cluster. kube-proxy runs one proxier per family
+ * ipvs mode's ipsets and iptables / ip6tables chains on that node. kube-proxy runs one proxier per family
  * whenever ip6tables works on the host (cmd/kube-proxy/app/server_linux.go: platformCheckSupported ->
- * dualStack -> ipvs.NewDualStackProxier), whatever the cluster's Services: the IPv6 one creates every
- * KUBE-6-* set (empty) and its chains and rules (UF §c; test/fixtures/netfilter/sources/*6*), and
- * kubelet its IPv6 canaries. So every ipvs node here has them, and every one left behind has them too.
+ * dualStack -> ipvs.NewDualStackProxier), whatever the cluster's Services: the recordings hold the
+ * IPv6 proxier's KUBE-6-* sets and chains too, and a node they are left on has them too.
  */
-export const IPVS_IPSETS = ["ipvs-mode.ipset", "ipvs-mode6.ipset"];
-export const IPVS_IP6TABLES = ["kubelet6.rules", "kube-proxy-ipvs-mode6.rules"];
+export const ipvsIpsets = (spec: RecordingSpec) => [realFile(spec, "ipset.save")];
+export const ipvsIptables = (spec: RecordingSpec) => [realFile(spec, "iptables.save")];
+export const ipvsIp6tables = (spec: RecordingSpec) => [realFile(spec, "ip6tables.save")];
 
-/** A node in kube-proxy ipvs mode (UML: IPVS and kube-ipvs0 are real there). */
-export function ipvsNode(nodeIp: string, kubeProxy: Scenario, extra: Partial<NodeState> = {}): NodeState {
+type Extra = Partial<NodeState> & {
+  record?: RecordOptions;
+  /** nftables nodes switched from ipvs mode: what the real binary's switch left (SWITCHED) is there too. */
+  afterSwitch?: boolean;
+};
+
+/** A node in kube-proxy ipvs mode (UML: IPVS and kube-ipvs0 are real there); `extra.ipvs` are virtual
+ *  servers of someone else's, beside kube-proxy's own. */
+export function ipvsNode(nodeIp: string, kubeProxy: Scenario, extra: Extra = {}): NodeState {
+  const { record, ...rest } = extra;
+  const spec = recording("ipvs", nodeIp, kubeProxy, rest.links, { ...record, nodeIps: rest.nodeIps });
   return {
     kernel: "uml",
-    ...extra,
-    links: [{ name: "eth0", kind: "nic", addresses: [`${nodeIp}/16`] }, kubeIpvs0(), ...(extra.links ?? [])],
-    ipsets: [...IPVS_IPSETS, ...(extra.ipsets ?? [])],
-    ipsetLines: [...KUBE_PROXY_IPSET_LINES, ...(extra.ipsetLines ?? [])],
-    iptables: ["kubelet.rules", "kube-proxy-ipvs-mode.rules", ...(extra.iptables ?? [])],
-    ip6tables: [...IPVS_IP6TABLES, ...(extra.ip6tables ?? [])],
-    ipvs: extra.ipvs ?? kubeProxyVirtualServers(nodeIp),
+    ...rest,
+    links: [eth0(nodeIp, record?.eth0), kubeIpvs0(spec), ...(rest.links ?? [])],
+    ipsets: [...ipvsIpsets(spec), ...(rest.ipsets ?? [])],
+    iptables: ["kubelet.rules", ...ipvsIptables(spec), ...(rest.iptables ?? [])],
+    ip6tables: ["kubelet6.rules", ...ipvsIp6tables(spec), ...(rest.ip6tables ?? [])],
+    ipvs: [...kubeProxyVirtualServers(spec), ...(rest.ipvs ?? [])],
     kubeProxy,
-    nodeIps: extra.nodeIps ?? [nodeIp],
+    nodeIps: rest.nodeIps ?? [nodeIp],
+    recordings: [spec],
   };
 }
 
 /** A node in kube-proxy nftables mode (netns: the host kernel has ip-family nftables): both tables. */
-export function nftablesNode(nodeIp: string, kubeProxy: Scenario, extra: Partial<NodeState> = {}): NodeState {
+export function nftablesNode(nodeIp: string, kubeProxy: Scenario, extra: Extra = {}): NodeState {
+  const { record, afterSwitch, ...rest } = extra;
+  const spec = recording("nftables", nodeIp, kubeProxy, rest.links, { ...record, nodeIps: rest.nodeIps });
+  const before = afterSwitch ? SWITCHED : null;
+  const left = (f: string) => (before ? [realFile(before, f)] : []);
   return {
     kernel: "netns",
-    ...extra,
-    links: [{ name: "eth0", kind: "nic", addresses: [`${nodeIp}/16`] }, ...(extra.links ?? [])],
-    nft: ["kube-proxy-nft-v1.34-ip.nft", "kube-proxy-nft-v1.33-ip6.nft", ...(extra.nft ?? [])],
-    iptables: ["kubelet.rules", ...(extra.iptables ?? [])],
-    ip6tables: ["kubelet6.rules", ...(extra.ip6tables ?? [])],
+    ...rest,
+    links: [eth0(nodeIp, record?.eth0), ...(rest.links ?? [])],
+    ipsets: [...left("ipset.after.save"), ...(rest.ipsets ?? [])],
+    nft: [realFile(spec, "nft-ip.nft"), realFile(spec, "nft-ip6.nft"), ...(rest.nft ?? [])],
+    iptables: ["kubelet.rules", ...left("iptables.after.save"), ...(rest.iptables ?? [])],
+    ip6tables: ["kubelet6.rules", ...left("ip6tables.after.save"), ...(rest.ip6tables ?? [])],
     kubeProxy,
-    nodeIps: extra.nodeIps ?? [nodeIp],
+    nodeIps: rest.nodeIps ?? [nodeIp],
+    recordings: [spec, ...(before ? [before] : []), ...(rest.recordings ?? [])],
   };
 }
 
@@ -152,6 +172,21 @@ export const ipvsReady = (waitsFor?: string): Expected => ({
   ...(waitsFor === undefined ? {} : { waitsFor }),
 });
 
+/**
+ * A node switched from ipvs mode that kube-proxy answers nftables on: what the switch's own cleanup
+ * leaves (the IPv6 proxier's 17 KUBE-6-* sets, SWITCHED) is there until the operator's cleanup step
+ * ("ipset list -name | grep -c '^KUBE-' # want 0" in the deprecation guide; KEP-2448: cleanup is
+ * something you do, not something that happens): leftovers, nothing broken.
+ */
+export const nftablesAfterSwitch = (waitsFor?: string): Expected => ({
+  phase: "nftables",
+  phaseSource: "proxyMode",
+  verdict: "leftovers",
+  findings: ["kube-ipsets-left"],
+  evidence: { "kube-ipsets-left": { ipv6Sets: 17 } },
+  ...(waitsFor === undefined ? {} : { waitsFor }),
+});
+
 /** A node kube-proxy answers nftables on, with nothing left and nothing broken. */
 export const nftablesClean = (waitsFor?: string): Expected => ({
   phase: "nftables",
@@ -159,4 +194,15 @@ export const nftablesClean = (waitsFor?: string): Expected => ({
   verdict: "clean",
   findings: [],
   ...(waitsFor === undefined ? {} : { waitsFor }),
+});
+
+/**
+ * The switch from ipvs to nftables mode, recorded once with the real binary (kubeadm-calico-ipvs's node,
+ * `then: "nftables"`): what its start-up cleanup (ipvs.CleanupLeftovers) leaves is loaded on every
+ * "after the switch" node. It deletes by fixed names whatever the node held, so what it leaves does
+ * not depend on the node's Services or addresses (the same cleanup code in v1.31.14 to v1.37.2:
+ * pkg/proxy/ipvs/cleanup.go).
+ */
+export const SWITCHED = recording("ipvs", "172.18.0.10", { version: "v1.34.3", config: {} }, CALICO_LINKS, {
+  then: "nftables",
 });

@@ -36,7 +36,37 @@ export interface VirtualServer {
   address: string;
   port: number;
   scheduler?: string;
+  /** ipvsadm -p: persistence timeout in seconds (kube-proxy's ClientIP session affinity). */
+  persistent?: number;
   reals: RealServer[];
+}
+
+/**
+ * What the REAL kube-proxy was run with to record a node's own state (test/profiles/record-kube-proxy.ts,
+ * fixtures in test/fixtures/kube-proxy/profiles/<recordingKey>/): the inputs, so a change to any of them
+ * names a recording that is not there yet.
+ */
+export interface RecordingSpec {
+  mode: "ipvs" | "nftables";
+  /** The real release run (built by test/kube-proxy/build.mjs): the one nearest the profile's. */
+  version: string;
+  /** The Node object's addresses; the first is eth0's. */
+  nodeIps: string[];
+  /** The node's links while kube-proxy ran (kube-ipvs0 excluded: kube-proxy makes it). */
+  links: Link[];
+  /** KubeProxyConfiguration v1alpha1 fields the profile sets (ipvs, nodePortAddresses). */
+  config: Record<string, unknown>;
+  /** svc1's NodePort (the profile's range may move it). */
+  nodePort: number;
+  /** A Service with an externalIP, when the profile has one. */
+  externalIP?: { address: string; clusterIP: string; endpoint: string };
+  /**
+   * ipvs only: then the same binary restarted in this mode on the same node, as an operator switches,
+   * and what is on the node after (`*.after.*` files). nftables mode cannot run in UML (no ip-family
+   * nftables) but its start cleans ipvs mode's state first (platformCleanup): the after files are
+   * that cleanup's leftovers.
+   */
+  then?: "nftables" | "iptables";
 }
 
 /** The kernel state of one node and who answers on kube-proxy's ports. */
@@ -45,7 +75,8 @@ export interface NodeState {
    *  Linux 6.1 (IPVS, dummy links; iptables-legacy; no ip-family nftables). */
   kernel: "netns" | "uml";
   links?: Link[];
-  /** Files under test/fixtures/netfilter/sources, loaded in this order. */
+  /** Files under test/fixtures/netfilter/sources, loaded in this order; `real:<key>/<file>` is one of
+   *  kube-proxy's own, recorded from the real binary (test/profiles/recorded.ts). */
   ipsets?: string[];
   /** `ipset restore` lines added after the files (a profile's own members, e.g. its NodePorts). */
   ipsetLines?: string[];
@@ -62,6 +93,8 @@ export interface NodeState {
   nodeIps?: string[];
   /** The API server's --service-node-port-range, when not the default. */
   nodePortRange?: string;
+  /** The real kube-proxy runs this node's kube-proxy state was recorded from (its `real:` files). */
+  recordings?: RecordingSpec[];
 }
 
 export interface Expected {

@@ -1,5 +1,11 @@
-import { CALICO_LINKS, kubeIpvs0, kubeProxy } from "../common.js";
+import { CALICO_LINKS, kubeIpvs0, kubeProxy, recording } from "../common.js";
 import type { Profile } from "../profile.js";
+
+// kube-ipvs0 as kube-proxy v1.34 in ipvs mode left it on this node, before Calico eBPF replaced it (the
+// recording of kubeadm-calico-ipvs's node: the same links, Services and config).
+const before = recording("ipvs", "172.18.0.10", kubeProxy("ipvs", "v1.34.3"), CALICO_LINKS, {
+  then: "nftables",
+});
 
 export const profile: Profile = {
   id: "calico-ebpf",
@@ -18,11 +24,16 @@ export const profile: Profile = {
       when: "after the move to Calico eBPF: kube-proxy's DaemonSet deleted (it was in ipvs mode), kube-ipvs0 still holds the ClusterIPs",
       state: {
         kernel: "uml",
-        links: [{ name: "eth0", kind: "nic", addresses: ["172.18.0.40/16"] }, kubeIpvs0(), ...CALICO_LINKS],
+        links: [
+          { name: "eth0", kind: "nic", addresses: ["172.18.0.10/16"] },
+          kubeIpvs0(before),
+          ...CALICO_LINKS,
+        ],
         iptables: ["kubelet.rules", "calico-ebpf.rules"],
         ipvs: [],
         kubeProxy: null,
-        nodeIps: ["172.18.0.40"],
+        nodeIps: ["172.18.0.10"],
+        recordings: [before],
       },
       expect: {
         phase: "none",

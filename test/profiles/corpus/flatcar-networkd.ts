@@ -1,4 +1,4 @@
-import { CALICO_LINKS, ipvsNode, ipvsReady, kubeIpvs0, kubeProxy } from "../common.js";
+import { CALICO_LINKS, ipvsNode, ipvsReady, kubeIpvs0, kubeProxy, recording } from "../common.js";
 import type { NodeState, Profile } from "../profile.js";
 
 // kube-proxy only adds kube-ipvs0 and never brings it up; on these nodes systemd-networkd does. Its
@@ -13,6 +13,9 @@ const upIpvs0 = (s: NodeState): NodeState => ({
 
 const ipvs = kubeProxy("ipvs", "v1.33.5", { ipvs: { scheduler: "rr", strictARP: false } });
 const calico = { links: CALICO_LINKS, ipsets: ["calico.ipset"], iptables: ["calico-iptables.rules"] };
+
+// kube-ipvs0 as kube-proxy v1.33 in ipvs mode left it on the node moved to Calico eBPF.
+const ebpfBefore = recording("ipvs", "172.18.0.50", ipvs, CALICO_LINKS);
 
 export const profile: Profile = {
   id: "flatcar-networkd",
@@ -38,7 +41,7 @@ export const profile: Profile = {
     {
       name: "flatcar-kp-silent",
       when: "kube-proxy v1.33 in ipvs mode restarting (nothing answers on 10249), its state all in place, kube-ipvs0 up",
-      state: { ...upIpvs0(ipvsNode("172.18.0.51", ipvs, calico)), kubeProxy: null },
+      state: { ...upIpvs0(ipvsNode("172.18.0.50", ipvs, calico)), kubeProxy: null },
       expect: {
         phase: "ipvs",
         phaseSource: "kernel-state",
@@ -53,14 +56,15 @@ export const profile: Profile = {
       state: {
         kernel: "uml",
         links: [
-          { name: "eth0", kind: "nic", addresses: ["172.18.0.52/16"] },
-          { ...kubeIpvs0(), up: true },
+          { name: "eth0", kind: "nic", addresses: ["172.18.0.50/16"] },
+          { ...kubeIpvs0(ebpfBefore), up: true },
           ...CALICO_LINKS,
         ],
         iptables: ["kubelet.rules", "calico-ebpf.rules"],
         ipvs: [],
         kubeProxy: null,
-        nodeIps: ["172.18.0.52"],
+        nodeIps: ["172.18.0.50"],
+        recordings: [ebpfBefore],
       },
       expect: {
         phase: "none",

@@ -1,12 +1,4 @@
-import {
-  CLUSTER_IPS,
-  FLANNEL_LINKS,
-  ipvsNode,
-  ipvsReady,
-  kubeIpvs0,
-  kubeProxy,
-  kubeProxyVirtualServers,
-} from "../common.js";
+import { FLANNEL_LINKS, ipvsNode, ipvsReady, kubeProxy } from "../common.js";
 import type { NodeState, Profile } from "../profile.js";
 
 // kubernetes/kubernetes#72779: kubeadm-style nodes in 192.168.10.0/24, Flannel, kube-proxy in ipvs mode,
@@ -16,26 +8,19 @@ import type { NodeState, Profile } from "../profile.js";
 const NODE_IP = "192.168.10.1";
 const EXTERNAL_IP = "192.168.10.201";
 
+// web/test: ClusterIP 10.96.0.20 with that externalIP, its endpoint a Flannel pod (the real binary puts
+// both on kube-ipvs0 and gives each its virtual server).
 function node(strictARP: boolean): NodeState {
-  const base = ipvsNode(NODE_IP, kubeProxy("ipvs", "v1.34.3", { ipvs: { scheduler: "rr", strictARP } }), {
+  return ipvsNode(NODE_IP, kubeProxy("ipvs", "v1.34.3", { ipvs: { scheduler: "rr", strictARP } }), {
     links: FLANNEL_LINKS,
     iptables: ["flannel.rules"],
-    ipsetLines: [`add KUBE-EXTERNAL-IP ${EXTERNAL_IP},tcp:80 comment "web/test:test-port"`],
-    ipvs: [
-      ...kubeProxyVirtualServers(NODE_IP),
-      { proto: "tcp", address: EXTERNAL_IP, port: 80, reals: [{ address: "10.42.0.7", port: 8080 }] },
-    ],
-    // kube-proxy sets these itself when strictARP is on (pkg/proxy/ipvs/proxier.go NewProxier).
+    record: { externalIP: { address: EXTERNAL_IP, clusterIP: "10.96.0.20", endpoint: "10.42.0.7" } },
+    // kube-proxy sets these itself when strictARP is on (pkg/proxy/ipvs/proxier.go NewProxier); the
+    // recording's namespace is not the node's, so the profile sets them as the binary would.
     ...(strictARP
       ? { sysctls: { "net.ipv4.conf.all.arp_ignore": "1", "net.ipv4.conf.all.arp_announce": "2" } }
       : {}),
   });
-  return {
-    ...base,
-    links: (base.links ?? []).map((l) =>
-      l.name === "kube-ipvs0" ? kubeIpvs0([...CLUSTER_IPS, EXTERNAL_IP]) : l,
-    ),
-  };
 }
 
 export const profile: Profile = {

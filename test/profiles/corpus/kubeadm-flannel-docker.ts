@@ -1,17 +1,23 @@
 import {
   DOCKER_LINK,
-  IPVS_IPSETS,
   FLANNEL_LINKS,
+  ipvsIp6tables,
+  ipvsIpsets,
+  ipvsIptables,
   ipvsNode,
   ipvsReady,
   kubeProxy,
   nftablesNode,
   NODELOCALDNS_LINK,
+  recording,
 } from "../common.js";
 import type { Profile } from "../profile.js";
 
 const links = [...FLANNEL_LINKS, DOCKER_LINK, NODELOCALDNS_LINK];
 const plugins = ["flannel.rules", "docker.rules", "nodelocaldns.rules"];
+const ipvs = kubeProxy("ipvs", "v1.33.5", { ipvs: { scheduler: "rr" } });
+// What ipvs mode made on this node, left after the switch (the same recording as kubeadm-flannel-ipvs).
+const before = recording("ipvs", "172.18.0.11", ipvs, links);
 
 export const profile: Profile = {
   id: "kubeadm-flannel-docker",
@@ -29,7 +35,7 @@ export const profile: Profile = {
     {
       name: "kubeadm-flannel-ipvs",
       when: "before the switch: kube-proxy v1.33 in ipvs mode",
-      state: ipvsNode("172.18.0.11", kubeProxy("ipvs", "v1.33.5", { ipvs: { scheduler: "rr" } }), {
+      state: ipvsNode("172.18.0.11", ipvs, {
         links,
         iptables: plugins,
       }),
@@ -41,9 +47,10 @@ export const profile: Profile = {
       when: "after the switch: kube-proxy v1.33 in nftables mode; the ipvs ipsets and chains were not cleaned",
       state: nftablesNode("172.18.0.11", kubeProxy("nftables", "v1.33.5"), {
         links,
-        ipsets: IPVS_IPSETS,
-        iptables: ["kube-proxy-ipvs-mode.rules", ...plugins],
-        ip6tables: ["kube-proxy-ipvs-mode6.rules"],
+        ipsets: ipvsIpsets(before),
+        iptables: [...ipvsIptables(before), ...plugins],
+        ip6tables: ipvsIp6tables(before),
+        recordings: [before],
       }),
       expect: {
         phase: "nftables",
@@ -51,7 +58,8 @@ export const profile: Profile = {
         verdict: "leftovers",
         findings: ["ipvs-iptables-chains-left", "kube-ipsets-left"],
         evidence: {
-          "kube-ipsets-left": { ipv6Sets: 8 },
+          // The real binary's 17 IPv6 sets (the hand-built fixture had 8).
+          "kube-ipsets-left": { ipv6Sets: 17 },
           // Both families' chains: the IPv6 proxier's (kube-proxy-ipvs-mode6.rules) are left as well.
           "ipvs-iptables-chains-left": {
             chains: ["ipv4", "ipv6"].flatMap((fam) =>
@@ -67,8 +75,10 @@ export const profile: Profile = {
                 // Without IPv6 Services no set-match rule jumps to the IPv6 KUBE-NODE-PORT, and KUBE-SERVICES
                 // keeps only the loopback return and the KUBE-NODE-PORT jump (writeIptablesRules).
                 `nat/KUBE-NODE-PORT (${fam === "ipv4" ? 1 : 0} rules, kube-proxy-ipvs)`,
-                `nat/KUBE-POSTROUTING (${fam === "ipv4" ? 4 : 3} rules, kube-proxy)`,
-                `nat/KUBE-SERVICES (${fam === "ipv4" ? 9 : 2} rules, kube-proxy)`,
+                // The real binary writes the hairpin, LB and external-IP rules only for non-empty sets:
+                // 3 and 4 rules where the hand-built chains had 4 and 9.
+                `nat/KUBE-POSTROUTING (3 rules, kube-proxy)`,
+                `nat/KUBE-SERVICES (${fam === "ipv4" ? 4 : 2} rules, kube-proxy)`,
               ].map((c) => `${fam} nft ${c}`),
             ),
           },

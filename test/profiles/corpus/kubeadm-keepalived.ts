@@ -1,4 +1,4 @@
-import { kubeIpvs0, kubeProxy, ipvsNode, kubeProxyVirtualServers } from "../common.js";
+import { kubeProxy, ipvsNode } from "../common.js";
 import type { Profile } from "../profile.js";
 
 // An on-prem kubeadm node that also runs keepalived in LVS mode: keepalived holds a VIP on eth0 and programs
@@ -36,17 +36,16 @@ export const profile: Profile = {
     {
       name: "kubeadm-keepalived",
       when: "before the switch: kube-proxy v1.34 in ipvs mode (scheduler rr), keepalived's VIP 172.18.0.100 with its own virtual server on :30443",
-      state: {
-        ...ipvsNode(NODE_IP, kubeProxy("ipvs", "v1.34.3", { ipvs: { scheduler: "rr", strictARP: false } }), {
-          ipvs: [
-            ...kubeProxyVirtualServers(NODE_IP),
-            // kube-proxy's NodePort 30080 on the VIP too: ipvs mode serves NodePorts on every local address.
-            { ...kubeProxyVirtualServers(VIP)[3]!, address: VIP },
-            keepalivedVs,
-          ],
-        }),
-        links: [{ name: "eth0", kind: "nic", addresses: [`${NODE_IP}/16`, `${VIP}/32`] }, kubeIpvs0()],
-      },
+      // kube-proxy's NodePort 30080 on the VIP too (recorded with the VIP on the node): ipvs mode serves
+      // NodePorts on every local address. keepalived's virtual server beside kube-proxy's own.
+      state: ipvsNode(
+        NODE_IP,
+        kubeProxy("ipvs", "v1.34.3", { ipvs: { scheduler: "rr", strictARP: false } }),
+        {
+          record: { eth0: [`${VIP}/32`] },
+          ipvs: [keepalivedVs],
+        },
+      ),
       expect: {
         phase: "ipvs",
         phaseSource: "proxyMode",

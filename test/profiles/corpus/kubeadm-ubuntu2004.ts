@@ -1,5 +1,11 @@
-import { CALICO_LINKS, IPVS_IP6TABLES, IPVS_IPSETS, KUBE_PROXY_IPSET_LINES, kubeProxy } from "../common.js";
+import { CALICO_LINKS, ipvsIp6tables, ipvsIpsets, ipvsIptables, kubeProxy, recording } from "../common.js";
 import type { Profile } from "../profile.js";
+
+// What kube-proxy in ipvs mode made on this node before the move to iptables mode: the recording of
+// kubeadm-calico-ipvs's node (the same links, Services and config; v1.33 is recorded with v1.34.4).
+const before = recording("ipvs", "172.18.0.10", kubeProxy("ipvs", "v1.33.5"), CALICO_LINKS, {
+  then: "nftables",
+});
 
 // A kubeadm node on Ubuntu 20.04's GA kernel 5.4: too old for nftables mode, so it left ipvs for iptables
 // mode (kernel-too-old-for-nftables' advice: "until then set mode: iptables"). kube-proxy cleans ipvs mode's
@@ -23,18 +29,18 @@ export const profile: Profile = {
       when: "after ipvs -> iptables: kube-proxy v1.33 restarted in iptables mode, ipvs mode's chains and ipsets never cleaned (the node's kube-ipvs0 and IPVS table need UML and are not modelled here; the scan reads this host's kernel, not 5.4)",
       state: {
         kernel: "netns",
-        links: [{ name: "eth0", kind: "nic", addresses: ["172.18.0.30/16"] }, ...CALICO_LINKS],
-        ipsets: [...IPVS_IPSETS, "calico.ipset"],
-        ipsetLines: KUBE_PROXY_IPSET_LINES,
+        links: [{ name: "eth0", kind: "nic", addresses: ["172.18.0.10/16"] }, ...CALICO_LINKS],
+        ipsets: [...ipvsIpsets(before), "calico.ipset"],
         iptables: [
           "kubelet.rules",
-          "kube-proxy-ipvs-mode.rules",
+          ...ipvsIptables(before),
           "kube-proxy-iptables-mode.rules",
           "calico-iptables.rules",
         ],
-        ip6tables: IPVS_IP6TABLES,
+        ip6tables: ["kubelet6.rules", ...ipvsIp6tables(before)],
+        recordings: [before],
         kubeProxy: kubeProxy("iptables", "v1.33.5"),
-        nodeIps: ["172.18.0.30"],
+        nodeIps: ["172.18.0.10"],
       },
       expect: {
         phase: "iptables",

@@ -1,14 +1,21 @@
 import {
   CILIUM_LINKS,
   FLANNEL_LINKS,
-  IPVS_IP6TABLES,
-  IPVS_IPSETS,
+  ipvsIp6tables,
+  ipvsIpsets,
+  ipvsIptables,
   kubeIpvs0,
   kubeProxy,
   nftablesClean,
   nftablesNode,
+  recording,
 } from "../common.js";
 import type { Profile } from "../profile.js";
+
+// What kube-proxy v1.34 in ipvs mode made on this node before it was removed for Cilium KPR: recorded
+// with the node's links then (eth0, cilium_host/cilium_net).
+const CILIUM_HOST = CILIUM_LINKS.filter((l) => l.kind !== "vxlan");
+const before = recording("ipvs", "10.5.0.3", kubeProxy("ipvs", "v1.34.1"), CILIUM_HOST);
 
 export const profile: Profile = {
   id: "talos",
@@ -37,17 +44,15 @@ export const profile: Profile = {
       when: "moved from kube-proxy ipvs to Cilium KPR (proxy.disabled: true): kube-proxy gone, its ipvs state never cleaned",
       state: {
         kernel: "uml",
-        links: [
-          { name: "eth0", kind: "nic", addresses: ["10.5.0.3/24"] },
-          kubeIpvs0(),
-          ...CILIUM_LINKS.filter((l) => l.kind !== "vxlan"),
-        ],
-        ipsets: IPVS_IPSETS,
-        iptables: ["kubelet.rules", "kube-proxy-ipvs-mode.rules", "cilium.rules"],
-        ip6tables: IPVS_IP6TABLES,
+        links: [{ name: "eth0", kind: "nic", addresses: ["10.5.0.3/24"] }, kubeIpvs0(before), ...CILIUM_HOST],
+        ipsets: ipvsIpsets(before),
+        iptables: ["kubelet.rules", ...ipvsIptables(before), "cilium.rules"],
+        ip6tables: ["kubelet6.rules", ...ipvsIp6tables(before)],
+        // The virtual servers are gone (Cilium's cleanup), the rest of ipvs mode's state is not.
         ipvs: [],
         kubeProxy: null,
         nodeIps: ["10.5.0.3"],
+        recordings: [before],
       },
       expect: {
         phase: "none",
@@ -62,7 +67,7 @@ export const profile: Profile = {
         evidence: {
           "kube-ipvs0-black-hole": { blackHoled: ["10.96.0.1", "10.96.0.10", "172.30.0.41"] },
           // The IPv6 proxier's empty KUBE-6-* sets are left too, and named as such.
-          "kube-ipsets-left": { ipv6Sets: 8 },
+          "kube-ipsets-left": { ipv6Sets: 17 },
         },
       },
       why: "every ClusterIP kube-ipvs0 still holds is answered locally and dropped, cutting Cilium's Services from this node: critical whatever runs here; nothing answers /proxyMode, so every deletion is given only on the condition that kube-proxy is gone for good",

@@ -1,8 +1,8 @@
 import t from "tap";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync } from "node:fs";
 import { FINDING_IDS } from "../../../agent/rules/catalogue.js";
-import { loadProfiles, SOURCES } from "../../helpers/profiles.js";
+import { fixturePath, loadProfiles } from "../../helpers/profiles.js";
+import { isRecorded, RECORDINGS, recordingsOf } from "../../profiles/recorded.js";
 
 // The profile corpus is data; this checks the data itself (cheaply, no kernel): it covers what real clusters
 // asks for, every node is buildable where it says, every ruleset it loads exists, and every expected id
@@ -57,7 +57,10 @@ t.test("every profile cites its sources and every node is well formed", async (t
     names.add(n.name);
     const s = n.state;
     for (const f of [...(s.ipsets ?? []), ...(s.iptables ?? []), ...(s.ip6tables ?? []), ...(s.nft ?? [])])
-      t.ok(existsSync(join(SOURCES, f)), `${n.name}: ${f} exists in test/fixtures/netfilter/sources`);
+      t.ok(
+        existsSync(fixturePath(f)),
+        `${n.name}: ${f} exists (test/fixtures/netfilter/sources or a recording)`,
+      );
     if (s.kernel === "netns") {
       t.same(s.ipvs ?? [], [], `${n.name}: the host kernel has no IPVS`);
       t.notOk(
@@ -72,3 +75,44 @@ t.test("every profile cites its sources and every node is well formed", async (t
     t.ok(n.why.length > 0 && n.when.length > 0, `${n.name} says when and why`);
   }
 });
+
+t.test(
+  "kube-proxy's own state is the real binary's: every recording a node loads is there, none unused",
+  async (t) => {
+    const wanted = recordingsOf(profiles);
+    t.ok(wanted.size > 0, "the corpus loads recordings");
+    for (const [key, spec] of wanted)
+      t.ok(
+        isRecorded(spec),
+        `${key} is recorded (node --import @tapjs/typescript/import test/profiles/record-kube-proxy.ts)`,
+      );
+    const onDisk = existsSync(RECORDINGS)
+      ? readdirSync(RECORDINGS, { withFileTypes: true })
+          .filter((d) => d.isDirectory())
+          .map((d) => d.name)
+      : [];
+    t.same(
+      onDisk.filter((d) => !wanted.has(d)),
+      [],
+      "no recording that no profile loads",
+    );
+    // Nothing of kube-proxy's own is loaded from a hand-written ruleset any more.
+    for (const { n } of nodes)
+      for (const f of [
+        ...(n.state.ipsets ?? []),
+        ...(n.state.iptables ?? []),
+        ...(n.state.ip6tables ?? []),
+        ...(n.state.nft ?? []),
+      ])
+        t.notMatch(
+          f,
+          /^(ipvs-mode6?\.ipset|kube-proxy-(ipvs-mode6?|nft-v[\d.]+-ip6?)\.(rules|nft))$/,
+          `${n.name}: ${f} is no hand-built kube-proxy state`,
+        );
+    t.same(
+      nodes.flatMap(({ n }) => n.state.ipsetLines ?? []).filter((l) => / KUBE-/.test(l)),
+      [],
+      "no kube-proxy ipset member written by hand",
+    );
+  },
+);
