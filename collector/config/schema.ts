@@ -11,6 +11,7 @@ import {
 import { parseTargetVersion } from "../checks/target-version.js";
 import { FAIL_ON_VALUES } from "../fail-on.js";
 import { targetsFromFlags } from "../sources/static.js";
+import { COLOR_WHEN } from "../../common/colour.js";
 import { FORMATS } from "./formats.js";
 
 // One schema for every flag: a bad setting is named in one line before anything runs.
@@ -47,7 +48,7 @@ export const CollectorConfig = z.object({
   concurrency: count(1, 1024).nullable(),
   // Bounded: above MAX_TIMER_MS a Node timer fires after 1 ms.
   timeoutMs: durationMs(),
-  color: z.enum(["auto", "always", "never"]),
+  color: z.enum(COLOR_WHEN),
   listen: listenHost,
   port: port(0),
   intervalS: durationS(),
