@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { addFlags, Command, errorLine, quiet, runProgram } from "../common/cli.js";
 import { redactUrls } from "../common/redact.js";
+import { useColour } from "../common/colour.js";
 import { AGENT_FLAGS, AgentConfig, configFrom, ruleOptions, type AgentCommand } from "./config.js";
 import { ToolRunner } from "./io/run.js";
 import type { NodeReport } from "./report/schema.js";
@@ -148,9 +149,7 @@ async function oneShot(
         import("../common/structured.js"),
       ]);
       const report = await scanNode(input);
-      const colour =
-        cfg.color === "always" ||
-        (cfg.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
+      const colour = useColour(cfg.color, process.env, process.stdout.isTTY);
       process.stdout.write(
         cfg.output === "text" ? `${renderText(report, colour)}\n` : renderStructured(report, cfg.output),
       );

@@ -20,6 +20,7 @@ import {
   nodeName,
   port,
 } from "../common/flag-bounds.js";
+import { COLOR_WHEN } from "../common/colour.js";
 import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
 import { SEVERITIES } from "./report/severities.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
@@ -58,7 +59,7 @@ export const AgentConfig = z.object({
   // scan, verify, cleanup
   output: z.enum(["text", "json", "yaml"]),
   failOn: z.enum(SEVERITIES).nullable(),
-  color: z.enum(["auto", "always", "never"]),
+  color: z.enum(COLOR_WHEN),
   // serve
   listenHost,
   listenPort: port(0),

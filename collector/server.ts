@@ -9,8 +9,8 @@ import { httpsOptions, registerAccess, type ServerAccess } from "../common/web-a
 import type { WebSecurity } from "../common/web-config.js";
 import { fleetMetrics } from "./render/fleet-metrics.js";
 import type { GatherResult } from "./gather/gather.js";
-import { renderHtml } from "./render/html.js";
 import type { FleetReport } from "./report/schema.js";
+import { gatherCycle, type LatestReport } from "./server/latest-report.js";
 
 const gzip = promisify(gzipCb);
 
@@ -47,34 +47,9 @@ export function buildServer(opts: ServeOptions): {
   stop: () => void;
 } {
   const metrics = fleetMetrics();
-  let latest: { report: FleetReport; html: string } | null = null;
-  let lastError: string | null = null;
+  const state: LatestReport = { latest: null, lastError: null };
+  const cycle = gatherCycle(state, opts.gather, metrics, opts.log);
   let timer: NodeJS.Timeout | null = null;
-  let running = false;
-
-  async function cycle() {
-    if (running) return;
-    running = true;
-    const t0 = performance.now();
-    try {
-      const r = await opts.gather();
-      const secs = (performance.now() - t0) / 1000;
-      if (r.ok) {
-        latest = { report: r.report, html: renderHtml(r.report) };
-        lastError = null;
-        metrics.update(r.report, secs);
-        opts.log(
-          `gathered ${r.report.summary.nodes} nodes (${r.report.summary.unanswered} without a report) in ${secs.toFixed(1)} s`,
-        );
-      } else {
-        lastError = r.error;
-        metrics.failed(secs);
-        opts.log(`gather failed: ${r.error}`);
-      }
-    } finally {
-      running = false;
-    }
-  }
 
   // Held connections must not take the descriptors the gather needs for its agent calls.
   const security = opts.security ?? null;
@@ -83,14 +58,32 @@ export function buildServer(opts: ServeOptions): {
     ...(security?.tls ? { https: httpsOptions(security.tls) } : {}),
   });
   registerAccess(app, { security, detailFrom: opts.detailFrom ?? "loopback" }, COLLECTOR_ACCESS);
+  routes(app, state, metrics);
+
+  return {
+    app,
+    start() {
+      void cycle();
+      timer = setInterval(() => void cycle(), opts.intervalMs);
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}
+
+/** The report as JSON and as the page, with its age; the fleet gauges; the probe. */
+function routes(app: FastifyInstance, state: LatestReport, metrics: ReturnType<typeof fleetMetrics>): void {
   const age = (r: FleetReport) =>
     String(Math.max(0, Math.round((Date.now() - Date.parse(r.generatedAt)) / 1000)));
   app.get("/report", async (_req, reply) => {
+    const { latest, lastError } = state;
     if (!latest) return fail(reply, 503, "no report yet", { lastError });
     reply.header("age", age(latest.report));
     return reply.type("application/json; charset=utf-8").send(JSON.stringify(latest.report));
   });
   app.get("/", async (_req, reply) => {
+    const { latest } = state;
     if (!latest) return reply.code(503).type("text/plain; charset=utf-8").send("no report yet\n");
     reply.header("age", age(latest.report));
     return reply.type("text/html; charset=utf-8").send(latest.html);
@@ -103,17 +96,6 @@ export function buildServer(opts: ServeOptions): {
     return reply.header("content-encoding", "gzip").send(await gzip(body));
   });
   app.get("/healthz", async (_req, reply) =>
-    reply.send({ ok: true, haveReport: latest !== null, lastError }),
+    reply.send({ ok: true, haveReport: state.latest !== null, lastError: state.lastError }),
   );
-
-  return {
-    app,
-    start() {
-      void cycle();
-      timer = setInterval(() => void cycle(), opts.intervalMs);
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-    },
-  };
 }

@@ -43,7 +43,7 @@ export function addFlags(cmd: Command, specs: readonly FlagSpec[]): Command {
   return cmd;
 }
 
-interface ReadFlags {
+export interface ReadFlags {
   /** Each field the user set, as typed (a string, a string[] or a boolean). */
   values: Record<string, string | string[] | boolean>;
   /** Where each field came from: "--port" or "PROXYSCOPE_PORT", for the error. */

@@ -16,6 +16,7 @@ import { serviceChanges } from "../plan/changes/service-changes.js";
 import { noAgentDeployed } from "../report/scope.js";
 import { AcceptFileError, applyAcceptances, parseAcceptFile, type AcceptEntry } from "../report/accept.js";
 import { readRegularFile } from "../../common/regular-file.js";
+import { useColour } from "../../common/colour.js";
 
 /** A progress bar on stderr, only on a terminal: piped output stays clean. */
 function progressBar(): ((done: number, total: number) => void) | undefined {
@@ -44,10 +45,7 @@ function render(r: FleetReport, c: CollectorConfig): string {
       return renderJunit(r, c.failOn);
     case "table":
     case "text": {
-      const colour =
-        c.color === "always" ||
-        (c.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
-      return `${renderTable(r, colour)}\n`;
+      return `${renderTable(r, useColour(c.color, process.env, process.stdout.isTTY))}\n`;
     }
   }
 }

@@ -1,6 +1,7 @@
 import { errorLine } from "../../common/cli.js";
 import { EXIT, type ExitCode } from "../../common/exit-codes.js";
 import { terminalSafe } from "../../common/escape.js";
+import { useColour } from "../../common/colour.js";
 import { renderStructured } from "../../common/structured.js";
 import { renderText } from "../../agent/contract.js";
 import type { CollectorConfig } from "../config.js";
@@ -60,8 +61,7 @@ export async function run(c: CollectorConfig): Promise<ExitCode> {
       say(`pod ${c.agentNamespace}/${pod}: its log is not a node report (${read.outcome}: ${read.reason})`);
       return EXIT.noReport;
     }
-    const colour =
-      c.color === "always" || (c.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
+    const colour = useColour(c.color, process.env, process.stdout.isTTY);
     process.stdout.write(
       c.output === "json" || c.output === "yaml"
         ? renderStructured(read.report, c.output)

@@ -8,7 +8,7 @@ import {
 } from "../../checks/cni-compatibility.js";
 import { CONFIG_SOURCE_NEEDS, configSource } from "../../checks/config-source.js";
 import { DAEMONSETS_GAP, type ApiDaemonSet } from "../../report/cluster-facts.js";
-import { rule } from "../rule.js";
+import { rule, type RuleFinding, type Stage } from "../rule.js";
 
 interface Seen {
   ds: ApiDaemonSet;
@@ -47,6 +47,9 @@ const FIX: Record<Plugin, string> = {
   "azure-cni": "Azure CNI: switch one canary node pool (az aks nodepool) and test Services there first",
 };
 
+const ID = "cluster-network-plugin-nftables-support" as const;
+type Out = RuleFinding<typeof ID>;
+
 /**
  * The network plugin must work beside kube-proxy in nftables mode: read from the DaemonSets' images
  * against one table with a source per row (checks/cni-compatibility.ts). Before the switch a plugin
@@ -55,7 +58,7 @@ const FIX: Record<Plugin, string> = {
  */
 export const networkPluginNftables = rule({
   findings: {
-    "cluster-network-plugin-nftables-support": {
+    [ID]: {
       severity: ["warning", "error"],
       stage: ["before", "after"],
     },
@@ -67,74 +70,78 @@ export const networkPluginNftables = rule({
     if (src.kind === "none") return [];
     const after = src.mode === "nftables" || observed.some((o) => o.phase === "nftables");
     const stage = after ? ("after" as const) : ("before" as const);
-    const id = "cluster-network-plugin-nftables-support" as const;
     const list = facts.daemonSets;
-    if (list === null) {
-      const gap = facts.gaps.find((g) => g.what === DAEMONSETS_GAP);
-      return [
-        {
-          id,
-          severity: "warning",
-          stage,
-          blocksMigration: false,
-          title:
-            "DaemonSets not read: the network plugin could not be checked against kube-proxy's nftables mode",
-          evidence: { reason: gap?.reason ?? "not read by the collector that gathered these facts" },
-          remedy:
-            "Grant the collector list on daemonsets (API group apps, cluster-wide: the ClusterRole proxyscope-collector in manifests/core/collector-rbac.yaml), or check your network plugin's version against docs/findings/cluster-network-plugin-nftables-support.md by hand",
-        },
-      ];
-    }
-    const seen: Seen[] = list.items.flatMap((ds) => {
-      const img = ds.images.map(pluginImage).find((i) => i !== null);
-      if (!img) return [];
-      return [
-        {
-          ds,
-          img,
-          row: compatRow(img.plugin, img.version),
-          ownProxy: img.plugin === "kube-router" && ds.runServiceProxy !== false,
-        },
-      ];
-    });
-    if (seen.length === 0) {
-      if (!list.more) return [];
-      return [
-        {
-          id,
-          severity: "warning",
-          stage,
-          blocksMigration: false,
-          title: `No known network plugin among the ${list.items.length} DaemonSets read, but not all DaemonSets were read`,
-          evidence: { read: list.items.length, more: true },
-          remedy:
-            "Check your network plugin's version against docs/findings/cluster-network-plugin-nftables-support.md by hand",
-        },
-      ];
-    }
+    if (list === null) return [notRead(stage, facts.gaps.find((g) => g.what === DAEMONSETS_GAP)?.reason)];
+    const seen = pluginsIn(list.items);
+    if (seen.length === 0) return list.more ? [noneKnown(stage, list.items.length)] : [];
     const worst = Math.max(...seen.map(rank));
     if (worst === 0) return [];
-    const named = seen.filter((s) => rank(s) === worst);
-    const what = named.map((s) => `${PLUGIN_NAMES[s.img.plugin]} ${s.img.version ?? "(version not known)"}`);
-    const breaks = worst === 3;
-    const plugins = [...new Set(named.map((s) => s.img.plugin))];
-    return [
-      {
-        id,
-        severity: breaks ? "error" : "warning",
-        stage,
-        blocksMigration: breaks,
-        title: breaks
-          ? after
-            ? `${what.join(", ")} is known to break beside kube-proxy in nftables mode, which this cluster runs`
-            : `${what.join(", ")} is known to break beside kube-proxy in nftables mode: upgrade it before the switch`
-          : `${what.join(", ")}: support for kube-proxy's nftables mode is not known, or needs the plugin's own setting`,
-        evidence: {
-          plugins: seen.sort((a, b) => rank(b) - rank(a)).map(line),
-          ...(list.more ? { more: true } : {}),
-        },
-        remedy: plugins.map((p) => FIX[p]).join("; "),
-      },
-    ];
+    return [judged(seen, worst, after, stage, list.more)];
   },
 });
+
+/** Each DaemonSet whose images name a known network plugin, with the table's row for its version. */
+function pluginsIn(items: ApiDaemonSet[]): Seen[] {
+  return items.flatMap((ds) => {
+    const img = ds.images.map(pluginImage).find((i) => i !== null);
+    if (!img) return [];
+    return [
+      {
+        ds,
+        img,
+        row: compatRow(img.plugin, img.version),
+        ownProxy: img.plugin === "kube-router" && ds.runServiceProxy !== false,
+      },
+    ];
+  });
+}
+
+function notRead(stage: Stage, reason: string | undefined): Out {
+  return {
+    id: ID,
+    severity: "warning",
+    stage,
+    blocksMigration: false,
+    title: "DaemonSets not read: the network plugin could not be checked against kube-proxy's nftables mode",
+    evidence: { reason: reason ?? "not read by the collector that gathered these facts" },
+    remedy:
+      "Grant the collector list on daemonsets (API group apps, cluster-wide: the ClusterRole proxyscope-collector in manifests/core/collector-rbac.yaml), or check your network plugin's version against docs/findings/cluster-network-plugin-nftables-support.md by hand",
+  };
+}
+
+function noneKnown(stage: Stage, read: number): Out {
+  return {
+    id: ID,
+    severity: "warning",
+    stage,
+    blocksMigration: false,
+    title: `No known network plugin among the ${read} DaemonSets read, but not all DaemonSets were read`,
+    evidence: { read, more: true },
+    remedy:
+      "Check your network plugin's version against docs/findings/cluster-network-plugin-nftables-support.md by hand",
+  };
+}
+
+/** The plugins at the worst rank named: a known break is an error that blocks; the rest a warning. */
+function judged(seen: Seen[], worst: number, after: boolean, stage: Stage, more: boolean): Out {
+  const named = seen.filter((s) => rank(s) === worst);
+  const what = named.map((s) => `${PLUGIN_NAMES[s.img.plugin]} ${s.img.version ?? "(version not known)"}`);
+  const breaks = worst === 3;
+  const plugins = [...new Set(named.map((s) => s.img.plugin))];
+  return {
+    id: ID,
+    severity: breaks ? "error" : "warning",
+    stage,
+    blocksMigration: breaks,
+    title: breaks
+      ? after
+        ? `${what.join(", ")} is known to break beside kube-proxy in nftables mode, which this cluster runs`
+        : `${what.join(", ")} is known to break beside kube-proxy in nftables mode: upgrade it before the switch`
+      : `${what.join(", ")}: support for kube-proxy's nftables mode is not known, or needs the plugin's own setting`,
+    evidence: {
+      plugins: seen.sort((a, b) => rank(b) - rank(a)).map(line),
+      ...(more ? { more: true } : {}),
+    },
+    remedy: plugins.map((p) => FIX[p]).join("; "),
+  };
+}

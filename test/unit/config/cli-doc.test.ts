@@ -30,7 +30,7 @@ for (const [title, flags] of [
   });
 }
 
-// The -o lists are derived in collector/config.ts (help, schema and checks); the document must name the same.
+// The -o lists are derived in collector/config/formats.ts (help, schema and checks); the document must name the same.
 t.test("the collector's output formats, in the flag table and the formats table", async (t) => {
   const row = section("proxyscope (the collector)")
     .split("\n")
