@@ -1,7 +1,7 @@
 import type { FlagSpec } from "../../common/cli.js";
 import { MAX_TIMER_MS, MAX_TIMER_S } from "../../common/flag-bounds.js";
 import { VERSION } from "../../common/version.js";
-import { REPORT_FORMATS, VERIFY_FORMATS } from "./formats.js";
+import { REPORT_FORMATS, SOURCES, VERIFY_FORMATS } from "./formats.js";
 
 // Every flag of every collector command, with its help text: what the CLI parses, --help prints and
 // docs/cli.md's tables are checked against.
@@ -62,7 +62,7 @@ const GATHER: FlagSpec[] = [
   {
     flags: "--source <source>",
     field: "source",
-    help: "agents|prometheus|static: where node reports come from (default agents)",
+    help: `${SOURCES.join("|")}: where node reports come from (default agents)`,
   },
   {
     flags: "--kube-proxy-namespace <ns>",

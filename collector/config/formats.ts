@@ -9,3 +9,6 @@ export const FORMATS = [...new Set([...REPORT_FORMATS, ...VERIFY_FORMATS])] as [
   (typeof REPORT_FORMATS)[number] | (typeof VERIFY_FORMATS)[number],
   ...((typeof REPORT_FORMATS)[number] | (typeof VERIFY_FORMATS)[number])[],
 ];
+
+/** Where node reports come from (--source): the help text and the schema derive from this list. */
+export const SOURCES = ["agents", "prometheus", "static"] as const;

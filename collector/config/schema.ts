@@ -12,14 +12,14 @@ import { parseTargetVersion } from "../checks/target-version.js";
 import { FAIL_ON_VALUES } from "../report/fail-on.js";
 import { targetsFromFlags } from "../sources/static.js";
 import { COLOR_WHEN } from "../../common/colour.js";
-import { FORMATS } from "./formats.js";
+import { FORMATS, SOURCES } from "./formats.js";
 
 // One schema for every flag: a bad setting is named in one line before anything runs.
 /** How the collector reaches an agent: its pod IP, or the API server's pod proxy (from a laptop). */
 export const AGENT_ACCESS = ["auto", "direct", "proxy"] as const;
 
 export const CollectorConfig = z.object({
-  source: z.enum(["agents", "prometheus", "static"]),
+  source: z.enum(SOURCES),
   kubeconfig: z.string().min(1).nullable(),
   context: z.string().min(1).nullable(),
   kubeProxyNamespace: z.string().min(1),
