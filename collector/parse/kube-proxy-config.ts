@@ -208,10 +208,4 @@ export function parseFeatureGatesFlag(value: string): Record<string, boolean> {
   return out;
 }
 
-// One kernel/version module for both programs: the agent's.
-export {
-  kernelMajorMinor as parseKernelRelease,
-  kubeMajorMinor as parseKubeVersion,
-  releaseCanRunNftables as nftablesCapable,
-} from "../../agent/contract.js";
 import type { Result } from "../../common/result.js";

@@ -1,5 +1,5 @@
 import { failedObservation } from "../gather/observe.js";
-import { nftablesCapable } from "../parse/kube-proxy-config.js";
+import { releaseCanRunNftables } from "../../agent/contract.js";
 import type { ApiNode, ClusterFacts } from "../report/cluster-facts.js";
 import type { FleetNode, KernelNftables, NodeObservation } from "../report/schema.js";
 import { poolOf } from "./node-pool.js";
@@ -24,7 +24,7 @@ function kernelNftables(
   api: ApiNode | undefined,
   obs: NodeObservation,
 ): KernelNftables | null {
-  const capable = nftablesCapable(kernel);
+  const capable = releaseCanRunNftables(kernel);
   if (capable === null) return obs.kernelNftables;
   return { capable, from: api?.kernelVersion != null ? "api" : "agent" };
 }

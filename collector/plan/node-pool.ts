@@ -1,4 +1,4 @@
-import { parseKernelRelease } from "../parse/kube-proxy-config.js";
+import { kernelMajorMinor } from "../../agent/contract.js";
 
 /**
  * Labels that name a rollout pool, most specific first: GKE's node pool, EKS managed node groups, AKS agent
@@ -24,7 +24,7 @@ export function poolOf(
   kernel: string | null,
 ): string {
   const named = POOL_LABELS.map((k) => labels[k]).find((v) => v !== undefined && v !== "");
-  const k = parseKernelRelease(kernel);
+  const k = kernelMajorMinor(kernel);
   return [
     named ?? "(no pool label)",
     osImage ?? "(unknown OS)",

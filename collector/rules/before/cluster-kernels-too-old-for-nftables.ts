@@ -1,4 +1,4 @@
-import { nftablesCapable } from "../../parse/kube-proxy-config.js";
+import { releaseCanRunNftables } from "../../../agent/contract.js";
 import { rule } from "../rule.js";
 
 /** From the Node objects alone, so it holds even for nodes whose agent never answered. */
@@ -6,7 +6,7 @@ export const kernelsTooOld = rule({
   findings: { "cluster-kernels-too-old-for-nftables": { severity: "error", stage: "before" } },
   needs: ["nodes"],
   evaluate({ facts: { nodes } }) {
-    const old = nodes.filter((n) => nftablesCapable(n.kernelVersion) === false);
+    const old = nodes.filter((n) => releaseCanRunNftables(n.kernelVersion) === false);
     if (old.length === 0) return [];
     return [
       {

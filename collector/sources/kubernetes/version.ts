@@ -1,5 +1,5 @@
 import type { ConfigurationOptions, VersionApi, VersionInfo } from "@kubernetes/client-node";
-import { parseKubeVersion } from "../../parse/kube-proxy-config.js";
+import { kubeMajorMinor } from "../../../agent/contract.js";
 import type { ClusterFacts } from "../../report/cluster-facts.js";
 
 // getCode(param, options): the options are its second argument, or the call has no deadline.
@@ -8,6 +8,6 @@ export const readVersion = (version: VersionApi, o: ConfigurationOptions): Promi
 
 /** The API server's /version as the checks read it; null when unread or not a version. */
 export function toClusterVersion(v: VersionInfo | null): ClusterFacts["version"] {
-  const parsed = v ? parseKubeVersion(v.gitVersion) : null;
+  const parsed = v ? kubeMajorMinor(v.gitVersion) : null;
   return v && parsed ? { gitVersion: v.gitVersion, ...parsed } : null;
 }

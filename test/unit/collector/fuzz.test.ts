@@ -21,13 +21,11 @@ import {
   parseFleetDigest,
   parseNodeReport,
 } from "../../../collector/gather/observe.js";
-import { FleetDigest, fleetDigestOf } from "../../../agent/contract.js";
+import { FleetDigest, fleetDigestOf, kernelMajorMinor, kubeMajorMinor } from "../../../agent/contract.js";
 import {
   flagValue,
   parseFeatureGatesFlag,
-  parseKernelRelease,
   parseKubeProxyConfig,
-  parseKubeVersion,
 } from "../../../collector/parse/kube-proxy-config.js";
 import {
   KubeProxyConfigFile,
@@ -245,8 +243,8 @@ const subjects: Subject[] = [
     name: "Kubernetes and kernel versions",
     seeds: ["v1.37.2-eks-abc", "6.8.0-51-generic", "4.18.0-553.el8_10.x86_64"],
     run: (s) => {
-      const a = parseKubeVersion(s);
-      const b = parseKernelRelease(s);
+      const a = kubeMajorMinor(s);
+      const b = kernelMajorMinor(s);
       return SAFE_INT(a) && SAFE_INT(b)
         ? { ok: true, value: [a, b] }
         : { ok: false, error: `not a safe integer: ${JSON.stringify([a, b])}` };

@@ -52,8 +52,8 @@ t.test("a DaemonSet without a pod template is read, not a throw", async (t) => {
 
 t.test("versions with more digits than any number holds are not versions", async (t) => {
   // Number("9" x 400) is Infinity: the cluster version's minor became null in the JSON report.
-  const { parseKubeVersion, parseKernelRelease } =
-    await import("../../../collector/parse/kube-proxy-config.js");
+  const { kubeMajorMinor: parseKubeVersion, kernelMajorMinor: parseKernelRelease } =
+    await import("../../../agent/contract.js");
   t.equal(parseKubeVersion(`v1.${"9".repeat(400)}`), null);
   t.equal(parseKernelRelease(`${"9".repeat(17)}.1-generic`), null);
   t.same(parseKubeVersion("v1.37.2-eks-abc"), { major: 1, minor: 37 });
