@@ -47,20 +47,32 @@ while ! grep -q '^ready' "$OUT/apiserver.log" 2>/dev/null; do
 done
 
 KP_PID=
-# start_kp STEP MODE: starts kube-proxy in MODE and waits for its own signal that it synced:
+# start_kp STEP MODE: starts kube-proxy ($KP) in MODE and waits for its own signal that it synced both
+# IP families (the dual-stack proxier syncs IPv4 and then IPv6, minutes apart in UML):
 # kubeproxy_sync_proxy_rules_last_timestamp_seconds above 0 on /metrics for $SERIES series (one per IP
-# family from v1.33: the dual-stack proxier syncs IPv4 and then IPv6, minutes apart in UML). Its stderr
-# goes to $OUT/STEP.kp.log; if it exits first, its status goes to $OUT/STEP.kp.rc and this returns 1.
+# family from v1.33). Before v1.33 that gauge is one series both families set, so with SERIES=log the
+# signal is the IPv6 proxier's own "syncProxyRules complete" line (V(4) in pkg/proxy/ipvs/proxier.go,
+# hence --vmodule=proxier=4 then). Its stderr goes to $OUT/STEP.kp.log; if it exits first, its status
+# goes to $OUT/STEP.kp.rc and this returns 1.
 SERIES=${PROXYSCOPE_KP_SERIES:-1}
 start_kp() {
-  "$KP" --config="$OUT/config-$2.json" --hostname-override=$NODE -v=2 >"$OUT/$1.kp.log" 2>&1 &
+  verbosity=-v=2
+  [ "$SERIES" != log ] || verbosity="-v=2 --vmodule=proxier=4"
+  # shellcheck disable=SC2086
+  "$KP" --config="$OUT/config-$2.json" --hostname-override=$NODE $verbosity >"$OUT/$1.kp.log" 2>&1 &
   KP_PID=$!
+  echo "$1: started $(date +%s)"
   n=0
   while :; do
-    synced=$(curl -s --max-time 30 "http://$METRICS/metrics" 2>/dev/null |
-      grep -Ec '^kubeproxy_sync_proxy_rules_last_timestamp_seconds(\{[^}]*\})? [1-9]')
-    if [ "${synced:-0}" -ge "$SERIES" ]; then
-      echo "$1: kube-proxy $2 synced"
+    if [ "$SERIES" = log ]; then
+      synced=$(grep '"syncProxyRules complete"' "$OUT/$1.kp.log" | grep -c 'ipFamily="IPv6"')
+      [ "${synced:-0}" -eq 0 ] || synced=log
+    else
+      synced=$(curl -s --max-time 30 "http://$METRICS/metrics" 2>/dev/null |
+        grep -Ec '^kubeproxy_sync_proxy_rules_last_timestamp_seconds(\{[^}]*\})? [1-9]')
+    fi
+    if [ "${synced:-0}" = log ] || { [ "$SERIES" != log ] && [ "${synced:-0}" -ge "$SERIES" ]; }; then
+      echo "$1: kube-proxy $2 synced $(date +%s)"
       return 0
     fi
     if ! kill -0 "$KP_PID" 2>/dev/null; then
@@ -106,15 +118,17 @@ dump() {
 }
 
 # scan STEP [verify MODE]: the agent's scan (and verify --expect-mode MODE) of the node as it is.
+PARITY=$OUT/parity.json
 scan() {
   # shellcheck disable=SC2086
   node dist/agent/cli.js scan --json --node $NODE --node-ip 10.88.0.10 $KP_URLS $SLOW \
-    --parity-snapshot "$OUT/parity.json" >"$OUT/$1.scan.json" 2>"$OUT/$1.scan.err"
+    --parity-snapshot "$PARITY" >"$OUT/$1.scan.json" 2>"$OUT/$1.scan.err"
   echo $? >"$OUT/$1.scan.rc"
+  echo "$1: scanned $(date +%s)"
   [ $# -ge 3 ] || return 0
   # shellcheck disable=SC2086
   node dist/agent/cli.js verify --expect-mode "$3" --json --node $NODE --node-ip 10.88.0.10 $KP_URLS \
-    $SLOW --sync-window-s 0 --skip-connect --parity-snapshot "$OUT/parity.json" \
+    $SLOW --sync-window-s 0 --skip-connect --parity-snapshot "$PARITY" \
     >"$OUT/$1.verify.json" 2>"$OUT/$1.verify.err"
   echo $? >"$OUT/$1.verify.rc"
 }
@@ -150,6 +164,61 @@ if start_kp ipt iptables; then
 fi
 stop_kp
 dump ipt-stopped
+
+# 5. The other releases in ipvs mode ($PROXYSCOPE_KP_MORE: "VERSION=BINARY=SERIES ..."), each on a
+# node without kube-proxy state. First kube-proxy's own `--cleanup` (the first release's binary;
+# cmd/kube-proxy/app/server_linux.go platformCleanup), dumped as STEP-first: what it leaves is checked.
+# Then the node is reset by this script, standing in for a fresh node: every iptables and ip6tables
+# table flushed and its chains deleted, IPVS cleared, kube-ipvs0 deleted, every ipset destroyed.
+clean_node() {
+  "$PROXYSCOPE_KP" --cleanup --config="$OUT/config-ipvs.json" >"$OUT/$1-first.kp.log" 2>&1
+  echo $? >"$OUT/$1-first.kp.rc"
+  dump "$1-first"
+  for c in iptables-legacy ip6tables-legacy; do
+    for t in raw mangle nat filter; do $c -t $t -F; $c -t $t -X; done
+  done
+  ipvsadm -C
+  ip link del kube-ipvs0 2>/dev/null
+  for s in $(ipset list -n 2>/dev/null); do ipset destroy "$s"; done
+  dump "$1"
+}
+for spec in ${PROXYSCOPE_KP_MORE:-}; do
+  v=${spec%%=*}
+  rest=${spec#*=}
+  KP=${rest%%=*}
+  SERIES=${rest#*=}
+  PARITY=$OUT/parity-$v.json
+  clean_node "clean-$v"
+  # From v1.37 ipvs mode is behind the KubeProxyIPVS gate: off, kube-proxy must refuse ipvs mode
+  # before it touches the node (pkg/proxy/apis/config/validation/validation.go validateProxyModeLinux).
+  if [ -f "$OUT/config-ipvs-gate-off-$v.json" ]; then
+    timeout 300 "$KP" --config="$OUT/config-ipvs-gate-off-$v.json" --hostname-override=$NODE -v=2 \
+      >"$OUT/gate-off-$v.kp.log" 2>&1
+    echo $? >"$OUT/gate-off-$v.kp.rc"
+    dump "gate-off-$v"
+  fi
+  if start_kp "ipvs-$v" ipvs; then
+    record "record-$v-ipvs"
+    dump "ipvs-$v"
+    scan "ipvs-$v"
+  fi
+  stop_kp
+  # The gate set on: kube-proxy's own /configz is all this step reads (as soon as it answers).
+  if [ -f "$OUT/config-ipvs-gate-on-$v.json" ]; then
+    "$KP" --config="$OUT/config-ipvs-gate-on-$v.json" --hostname-override=$NODE -v=2 \
+      >"$OUT/gate-on-$v.kp.log" 2>&1 &
+    KP_PID=$!
+    n=0
+    until curl -sS --max-time 30 -o "$OUT/gate-on-$v.configz.json" -w '%{http_code}\n' \
+      "http://$METRICS/configz" >"$OUT/gate-on-$v.configz.status" 2>/dev/null; do
+      kill -0 "$KP_PID" 2>/dev/null || break
+      n=$((n + 1)); [ $n -lt 600 ] || break
+      sleep 0.5
+    done
+    stop_kp
+  fi
+done
+echo "more: done $(date +%s)"
 
 kill -TERM "$API_PID" 2>/dev/null
 wait "$API_PID"

@@ -2,6 +2,7 @@ import t, { type Test } from "tap";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VerifyResult } from "../../common/verify-result.js";
+import { parseConfigz } from "../../agent/parse/kube-proxy-configz.js";
 import type { NodeReport } from "../../agent/report/schema.js";
 import { findingIds, parseScanOutput } from "../helpers/scan-report.js";
 import {
@@ -22,8 +23,12 @@ import { realCluster } from "../helpers/real-cluster.js";
 //      with externalTrafficPolicy Local and healthCheckNodePort 32000, externalIPs);
 //   2. the same binary restarted in nftables mode, then `verify`;
 //   3. back to ipvs mode (the rollback), then `verify --expect-mode ipvs`;
-//   4. iptables mode after ipvs.
-// kube-proxy's readiness is its own signal (sync timestamps on /metrics, both families), never a sleep.
+//   4. iptables mode after ipvs;
+//   5. v1.31.14 and v1.37.2 in ipvs mode with the same Services, each after kube-proxy's own
+//      `--cleanup` (what it leaves checked) and a reset of the node by the guest script;
+//   6. v1.37.2 with the KubeProxyIPVS gate off (refused) and set on (/configz).
+// kube-proxy's readiness is its own signal (sync timestamps on /metrics, both families; before v1.33
+// the IPv6 proxier's "syncProxyRules complete" log line), never a sleep.
 //
 // What the real binary did that the hand-built UML profiles (test/profiles/common.ts and the netfilter
 // fixtures) did not assume, v1.34.4 (see also docs/testing.md):
@@ -49,6 +54,48 @@ import { realCluster } from "../helpers/real-cluster.js";
 t.setTimeout(2_400_000);
 
 const VERSION = "v1.34.4";
+
+/**
+ * The other releases, run in ipvs mode in the same boot after step 4, each on a node reset after
+ * kube-proxy's own `--cleanup` (step 5). `series`: how the guest knows both IP families synced (the per-family
+ * sync timestamps from v1.33; before, one series both set, so the IPv6 proxier's own log line).
+ * `after`: the mode the node ran before its cleanup. `gate`: the release has the KubeProxyIPVS feature gate (v1.37: pkg/features/kube_features.go), run
+ * off and on besides the default. `findings`/`severity`: what the agent says of that node.
+ */
+const MORE = [
+  {
+    version: "v1.31.14",
+    after: "iptables",
+    series: "log",
+    gate: false,
+    ipsetsPerFamily: 17,
+    severity: "info",
+    findings: [
+      "health-check-nodeports-shrink",
+      "ip-forward-not-persistent",
+      "ipvs-mode-deprecated",
+      "ipvs-session-affinity-per-virtual-server",
+      "ipvs-timeouts-set",
+      "nodeport-addresses-shrink",
+    ],
+  },
+  {
+    version: "v1.37.2",
+    after: "ipvs",
+    series: "2",
+    gate: true,
+    ipsetsPerFamily: 17,
+    severity: "warning",
+    findings: [
+      "health-check-nodeports-shrink",
+      "ip-forward-not-persistent",
+      "ipvs-mode-deprecated",
+      "ipvs-session-affinity-per-virtual-server",
+      "ipvs-timeouts-set",
+      "nodeport-addresses-shrink",
+    ],
+  },
+] as const;
 
 /** The cluster of the nftables test, and a Service with an externalIP. */
 function ipvsCluster(): object {
@@ -158,12 +205,16 @@ const kubeChains = (save: string) =>
 
 const skip = umlUnavailableReason();
 const bin = realKubeProxy(VERSION);
+const moreBins = MORE.map((m) => ({ ...m, bin: realKubeProxy(m.version) }));
+const unbuilt = [VERSION, ...MORE.map((m) => m.version)].filter(
+  (v) => (v === VERSION ? bin : moreBins.find((m) => m.version === v)?.bin) === null,
+);
 if (skip !== null) t.fail(`User-Mode Linux is needed for this test and does not skip silently: ${skip}`);
-else if (bin === null)
+else if (unbuilt.length > 0)
   t.fail(
-    `kube-proxy ${VERSION} is not built: run \`node test/kube-proxy/build.mjs ${VERSION}\` (npm test does)`,
+    `kube-proxy ${unbuilt.join(", ")} not built: run \`node test/kube-proxy/build.mjs ${unbuilt.join(" ")}\` (npm test does)`,
   );
-else if (umlRunsHere(t)) {
+else if (bin !== null && umlRunsHere(t)) {
   const scratch = hostScratchDir("proxyscope-kpipvs-");
   t.teardown(scratch.remove);
   const out = scratch.path;
@@ -178,10 +229,27 @@ else if (umlRunsHere(t)) {
       join(out, `config-${mode}.json`),
       JSON.stringify(kubeProxyConfig(mode, join(out, "kubeconfig"))),
     );
+  for (const m of MORE)
+    for (const [name, on] of [
+      ["gate-off", false],
+      ["gate-on", true],
+    ] as const)
+      if (m.gate)
+        writeFileSync(
+          join(out, `config-ipvs-${name}-${m.version}.json`),
+          JSON.stringify(
+            kubeProxyConfig("ipvs", join(out, "kubeconfig"), { featureGates: { KubeProxyIPVS: on } }),
+          ),
+        );
 
   const boot = await bootUml({
     script: readFileSync(join(REPO_ROOT, "test/kernel/real-kube-proxy-ipvs-uml-guest.sh"), "utf8"),
-    env: { PROXYSCOPE_OUT: out, PROXYSCOPE_KP: bin, PROXYSCOPE_KP_SERIES: "2" },
+    env: {
+      PROXYSCOPE_OUT: out,
+      PROXYSCOPE_KP: bin,
+      PROXYSCOPE_KP_SERIES: "2",
+      PROXYSCOPE_KP_MORE: moreBins.map((m) => `${m.version}=${m.bin}=${m.series}`).join(" "),
+    },
     // iptables mode's ClientIP affinity needs xt_recent, its localhost-NodePort counter xt_nfacct.
     modules: [...DEFAULT_MODULES, "xt_recent", "nfnetlink_acct", "xt_nfacct"],
     memMb: 1024,
@@ -347,16 +415,119 @@ else if (umlRunsHere(t)) {
     },
   );
 
-  // RECORD_KUBE_PROXY=1: the real binary's ipvs-mode (step 1) and iptables-mode (step 4) answers next
-  // to the nftables ones (test/fixtures/kube-proxy/real/README.md).
+  for (const m of MORE) {
+    const v = m.version;
+    t.test(`5. ${v} in ipvs mode: the agent reads what that release made`, async (t) => {
+      // kube-proxy v1.34.4's own --cleanup on the node as the previous step left it: it flushes IPVS,
+      // deletes kube-ipvs0 and destroys the IPv4 sets, and leaves the 17 KUBE-6-* ones, as the switch does.
+      t.same(ipvsadmServers(file(`clean-${v}-first.ipvsadm`)), [], "--cleanup: IPVS flushed");
+      t.equal(file(`clean-${v}-first.kube-ipvs0`).trim(), "absent", "--cleanup: kube-ipvs0 deleted");
+      const left = ipsetNames(file(`clean-${v}-first.ipsets`));
+      t.ok(
+        left.length === 17 && left.every((s) => s.startsWith("KUBE-6-")),
+        "--cleanup: only the 17 KUBE-6-* sets are left",
+        { left },
+      );
+      if (m.after === "iptables") {
+        // After iptables mode over ipvs mode (step 4) it fails and leaves iptables mode's chains: its
+        // iptables cleanup (one iptables-restore per table, all or nothing) fails, and its ipvs cleanup
+        // cannot delete KUBE-MARK-MASQ ("Too many links": iptables mode's KUBE-SEP-* chains jump to it)
+        // (pkg/proxy/iptables/proxier.go cleanupLeftoversForFamily, pkg/proxy/ipvs/proxier.go
+        // cleanupIptablesLeftovers).
+        t.equal(file(`clean-${v}-first.kp.rc`).trim(), "1", "kube-proxy --cleanup exits 1");
+        t.match(file(`clean-${v}-first.kp.log`), /Failed to execute iptables-restore/);
+        t.match(
+          file(`clean-${v}-first.kp.log`),
+          /error deleting chain "KUBE-MARK-MASQ": exit status 1: iptables: Too many links/,
+        );
+        t.ok(
+          kubeChains(file(`clean-${v}-first.iptables`)).some((c) => c.startsWith("KUBE-SVC-")),
+          "and leaves iptables mode's chains",
+        );
+      }
+      t.same(ipvsadmServers(file(`clean-${v}.ipvsadm`)), [], "cleaned: no IPVS virtual server");
+      t.equal(file(`clean-${v}.kube-ipvs0`).trim(), "absent", "cleaned: no kube-ipvs0");
+      t.same(ipsetNames(file(`clean-${v}.ipsets`)), [], "cleaned: no ipset");
+      t.same(kubeChains(file(`clean-${v}.iptables`)), [], "cleaned: no KUBE-* iptables chain");
+      t.same(kubeChains(file(`clean-${v}.ip6tables`)), [], "cleaned: no KUBE-* ip6tables chain");
+
+      t.match(
+        boot.output,
+        new RegExp(`ipvs-${v}: kube-proxy ipvs synced`),
+        "kube-proxy synced both families",
+      );
+      t.same(
+        ipvsadmServers(file(`ipvs-${v}.ipvsadm`)),
+        EXPECTED_VS,
+        "every Service kind has its virtual server",
+      );
+      t.same(ipAddrs(file(`ipvs-${v}.kube-ipvs0`)), EXPECTED_KUBE_IPVS0, "kube-ipvs0 holds every Service IP");
+      const sets = ipsetNames(file(`ipvs-${v}.ipsets`));
+      t.equal(sets.filter((s) => s.startsWith("KUBE-6-")).length, m.ipsetsPerFamily, "IPv6 sets");
+      t.equal(sets.filter((s) => !s.startsWith("KUBE-6-")).length, m.ipsetsPerFamily, "IPv4 sets");
+      t.equal(file(`ipvs-${v}.scan.rc`).trim(), "0", file(`ipvs-${v}.scan.err`));
+      const r = scan(`ipvs-${v}`);
+      sameKernelState(t, `ipvs-${v}`, r);
+      t.equal(r.phase, "ipvs");
+      t.equal(r.phaseSource, "proxyMode", "the mode is kube-proxy's own word");
+      t.same(r.facts.proxyMode, { mode: "ipvs" });
+      t.equal(r.facts.kubeProxyMetrics?.gitVersion, v);
+      t.same(findingIds(r), m.findings);
+      t.equal(r.verdict, "attention");
+      const dep = r.findings.find((f) => f.id === "ipvs-mode-deprecated");
+      t.equal(dep?.severity, m.severity, "the deprecation's stage for this release");
+      t.same(dep?.evidence, { kubeProxyVersion: v, KubeProxyIPVS: null }, "the gate left at its default");
+    });
+  }
+
+  for (const m of MORE.filter((m) => m.gate)) {
+    const v = m.version;
+    t.test(`6. ${v}: the KubeProxyIPVS gate, as the real binary honours it`, async (t) => {
+      // Off: validation refuses ipvs mode before anything runs (pkg/proxy/apis/config/validation/
+      // validation.go validateProxyModeLinux), so the node is left as it was (here: cleaned).
+      t.equal(file(`gate-off-${v}.kp.rc`).trim(), "1", "kube-proxy exits 1");
+      t.match(
+        file(`gate-off-${v}.kp.log`),
+        /failed validate: KubeProxyConfiguration\.Mode\.ProxyMode: Invalid value: \\"ipvs\\": must be iptables, nftables or blank/,
+        "naming ipvs as no longer a valid mode",
+      );
+      t.same(ipvsadmServers(file(`gate-off-${v}.ipvsadm`)), [], "no IPVS virtual server made");
+      t.equal(file(`gate-off-${v}.kube-ipvs0`).trim(), "absent", "no kube-ipvs0 made");
+      t.same(ipsetNames(file(`gate-off-${v}.ipsets`)), [], "no ipset made");
+      // Default (on): ipvs mode runs and says it is deprecated, once, at start (server_linux.go).
+      t.match(
+        file(`ipvs-${v}.kp.log`),
+        /The ipvs proxier has been deprecated and will be disabled by default in Kubernetes 1\.40 and removed in Kubernetes 1\.43/,
+        "the deprecation in kube-proxy's own log",
+      );
+      // Set on: /configz carries it, and the agent's parser reads it for ipvs-mode-deprecated's evidence.
+      t.equal(file(`gate-on-${v}.configz.status`).trim(), "200");
+      const c = parseConfigz(file(`gate-on-${v}.configz.json`));
+      t.ok(c.ok, "the agent parses that /configz", { error: c.ok ? null : c.error });
+      t.same(c.ok ? c.value.featureGates : null, { KubeProxyIPVS: true }, "featureGates as set");
+      t.match(
+        file(`gate-on-${v}.kp.log`),
+        /setting deprecated feature gate\..*featureGate="KubeProxyIPVS" value=true/,
+        "a deprecated gate",
+      );
+    });
+  }
+
+  // RECORD_KUBE_PROXY=1: the real binary's ipvs-mode (step 1 and 5) and iptables-mode (step 4) answers
+  // next to the nftables ones (test/fixtures/kube-proxy/real/README.md).
   if (process.env.RECORD_KUBE_PROXY === "1") {
-    for (const mode of ["ipvs", "iptables"]) {
-      const dir = join(REPO_ROOT, "test/fixtures/kube-proxy/real", `${VERSION}-${mode}`);
+    const recorded = [
+      { from: "record-ipvs", to: `${VERSION}-ipvs` },
+      { from: "record-iptables", to: `${VERSION}-iptables` },
+      ...MORE.map((m) => ({ from: `record-${m.version}-ipvs`, to: `${m.version}-ipvs` })),
+    ];
+    for (const { from, to } of recorded) {
+      const dir = join(REPO_ROOT, "test/fixtures/kube-proxy/real", to);
       mkdirSync(dir, { recursive: true });
       const answers: Record<string, { status: number; contentType: string }> = {};
       for (const f of ["proxyMode.txt", "configz.json", "metrics.txt", "healthz.txt", "livez.txt"]) {
-        cpSync(join(out, `record-${mode}`, f), join(dir, f));
-        const [status, ...ct] = file(`record-${mode}/${f}.status`).trim().split(" ");
+        cpSync(join(out, from, f), join(dir, f));
+        const [status, ...ct] = file(`${from}/${f}.status`).trim().split(" ");
         answers[f] = { status: Number(status), contentType: ct.join(" ") };
       }
       writeFileSync(join(dir, "answers.json"), `${JSON.stringify(answers, null, 2)}\n`);

@@ -6,8 +6,8 @@ import { REPO_ROOT } from "../../helpers/uml.js";
 
 // The kube-proxy STAND-IN (test/standins/kube-proxy.ts) held to the REAL binary's answers, recorded at
 // each release the suite runs for real (test/fixtures/kube-proxy/real/, README there): the same
-// kubeproxy_* metric families for nftables mode (and ipvs and iptables mode, v1.34.4, recorded in
-// User-Mode Linux by test/kernel/real-kube-proxy-ipvs-uml.test.ts), the same /configz keys, the same
+// kubeproxy_* metric families for nftables mode (and ipvs mode at each release, iptables mode at v1.34.4,
+// recorded in User-Mode Linux by test/kernel/real-kube-proxy-ipvs-uml.test.ts), the same /configz keys, the same
 // /healthz JSON keys.
 // Values differ (timestamps, counts); the shape is what the agent's parsers rest on.
 
@@ -17,6 +17,8 @@ const RECORDED = [
   { dir: "v1.34.4", version: "v1.34.4", mode: "nftables" },
   { dir: "v1.37.2", version: "v1.37.2", mode: "nftables" },
   { dir: "v1.34.4-ipvs", version: "v1.34.4", mode: "ipvs" },
+  { dir: "v1.31.14-ipvs", version: "v1.31.14", mode: "ipvs" },
+  { dir: "v1.37.2-ipvs", version: "v1.37.2", mode: "ipvs" },
   { dir: "v1.34.4-iptables", version: "v1.34.4", mode: "iptables" },
 ] as const;
 
@@ -46,6 +48,8 @@ const diff = (standin: string[], recorded: string[]) => ({
 const KNOWN_METRICS: Record<string, { missingFromStandin: string[]; notInReal: string[] }> = {
   "v1.31.14": { missingFromStandin: [], notInReal: [] },
   "v1.34.4-ipvs": { missingFromStandin: [], notInReal: [] },
+  "v1.31.14-ipvs": { missingFromStandin: [], notInReal: [] },
+  "v1.37.2-ipvs": { missingFromStandin: [], notInReal: [] },
   // A HistogramVec (ip_family label from v1.33) has no series and no TYPE line until its first
   // observation: the recorded run's syncs were all full ones, so the partial-sync histogram was not
   // there yet. The stand-in answers as a node that has made a partial sync.
