@@ -33,7 +33,7 @@ export const deprecationStage = rule({
             : minor >= 35
               ? [
                   "warning",
-                  "kube-proxy logs an ipvs deprecation warning since 1.35; off by default in 1.40, removed in 1.43",
+                  "kube-proxy logs the ipvs deprecation as an error and posts an IPVSDeprecation warning event since 1.35; off by default in 1.40, removed in 1.43",
                 ]
               : ["info", "ipvs mode is deprecated (KEP-5495): off by default in 1.40, removed in 1.43"];
     return [

@@ -9,7 +9,7 @@ const WHAT: Record<DeprecationStage, string> = {
   "before-deprecation":
     "ipvs mode is not deprecated yet on this version (warning from 1.35, off by default in 1.40, removed in 1.43)",
   warning:
-    "kube-proxy logs a deprecation warning and nodes get an IPVSDeprecation event in ipvs mode (1.35+)",
+    "kube-proxy logs the deprecation as an error and nodes get an IPVSDeprecation warning event in ipvs mode (1.35+)",
   gated: "ipvs mode sits behind the KubeProxyIPVS gate, still on by default (1.37+); off by default in 1.40",
   "off-by-default":
     "KubeProxyIPVS is off by default (1.40+): kube-proxy in ipvs mode exits unless the gate is set; removed in 1.43",
