@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/sbin:/usr/local/bin:$PATH"
 
 # gcc and libc6-dev build the agent's one native helper (agent/native/nft-generation.c) in `npm run build`.
-runtime=(nftables ipset ipvsadm iptables iproute2 kmod curl ca-certificates gcc libc6-dev)
+runtime=(nftables ipset ipvsadm iptables nfacct iproute2 kmod curl ca-certificates gcc libc6-dev)
 testing=(user-mode-linux prometheus chromium openssl unzip)
 
 node_version="$(tr -d '[:space:]' <.node-version)"

@@ -92,6 +92,11 @@ export function buildInNetns(ns: NetNs, s: NodeState): void {
   for (const c of linkCommands(s)) ns.must(["ip", ...c]);
   const ipset = ipsetText(s);
   if (ipset !== "") ns.ipsetRestore(ipset);
+  // kube-proxy (v1.33+) makes the nfacct counters its rules name before restoring them; a fresh
+  // namespace has none and the kernel refuses the rule (ENOENT): add each one named, once.
+  const rules = [...(s.iptables ?? []), ...(s.ip6tables ?? [])].map(src).join("\n");
+  for (const name of new Set([...rules.matchAll(/--nfacct-name\s+(\S+)/g)].map((m) => m[1]!)))
+    ns.must(["nfacct", "add", name]);
   for (const f of s.iptables ?? []) ns.iptablesRestore(src(f), "nft", "ipv4");
   for (const f of s.ip6tables ?? []) ns.iptablesRestore(src(f), "nft", "ipv6");
   for (const f of s.nft ?? []) ns.loadNft(src(f));

@@ -12,7 +12,7 @@ import {
 import { parseScanOutput } from "../helpers/scan-report.js";
 import { AGENT_CLI, scanInNetns } from "../helpers/standin.js";
 import type { NodeState } from "../profiles/profile.js";
-import { binariesFor, normalize, recordingsOf, recordNftables } from "../profiles/record-kube-proxy.js";
+import { binariesFor, normalize, recordInNetns, recordingsOf } from "../profiles/record-kube-proxy.js";
 import { RECORDED_FILES, recordedPath } from "../profiles/recorded.js";
 
 // The profile corpus (test/profiles/corpus/*.ts), the nodes that live on the host kernel: each built in
@@ -39,10 +39,11 @@ if (!netnsAvailable()) {
   }
 }
 
-// The nftables tables those nodes load are the real binary's (test/profiles/record-kube-proxy.ts): run
-// it again the same way and hold the recording to what it makes now. A new release, a changed profile
-// input or a recorder that reads less fails here, and `record-kube-proxy.ts nftables` records again.
-const nftRecordings = [...recordingsOf(profiles)].filter(([, s]) => s.mode === "nftables");
+// The nftables tables and iptables-mode chains those nodes load are the real binary's
+// (test/profiles/record-kube-proxy.ts): run it again the same way and hold the recording to what it
+// makes now. A new release, a changed profile input or a recorder that reads less fails here, and
+// `record-kube-proxy.ts nftables` (or `iptables`) records again.
+const nftRecordings = [...recordingsOf(profiles)].filter(([, s]) => s.mode !== "ipvs");
 if (netnsAvailable()) {
   let bins: Map<string, string> | null = null;
   try {
@@ -52,8 +53,8 @@ if (netnsAvailable()) {
   }
   for (const [key, spec] of bins ? nftRecordings : [])
     t.test(`the real kube-proxy ${spec.version} still makes the recorded ${key}`, async (t) => {
-      const now = await recordNftables(spec, bins!.get(spec.version)!);
-      for (const f of RECORDED_FILES.nftables)
+      const now = await recordInNetns(spec, bins!.get(spec.version)!);
+      for (const f of RECORDED_FILES[spec.mode])
         t.equal(now[f], normalize(f, readFileSync(recordedPath(spec, f), "utf8")), `${f} as recorded`);
     });
 }

@@ -78,6 +78,16 @@ export const ipvsIpsets = (spec: RecordingSpec) => [realFile(spec, "ipset.save")
 export const ipvsIptables = (spec: RecordingSpec) => [realFile(spec, "iptables.save")];
 export const ipvsIp6tables = (spec: RecordingSpec) => [realFile(spec, "ip6tables.save")];
 
+/**
+ * iptables mode's chains in both families on that node, as the real binary made them (iptables-nft, the
+ * host's backend). It runs one proxier per family whenever ip6tables works (server_linux.go, as for ipvs
+ * mode), so the IPv6 KUBE-* chains are there too. From v1.33 KUBE-NODEPORTS' localhost rule counts with
+ * `-m nfacct` (pkg/proxy/iptables/proxier.go, the localhost NodePort counters): buildInNetns adds the
+ * counters the rules name first, as kube-proxy's own nfacct client does before its first sync.
+ */
+export const iptablesModeIptables = (spec: RecordingSpec) => [realFile(spec, "iptables-nft.save")];
+export const iptablesModeIp6tables = (spec: RecordingSpec) => [realFile(spec, "ip6tables-nft.save")];
+
 type Extra = Partial<NodeState> & {
   record?: RecordOptions;
   /** nftables nodes switched from ipvs mode: what the real binary's switch left (SWITCHED) is there too. */

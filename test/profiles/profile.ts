@@ -47,7 +47,7 @@ export interface VirtualServer {
  * names a recording that is not there yet.
  */
 export interface RecordingSpec {
-  mode: "ipvs" | "nftables";
+  mode: "ipvs" | "nftables" | "iptables";
   /** The real release run (built by test/kube-proxy/build.mjs): the one nearest the profile's. */
   version: string;
   /** The Node object's addresses; the first is eth0's. */

@@ -22,13 +22,13 @@ export { recordingsOf };
 // Records kube-proxy's own kernel state for every profile node that holds some, with the REAL binary
 // (test/kube-proxy/build.mjs) against the API server stand-in (test/standins/apiserver.ts): the node's
 // links and addresses, its kube-proxy config (scheduler, strictARP, nodePortAddresses) and the profile's
-// Services (kube-proxy-cluster.ts). nftables mode runs in a network namespace on the host kernel; ipvs
+// Services (kube-proxy-cluster.ts). nftables and iptables modes run in a network namespace on the host kernel; ipvs
 // mode needs IPVS, so it runs in ONE User-Mode Linux boot, one namespace per recording. Each file is
 // saved under test/fixtures/kube-proxy/profiles/<recordingKey>/ with the release and the commands in a
 // header, members and virtual servers sorted (the kernel lists hash sets in no fixed order).
 //
 //   npm run build && node test/kube-proxy/build.mjs
-//   node --import @tapjs/typescript/import test/profiles/record-kube-proxy.ts [nftables|ipvs [VERSION]]   (root)
+//   node --import @tapjs/typescript/import test/profiles/record-kube-proxy.ts [nftables|iptables|ipvs [VERSION]]   (root)
 //
 // test/kernel/profiles-netns.test.ts and profiles-uml.test.ts run the same recorders and fail when
 // the binary's output no longer matches the saved files.
@@ -55,6 +55,9 @@ export function normalize(file: string, text: string): string {
     case "iptables.save":
     case "ip6tables.save":
       return lines.map((l) => l.replace(/\[\d+:\d+\]$/, "[0:0]")).join("\n");
+    case "iptables-nft.save":
+    case "ip6tables-nft.save":
+      return iptablesSorted(lines.map((l) => l.replace(/\[\d+:\d+\]$/, "[0:0]")));
     case "ipset.save": {
       // kube-proxy creates its sets from a map (no fixed order); initval is the kernel's random hash seed.
       const create = lines
@@ -96,6 +99,43 @@ function nftSorted(text: string): string {
   return out.join("\n");
 }
 
+/**
+ * `iptables-save` of iptables mode with each table's chain declarations and rules grouped by chain,
+ * chains by name. kube-proxy writes its per-Service chains, and their jumps from KUBE-SERVICES and
+ * KUBE-NODEPORTS, from a Go map (no fixed order); within every other chain the rule order is kept (the
+ * KUBE-SVC-* probabilities and the jumps' order are kube-proxy's doing). In KUBE-SERVICES and
+ * KUBE-NODEPORTS the per-Service rules are sorted and KUBE-SERVICES' jump to KUBE-NODEPORTS stays last,
+ * where kube-proxy writes it (pkg/proxy/iptables/proxier.go syncProxyRules).
+ */
+function iptablesSorted(lines: string[]): string {
+  const out: string[] = [];
+  let decl: string[] = [];
+  let rules = new Map<string, string[]>();
+  const flush = () => {
+    out.push(...sortedLines(decl));
+    for (const chain of [...rules.keys()].sort()) {
+      const r = rules.get(chain)!;
+      if (chain === "KUBE-SERVICES" || chain === "KUBE-NODEPORTS") {
+        const last = r.filter((l) => / -j KUBE-NODEPORTS$/.test(l));
+        out.push(...sortedLines(r.filter((l) => !last.includes(l))), ...last);
+      } else out.push(...r);
+    }
+    decl = [];
+    rules = new Map();
+  };
+  for (const l of lines) {
+    if (l.startsWith(":")) decl.push(l);
+    else if (l.startsWith("-A ")) {
+      const chain = l.split(" ")[1]!;
+      rules.set(chain, [...(rules.get(chain) ?? []), l]);
+    } else {
+      if (l === "COMMIT") flush();
+      out.push(l);
+    }
+  }
+  return out.join("\n");
+}
+
 function elementsSorted(text: string): string {
   return text.replace(/elements = \{([^}]*)\}/g, (_, inner: string) => {
     const members = inner
@@ -124,6 +164,8 @@ const DUMPED_BY: Record<string, string> = {
   "ipset.save": "ipset save",
   "iptables.save": "iptables-legacy-save",
   "ip6tables.save": "ip6tables-legacy-save",
+  "iptables-nft.save": "iptables-nft-save",
+  "ip6tables-nft.save": "ip6tables-nft-save",
   "ipvsadm.save": "ipvsadm -Sn",
   "kube-ipvs0.addresses": "ip -o addr show dev kube-ipvs0",
 };
@@ -136,15 +178,18 @@ function syncedSeries(metrics: string): number {
 }
 export const seriesWanted = (version: string) => (Number(version.split(".")[1]) >= 33 ? 2 : 1);
 
-/** nftables mode on the host kernel: the files of one recording, normalized, by file name. */
-export async function recordNftables(spec: RecordingSpec, bin: string): Promise<Record<string, string>> {
+/** nftables or iptables mode on the host kernel: the files of one recording, normalized, by file name. */
+export async function recordInNetns(spec: RecordingSpec, bin: string): Promise<Record<string, string>> {
+  if (spec.mode === "ipvs") throw new Error("ipvs mode needs IPVS: it is recorded in UML");
+  const mode = spec.mode;
   return withNetns(async (ns: NetNs) => {
     ns.must(["ip", "link", "set", "lo", "up"]);
     for (const c of linkCommands({ kernel: "netns", links: spec.links, kubeProxy: null }))
       ns.must(["ip", ...c]);
     ns.must(["ip", "route", "add", "default", "dev", "eth0"]);
     const extra = { clusterCIDR: "10.244.0.0/16", ...spec.config };
-    const kp = await startRealKubeProxy(ns, bin, "nftables", profileCluster(spec), extra);
+    // iptables mode execs the host's `iptables` (iptables-nft here, as the profiles load it).
+    const kp = await startRealKubeProxy(ns, bin, mode, profileCluster(spec), extra);
     try {
       // Both families' proxiers: the IPv6 one syncs after the IPv4 one.
       const end = Date.now() + 120_000;
@@ -152,10 +197,18 @@ export async function recordNftables(spec: RecordingSpec, bin: string): Promise<
         if (Date.now() > end) throw new Error(`kube-proxy ${spec.version}: IPv6 never synced\n${kp.log()}`);
         await sleep(300);
       }
-      return {
-        "nft-ip.nft": normalize("nft-ip.nft", ns.must(["nft", "list", "table", "ip", "kube-proxy"])),
-        "nft-ip6.nft": normalize("nft-ip6.nft", ns.must(["nft", "list", "table", "ip6", "kube-proxy"])),
-      };
+      const dump = (file: string, argv: string[]) => normalize(file, ns.must(argv));
+      const files: Record<string, string> =
+        mode === "nftables"
+          ? {
+              "nft-ip.nft": dump("nft-ip.nft", ["nft", "list", "table", "ip", "kube-proxy"]),
+              "nft-ip6.nft": dump("nft-ip6.nft", ["nft", "list", "table", "ip6", "kube-proxy"]),
+            }
+          : {
+              "iptables-nft.save": dump("iptables-nft.save", ["iptables-nft-save"]),
+              "ip6tables-nft.save": dump("ip6tables-nft.save", ["ip6tables-nft-save"]),
+            };
+      return files;
     } finally {
       await kp.stop();
     }
@@ -305,9 +358,10 @@ async function main(argv: string[]): Promise<number> {
           (version === undefined || version === s.version),
       ),
     );
-  const bins = binariesFor([...pick("nftables").values(), ...pick("ipvs").values()]);
-  for (const [key, spec] of pick("nftables")) {
-    save(spec, await recordNftables(spec, bins.get(spec.version)!));
+  const netns = new Map([...pick("nftables"), ...pick("iptables")]);
+  const bins = binariesFor([...netns.values(), ...pick("ipvs").values()]);
+  for (const [key, spec] of netns) {
+    save(spec, await recordInNetns(spec, bins.get(spec.version)!));
     process.stderr.write(`recorded ${key}\n`);
   }
   const ipvs = pick("ipvs");

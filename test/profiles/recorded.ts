@@ -16,6 +16,7 @@ export const RECORDINGS = fileURLToPath(new URL("../fixtures/kube-proxy/profiles
 export const RECORDED_FILES = {
   ipvs: ["ipset.save", "iptables.save", "ip6tables.save", "ipvsadm.save", "kube-ipvs0.addresses"],
   nftables: ["nft-ip.nft", "nft-ip6.nft"],
+  iptables: ["iptables-nft.save", "ip6tables-nft.save"],
 } as const;
 
 /** The releases built by test/kube-proxy/build.mjs; a profile's version is recorded with the nearest. */

@@ -1,4 +1,11 @@
-import { CALICO_LINKS, kubeIpvs0, kubeProxy, recording } from "../common.js";
+import {
+  CALICO_LINKS,
+  iptablesModeIp6tables,
+  iptablesModeIptables,
+  kubeIpvs0,
+  kubeProxy,
+  recording,
+} from "../common.js";
 import type { Profile } from "../profile.js";
 
 // kube-ipvs0 as kube-proxy v1.34 in ipvs mode left it on this node, before Calico eBPF replaced it (the
@@ -6,6 +13,10 @@ import type { Profile } from "../profile.js";
 const before = recording("ipvs", "172.18.0.10", kubeProxy("ipvs", "v1.34.3"), CALICO_LINKS, {
   then: "nftables",
 });
+
+// kube-proxy on AKS beside Calico eBPF, in iptables mode: its chains as the real binary made them.
+const aksKubeProxy = kubeProxy("iptables", "v1.33.5");
+const aks = recording("iptables", "10.224.0.5", aksKubeProxy);
 
 export const profile: Profile = {
   id: "calico-ebpf",
@@ -50,10 +61,11 @@ export const profile: Profile = {
       state: {
         kernel: "netns",
         links: [{ name: "eth0", kind: "nic", addresses: ["10.224.0.5/16"] }],
-        iptables: ["kubelet.rules", "kube-proxy-iptables-mode.rules", "calico-ebpf.rules"],
-        ip6tables: ["kubelet6.rules"],
-        kubeProxy: kubeProxy("iptables", "v1.33.5"),
+        iptables: ["kubelet.rules", ...iptablesModeIptables(aks), "calico-ebpf.rules"],
+        ip6tables: ["kubelet6.rules", ...iptablesModeIp6tables(aks)],
+        kubeProxy: aksKubeProxy,
         nodeIps: ["10.224.0.5"],
+        recordings: [aks],
       },
       expect: { phase: "iptables", phaseSource: "proxyMode", verdict: "ready", findings: [] },
       why: "kube-proxy's own answer decides; Calico's chains beside it are not findings",

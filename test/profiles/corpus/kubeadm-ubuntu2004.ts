@@ -1,4 +1,13 @@
-import { CALICO_LINKS, ipvsIp6tables, ipvsIpsets, ipvsIptables, kubeProxy, recording } from "../common.js";
+import {
+  CALICO_LINKS,
+  iptablesModeIp6tables,
+  iptablesModeIptables,
+  ipvsIp6tables,
+  ipvsIpsets,
+  ipvsIptables,
+  kubeProxy,
+  recording,
+} from "../common.js";
 import type { Profile } from "../profile.js";
 
 // What kube-proxy in ipvs mode made on this node before the move to iptables mode: the recording of
@@ -6,6 +15,11 @@ import type { Profile } from "../profile.js";
 const before = recording("ipvs", "172.18.0.10", kubeProxy("ipvs", "v1.33.5"), CALICO_LINKS, {
   then: "nftables",
 });
+
+// Then kube-proxy in iptables mode on the same node, recorded with the real binary: its restore declares
+// and rewrites only the chains it owns (--noflush, as its sync does), so ipvs mode's stay beside them.
+const kp = kubeProxy("iptables", "v1.33.5");
+const after = recording("iptables", "172.18.0.10", kp, CALICO_LINKS);
 
 // A kubeadm node on Ubuntu 20.04's GA kernel 5.4: too old for nftables mode, so it left ipvs for iptables
 // mode (kernel-too-old-for-nftables' advice: "until then set mode: iptables"). kube-proxy cleans ipvs mode's
@@ -21,7 +35,7 @@ export const profile: Profile = {
     "pkg/proxy/iptables/cleanup.go: the chains iptables mode owns (nat KUBE-SERVICES, KUBE-NODEPORTS, KUBE-POSTROUTING, KUBE-MARK-MASQ, KUBE-PROXY-CANARY; filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES, KUBE-FORWARD, KUBE-NODEPORTS, KUBE-PROXY-FIREWALL, KUBE-PROXY-CANARY; per-Service chains)",
     "pkg/proxy/ipvs/proxier.go iptablesJumpChain / iptablesChains: INPUT -> KUBE-NODE-PORT and KUBE-IPVS-FILTER, OUTPUT -> KUBE-IPVS-OUT-FILTER, nat KUBE-NODE-PORT and KUBE-LOAD-BALANCER, filter KUBE-SOURCE-RANGES-FIREWALL",
     "CHANGELOG-1.14 (#76109): after switching modes 'you will need to run kube-proxy --cleanup, or restart the worker node (recommended)'",
-    "test/fixtures/netfilter/sources: kube-proxy-ipvs-mode.rules then kube-proxy-iptables-mode.rules (--noflush: iptables mode's restore rewrites the chains it declares, as its sync does)",
+    "test/fixtures/kube-proxy/profiles: ipvs mode's recording, then iptables mode's recording of the real binary on the same node (--noflush: iptables mode's restore rewrites the chains it declares, as its sync does)",
   ],
   nodes: [
     {
@@ -34,12 +48,12 @@ export const profile: Profile = {
         iptables: [
           "kubelet.rules",
           ...ipvsIptables(before),
-          "kube-proxy-iptables-mode.rules",
+          ...iptablesModeIptables(after),
           "calico-iptables.rules",
         ],
-        ip6tables: ["kubelet6.rules", ...ipvsIp6tables(before)],
-        recordings: [before],
-        kubeProxy: kubeProxy("iptables", "v1.33.5"),
+        ip6tables: ["kubelet6.rules", ...ipvsIp6tables(before), ...iptablesModeIp6tables(after)],
+        recordings: [before, after],
+        kubeProxy: kp,
         nodeIps: ["172.18.0.10"],
       },
       expect: {
