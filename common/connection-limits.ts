@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import type { Server } from "node:http";
 import { isIP, type Socket } from "node:net";
+import { readRegularFileSync } from "./regular-file.js";
 
 /**
  * How many connections an HTTP server of ours (the agent's, the collector's `serve`) holds at once,
@@ -43,19 +43,29 @@ const MIN_CONNECTIONS = 8;
 const SHARE_PER_SOURCE = 4;
 const MIN_PER_SOURCE = 2;
 
+// /proc/self/limits is about 1.4 KB; far more is not that file.
+const MAX_LIMITS_FILE_BYTES = 64 * 1024;
+
+/**
+ * The soft RLIMIT_NOFILE of this process (null: unlimited or not said), or why the file was not read:
+ * the file and the reader's refusal (too-big, not-regular, missing, ...).
+ */
+export function readSoftFdLimit(
+  limitsFile = "/proc/self/limits",
+): { ok: true; limit: number | null } | { ok: false; error: string } {
+  const r = readRegularFileSync(limitsFile, MAX_LIMITS_FILE_BYTES);
+  if (!r.ok) return { ok: false, error: `${limitsFile}: ${r.reason}: ${r.error}` };
+  const line = r.text.split("\n").find((l) => l.startsWith("Max open files"));
+  const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0];
+  if (soft === "unlimited") return { ok: true, limit: null };
+  const n = Number(soft);
+  return { ok: true, limit: Number.isSafeInteger(n) && n > 0 ? n : null };
+}
+
 /** The soft RLIMIT_NOFILE of this process, or null when /proc does not say (then the fixed cap). */
 export function softFdLimit(limitsFile = "/proc/self/limits"): number | null {
-  try {
-    const line = readFileSync(limitsFile, "utf8")
-      .split("\n")
-      .find((l) => l.startsWith("Max open files"));
-    const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0];
-    if (soft === "unlimited") return null;
-    const n = Number(soft);
-    return Number.isSafeInteger(n) && n > 0 ? n : null;
-  } catch {
-    return null;
-  }
+  const r = readSoftFdLimit(limitsFile);
+  return r.ok ? r.limit : null;
 }
 
 export function connectionLimits(softLimit: number | null = softFdLimit()): ConnectionLimits {

@@ -1,4 +1,4 @@
-import { constants, type Stats } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { LineSplitter, MAX_LINE_BYTES } from "./lines.js";
 
@@ -107,6 +107,45 @@ export async function readRegularFile(
 ): Promise<{ ok: true; text: string } | FileFailure> {
   const r = await readRegularBytes(path, maxBytes, opts);
   return r.ok ? { ok: true, text: r.bytes.toString("utf8") } : r;
+}
+
+/**
+ * Reads a small regular file whole, up to `maxBytes`, as UTF-8 text, synchronously; never throws. For
+ * the few reads made where nothing can wait (a server's limits, set as it is built); the same refusals.
+ */
+export function readRegularFileSync(
+  path: string,
+  maxBytes: number,
+): { ok: true; text: string } | FileFailure {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (e) {
+    return errnoFailure(e, false);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return failure("not-regular", "not a regular file");
+    if (st.size > maxBytes) return failure("too-big", `larger than ${maxBytes} bytes (${st.size})`);
+    // One byte past the cap tells "exactly the cap" from "more" (/proc files report size 0).
+    const buf = Buffer.alloc(maxBytes + 1);
+    let total = 0;
+    for (;;) {
+      const n = readSync(fd, buf, total, buf.length - total, null);
+      if (n === 0) break;
+      total += n;
+      if (total > maxBytes) return failure("too-big", `larger than ${maxBytes} bytes`);
+    }
+    return { ok: true, text: buf.subarray(0, total).toString("utf8") };
+  } catch (e) {
+    return errnoFailure(e, false);
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      // Already read or refused: a failed close changes neither.
+    }
+  }
 }
 
 /**

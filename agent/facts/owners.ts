@@ -144,7 +144,10 @@ interface KubeProxyIpset {
    * externalTrafficPolicy Local; a load-balancer IP in KUBE-LOAD-BALANCER): membership proves it kube-proxy's.
    */
   serviceAddresses?: true;
-  /** Holds every NodePort of this protocol: bitmap:port (the port alone) for TCP and UDP, hash:ip,port for SCTP. */
+  /**
+   * Holds every NodePort of this protocol: bitmap:port (the port alone) for TCP and UDP, hash:ip,port for SCTP
+   * (bitmap:port in the legacy KUBE-NODE-PORT-SCTP of the versions that made it).
+   */
   nodePorts?: "TCP" | "UDP" | "SCTP";
 }
 
@@ -167,7 +170,7 @@ export const KUBE_PROXY_IPSETS: readonly KubeProxyIpset[] = [
   { name: "KUBE-HEALTH-CHECK-NODE-PORT", type: "bitmap:port" },
   { name: "KUBE-IPVS-IPS", type: "hash:ip" },
   // Replaced by the *-SCTP-HASH sets; ipset.go keeps the names with "DO NOT create".
-  { name: "KUBE-NODE-PORT-SCTP", type: "bitmap:port", legacy: true },
+  { name: "KUBE-NODE-PORT-SCTP", type: "bitmap:port", nodePorts: "SCTP", legacy: true },
   { name: "KUBE-NODE-PORT-LOCAL-SCTP", type: "bitmap:port", legacy: true },
 ];
 

@@ -1,5 +1,6 @@
 import { BlockList, isIPv6 } from "node:net";
 import type { VirtualServer } from "../facts/ipvs.js";
+import { ipv6IpsetName, KUBE_PROXY_IPSETS } from "../facts/owners.js";
 import type { NodeFacts } from "../report/schema.js";
 import { kubeIpvs0ServiceIps } from "./kube-ipvs0.js";
 import type { RuleOptions } from "./options.js";
@@ -31,14 +32,15 @@ function learnedNodePorts(f: NodeFacts): Set<string> {
   ]);
 }
 
-// ipvs mode's set of NodePorts per protocol (kubernetes/kubernetes pkg/proxy/ipvs/ipset.go: KUBE-NODE-PORT-TCP,
-// -UDP, -SCTP-HASH, and the older bitmap KUBE-NODE-PORT-SCTP); its IPv6 proxier's are the KUBE-6- ones. ipvs mode
-// creates every one of them on each sync (proxier.go syncProxyRules ensures all of ipsetInfo), empty or not.
-const NODE_PORT_SETS: Readonly<Record<string, readonly string[]>> = {
-  TCP: ["NODE-PORT-TCP"],
-  UDP: ["NODE-PORT-UDP"],
-  SCTP: ["NODE-PORT-SCTP-HASH", "NODE-PORT-SCTP"],
-};
+/** ipvs mode's NodePort sets for a virtual server's family and protocol, by their names on the node. */
+export function nodePortSetNames(family: VirtualServer["family"], protocol: string): readonly string[] {
+  // From the one list of kube-proxy's ipsets (facts/owners.ts), the older bitmap SCTP set included: a node
+  // upgraded since may still hold it. Today's ipvs mode creates its current ones on each sync (proxier.go
+  // syncProxyRules ensures all of ipsetInfo), empty or not; the IPv6 proxier's are the KUBE-6- twins.
+  return KUBE_PROXY_IPSETS.filter((s) => s.nodePorts === protocol).map((s) =>
+    family === "inet6" ? ipv6IpsetName(s.name) : s.name,
+  );
+}
 
 /**
  * Whether kube-proxy's ipvs-mode NodePort set for this virtual server's family and protocol was read, members
@@ -48,8 +50,7 @@ const NODE_PORT_SETS: Readonly<Record<string, readonly string[]>> = {
  */
 function membershipRead(f: NodeFacts, v: VirtualServer): boolean {
   if (f.ipsets === null || f.ipsets.nodePorts == null) return false;
-  const prefix = v.family === "inet6" ? "KUBE-6-" : "KUBE-";
-  const names = (NODE_PORT_SETS[v.protocol] ?? []).map((n) => `${prefix}${n}`);
+  const names = nodePortSetNames(v.family, v.protocol);
   return f.ipsets.sets.some((s) => s.kubeProxy && names.includes(s.name));
 }
 

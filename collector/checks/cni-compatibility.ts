@@ -11,7 +11,7 @@ export type Plugin = (typeof PLUGINS)[number];
  * unknown: nothing found that says either way.
  * works: its project says it works.
  */
-export type Support = "breaks" | "needs-config" | "unknown" | "works";
+type Support = "breaks" | "needs-config" | "unknown" | "works";
 
 export interface CompatRow {
   plugin: Plugin;
@@ -177,7 +177,7 @@ function parts(v: string): [number, number, number] {
   return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : [0, 0, 0];
 }
 
-export function compareVersions(a: string, b: string): number {
+function compareVersions(a: string, b: string): number {
   const [x, y] = [parts(a), parts(b)];
   for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
   return 0;

@@ -60,7 +60,7 @@ export function configKubeProxyReads(facts: ClusterFacts): KubeProxyConfigFile |
 }
 
 /** kube-proxy's DaemonSet passes no --config: it runs on its flags and their defaults alone. */
-export function onFlagsAlone(facts: ClusterFacts): KubeProxyDaemonSet | null {
+function onFlagsAlone(facts: ClusterFacts): KubeProxyDaemonSet | null {
   const ds = facts.kubeProxyDaemonSet;
   return ds && ds.configFlag === null && ds.configMount === null ? ds : null;
 }
@@ -78,7 +78,7 @@ export function nodePortAddressesInUse(facts: ClusterFacts): string[] | null {
 }
 
 /** The ConfigMap kube-proxy's --config is read from: followed through the mount, or the conventional one. */
-export function expectedConfigMap(facts: ClusterFacts): ConfigPlace | null {
+function expectedConfigMap(facts: ClusterFacts): ConfigPlace | null {
   const ds = facts.kubeProxyDaemonSet;
   const m = ds?.configMount;
   if (m?.kind === "configmap") return { configMap: m.configMap, key: m.key };

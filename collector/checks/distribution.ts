@@ -17,7 +17,7 @@ export const DISTRIBUTIONS = [
 ] as const;
 export type Distribution = (typeof DISTRIBUTIONS)[number];
 
-export interface Detected {
+interface Detected {
   name: Distribution;
   /** What gave it away, quoted from the API (bounded: one example per marker). */
   evidence: string[];

@@ -15,7 +15,7 @@
  * of readers can block each other. Bytes are counted while they are read and until the caller is
  * done with the answer (`release`), not only while on the wire.
  */
-export interface ByteBudgetOptions {
+interface ByteBudgetOptions {
   total: number;
   perAnswer: number;
   initial: number;
@@ -158,7 +158,7 @@ export class Lease {
  * (At 64 MiB and a 16 MiB cap, a 5,000-node gather's RSS stayed under 300 MB:
  * bench/results/collector-speed.md.)
  */
-export const DEFAULT_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
+const DEFAULT_BYTES_IN_FLIGHT = 32 * 1024 * 1024;
 
 /**
  * The budget of a gather: nothing reserved before an answer's headers (Lease.expect), never below one

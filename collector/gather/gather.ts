@@ -31,7 +31,7 @@ export type { GatherConfig, GatherResult } from "./types.js";
  * hang (bench/results); a fleet whose slow agents would push it past this many seconds gets timeout
  * rows for the rest instead of a gather that never ends.
  */
-export const DEFAULT_GATHER_DEADLINE_MS = 120_000;
+const DEFAULT_GATHER_DEADLINE_MS = 120_000;
 
 /** Sources in, one FleetReport out. Fails (no report) only when no honest report can be made. */
 export async function gather(

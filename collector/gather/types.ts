@@ -41,7 +41,7 @@ export type GatherResult =
   | { ok: false; error: string; usage?: true };
 
 /** The burn-down Prometheus gave, or why not; empty for the other sources. */
-export type History = { history: BurnDownPoint[] } | { historyError: string } | Record<string, never>;
+type History = { history: BurnDownPoint[] } | { historyError: string } | Record<string, never>;
 
 /** One source's nodes (and Prometheus's history), or why there is no report. */
 export type Observed =

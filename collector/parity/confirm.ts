@@ -7,7 +7,7 @@ import { nameLost, serviceHolding, servicePortName } from "./name.js";
 // Confirming against the API: the flagged entries held against the current Services and their
 // EndpointSlices. Pure: gather reads the slices (sources/), this judges them.
 
-export interface ConfirmContext {
+interface ConfirmContext {
   cluster: ClusterFacts | null;
   /** Absent: the collector did not read EndpointSlices at all (a source without the API). */
   slices: SliceReads | undefined;

@@ -4,7 +4,7 @@ import type { Held } from "./name.js";
 const epText = (address: string, port: number) =>
   address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
 
-export interface Usable {
+interface Usable {
   /** What kube-proxy programs on this node: the union of its cluster and local endpoints. */
   all: Set<string>;
   /** The same, narrowed by topology hints for this node (null when no hint applies). */

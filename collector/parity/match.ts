@@ -4,7 +4,7 @@ import type { ParityDiffer } from "./schema.js";
 export const few = (xs: readonly string[]) =>
   `${xs.slice(0, 5).join(" ")}${xs.length > 5 ? ` (+${xs.length - 5})` : ""}`;
 
-export type Match = { ok: true } | { ok: false; why: string } | { ok: null; why: string };
+type Match = { ok: true } | { ok: false; why: string } | { ok: null; why: string };
 
 /** Whether the agent's nftables endpoints are this expected set: yes, no (and why), or cannot tell. */
 export function matchSet(d: ParityDiffer, expected: ReadonlySet<string>): Match {

@@ -12,8 +12,8 @@ export { ParityDiffer };
  * What the API says of a Service the agent flagged: a loss the current Service and EndpointSlices
  * confirm, a change they explain, or not confirmed (the read failed or was not made), never "fine".
  */
-export const ParityVerdict = z.enum(["confirmed-loss", "real-loss", "churn", "explained", "not-confirmed"]);
-export type ParityVerdict = z.infer<typeof ParityVerdict>;
+const ParityVerdict = z.enum(["confirmed-loss", "real-loss", "churn", "explained", "not-confirmed"]);
+type ParityVerdict = z.infer<typeof ParityVerdict>;
 
 export const ParityCheck = z.object({
   /** "shop/cart (10.96.0.20:80/TCP)" for a lost address, "web/api:https/TCP" for differing endpoints. */

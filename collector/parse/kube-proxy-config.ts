@@ -115,12 +115,12 @@ interface ConfigMapSource {
   items?: (KeyToPath | null)[];
 }
 /** The parts of a pod's volumeMounts and volumes (core/v1 VolumeMount, Volume) that say what backs a path. */
-export interface MountLike {
+interface MountLike {
   name?: string;
   mountPath?: string;
   subPath?: string;
 }
-export interface VolumeLike {
+interface VolumeLike {
   name?: string;
   configMap?: ConfigMapSource;
   projected?: { sources?: ({ configMap?: ConfigMapSource } | null)[] };

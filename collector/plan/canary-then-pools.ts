@@ -13,7 +13,7 @@ const canaryFit = (n: FleetNode) =>
   !n.findings.some((f) => f.blocksMigration === true || f.severity === "error" || f.severity === "critical");
 
 /** The pre-switch nodes by pool, the pool with the largest share fit for a canary first. */
-export function poolOrder(pre: readonly FleetNode[]): Pool[] {
+function poolOrder(pre: readonly FleetNode[]): Pool[] {
   const pools = new Map<string, FleetNode[]>();
   for (const n of pre) pools.set(n.pool, [...(pools.get(n.pool) ?? []), n]);
   return [...pools.entries()]

@@ -2,7 +2,7 @@ import type { ServiceChanges } from "../plan/changes/schema.js";
 import { csvCell } from "./csv.js";
 
 // One row per Service and change: a platform team filters it by namespace and mails each owner theirs.
-export const CHANGES_CSV_COLUMNS = [
+const CHANGES_CSV_COLUMNS = [
   "service",
   "row",
   "change",

@@ -43,7 +43,7 @@ export function csvCell(v: string | number | boolean | null | undefined): string
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function csvRow(n: FleetNode): string[] {
+function csvRow(n: FleetNode): string[] {
   return [
     n.pool,
     n.node,

@@ -7,7 +7,7 @@ import type { FleetReport } from "../report/schema.js";
  * (test/unit/metrics/stable-metrics.test.ts holds it to test/fixtures/golden/metrics/fleet-stable.txt);
  * an experimental one may change in any release. docs/compatibility.md states the promise.
  */
-export type FleetMetricStability = "stable" | "experimental";
+type FleetMetricStability = "stable" | "experimental";
 
 interface FleetMetricSpec {
   help: string;
@@ -81,7 +81,7 @@ export const FLEET_METRICS = {
   },
 } as const satisfies Record<string, FleetMetricSpec>;
 
-export type FleetMetricName = keyof typeof FLEET_METRICS;
+type FleetMetricName = keyof typeof FLEET_METRICS;
 
 /** The fleet gauges, on a registry of their own (nothing global, nothing from other libraries). */
 export function fleetMetrics() {

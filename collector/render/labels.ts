@@ -1,13 +1,5 @@
 import { API_NOT_ASKED } from "../report/fail-on.js";
-import type { PlanStatus, FleetNode, FleetReport } from "../report/schema.js";
-
-// Shared wording for every renderer, so the table, Markdown and HTML say the same thing.
-export const STATUS_MARK: Record<PlanStatus, string> = {
-  done: "done",
-  todo: "todo",
-  blocked: "blocked",
-  "n/a": "n/a",
-};
+import type { FleetNode, FleetReport } from "../report/schema.js";
 
 /** A newer agent's finding, verify line or fact shape this collector does not know. */
 export const UNKNOWN_TO_COLLECTOR = "unknown to this collector (agent newer)";
@@ -25,8 +17,7 @@ export function nodeNote(n: FleetNode): string {
 const RANK = { critical: 0, error: 1, warning: 2, info: 3 } as const;
 
 /** A finding's id, marked when --accept-file accepted it: every format shows it, none hides it. */
-export const findingLabel = (f: { id: string; accepted?: unknown }) =>
-  f.accepted ? `${f.id} (accepted)` : f.id;
+const findingLabel = (f: { id: string; accepted?: unknown }) => (f.accepted ? `${f.id} (accepted)` : f.id);
 
 export function worstFindings(n: FleetNode, max = 3): string {
   const ids = [...n.findings].sort((a, b) => RANK[a.severity] - RANK[b.severity]).map(findingLabel);

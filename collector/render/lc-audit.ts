@@ -1,7 +1,7 @@
 import type { VirtualServerOutcome } from "../sources/agents.js";
 import { terminalSafe as safe } from "../../common/escape.js";
 
-export interface LcAuditInput {
+interface LcAuditInput {
   service: string;
   address: string;
   port: number;

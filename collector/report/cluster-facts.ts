@@ -2,7 +2,7 @@ import { z } from "zod";
 
 // What only the API server knows, reduced to the fields a check reads. Filled by sources/kubernetes/.
 
-export const NodeAddress = z.object({ type: z.string(), address: z.string() });
+const NodeAddress = z.object({ type: z.string(), address: z.string() });
 
 export const ApiNode = z.object({
   name: z.string(),
@@ -119,7 +119,7 @@ export const KubeProxyDaemonSet = z.object({
 });
 export type KubeProxyDaemonSet = z.infer<typeof KubeProxyDaemonSet>;
 
-export const ServicePort = z.object({
+const ServicePort = z.object({
   name: z.string().nullable(),
   protocol: z.string(),
   port: z.number().int(),

@@ -19,6 +19,11 @@ const atOrAbove = (failOn: FailOn) => {
 };
 const isSeverity = (f: FailOn): f is Severity => (SEVERITIES as readonly string[]).includes(f);
 
+const onlyAcceptedBlockers = (n: FleetNode) => {
+  const blockers = n.findings.filter((f) => f.blocksMigration);
+  return blockers.length > 0 && blockers.every((f) => f.accepted);
+};
+
 /** What of one node reaches --fail-on, in words (empty: nothing): the renderers' per-node verdict. */
 export function nodeReasons(n: FleetNode, failOn: FailOn | null): string[] {
   if (failOn === null) return [];
@@ -30,6 +35,8 @@ export function nodeReasons(n: FleetNode, failOn: FailOn | null): string[] {
       .map((f) => `${n.node}: ${f.id} (${f.severity})`);
   }
   if (failOn === "unanswered") return n.outcome !== "ok" ? [`${n.node}: ${n.outcome}`] : [];
+  // A node blocked only by findings the team accepted is not blocked for CI (the verdict shown stays the agent's).
+  if (failOn === "blocked" && n.verdict === "blocked" && onlyAcceptedBlockers(n)) return [];
   return n.verdict === failOn ? [`${n.node}: ${failOn}`] : [];
 }
 

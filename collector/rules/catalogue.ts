@@ -70,12 +70,6 @@ export const CLUSTER_FINDINGS: ReadonlyMap<ClusterFindingId, ClusterFindingSpec>
 
 export const CLUSTER_FINDING_IDS: readonly ClusterFindingId[] = [...CLUSTER_FINDINGS.keys()];
 
-/** What each cluster finding's check reads: facts of the API, "observed" nodes, or a flag. */
-export const CLUSTER_FINDING_NEEDS: ReadonlyMap<ClusterFindingId, readonly (ClusterNeed | FlagNeed)[]> =
-  new Map(
-    ALL.flatMap((r) => (Object.keys(r.findings) as ClusterFindingId[]).map((id) => [id, r.needs] as const)),
-  );
-
 function tagged(tag: ClusterTag): ReadonlySet<ClusterFindingId> {
   return new Set([...CLUSTER_FINDINGS].filter(([, s]) => s.tags?.includes(tag)).map(([id]) => id));
 }

@@ -17,14 +17,14 @@ export interface ClusterFindingSpec {
 }
 
 /** What a rule over the API's view of the cluster reads. */
-export interface ClusterRuleInput {
+interface ClusterRuleInput {
   facts: ClusterFacts;
   /** What the answered nodes run, and whether kube-proxy said so itself. */
   observed: readonly ObservedPhase[];
 }
 
 /** What a rule the user asked for with a flag reads: it runs with or without the API's facts. */
-export interface FlagRuleInput {
+interface FlagRuleInput {
   /** null when no API server was asked (static source). */
   facts: ClusterFacts | null;
   /** Every node, with what it runs; phase null when it did not answer. */

@@ -18,7 +18,7 @@ export {
   type VirtualServerOutcome,
 } from "./agents/virtual-server.js";
 
-export interface FetchOptions {
+interface FetchOptions {
   timeoutMs: number;
   concurrency: number;
   /** A NodeReport of a 10,000-Service node is cut by the agent; this is far above it (gather/answer-bounds.ts). */
@@ -61,8 +61,8 @@ export const STALE_AFTER_S = 900;
 export const DEFAULT_MAX_REPORT_BYTES = MAX_ANSWER_BYTES;
 
 /** The agent's FleetDigest; an agent older than it answers 404 there and is read on /report. */
-export const FLEET_PATH = "/report/fleet";
-export const REPORT_PATH = "/report";
+const FLEET_PATH = "/report/fleet";
+const REPORT_PATH = "/report";
 
 export async function fetchAgent(
   t: AgentTarget,
@@ -199,10 +199,7 @@ const quoteName = (s: string) => JSON.stringify(s.length > 80 ? `${s.slice(0, 80
  * one answer stand for another node (and the rollup keep one of them, hiding the other). Each such
  * answer becomes a wrong-node failure on its own row, named by its URL: every target keeps one row.
  */
-export function settleClaims(
-  targets: readonly AgentTarget[],
-  obs: readonly NodeObservation[],
-): NodeObservation[] {
+function settleClaims(targets: readonly AgentTarget[], obs: readonly NodeObservation[]): NodeObservation[] {
   const named = new Set(targets.flatMap((t) => (t.node !== null ? [t.node] : [])));
   const claims = new Map<string, number>();
   targets.forEach((t, i) => {

@@ -12,7 +12,7 @@ import type { NodeObservation } from "../report/schema.js";
 // failure, labelled by its path, and never ends the report.
 
 /** Far above any fleet the collector is measured at (5,000 nodes); a wrong directory is named, not read. */
-export const MAX_SAVED_FILES = 20_000;
+const MAX_SAVED_FILES = 20_000;
 
 export type FileList = { ok: true; files: SavedReport[] } | { ok: false; error: string; usage: true };
 
@@ -48,18 +48,18 @@ export async function listSavedFiles(paths: readonly string[]): Promise<FileList
 }
 
 /** A saved report: its label (a path) and how to read its text (a file, or the demo's shipped sample). */
-export interface SavedReport {
+interface SavedReport {
   label: string;
   read(): Promise<{ ok: true; text: string } | FileFailure>;
 }
 
-export const savedFile = (path: string): SavedReport => ({
+const savedFile = (path: string): SavedReport => ({
   label: path,
   read: () => readRegularFile(path, MAX_ANSWER_BYTES),
 });
 
 /** One saved report: read within the answer bounds, judged as an agent's /report is. */
-export async function readSavedReport(item: SavedReport, judge: Judge): Promise<NodeObservation> {
+async function readSavedReport(item: SavedReport, judge: Judge): Promise<NodeObservation> {
   const path = item.label;
   const r = await item.read();
   if (!r.ok)

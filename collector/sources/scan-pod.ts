@@ -10,9 +10,9 @@ import { failureOf, interrupted, waitForEnd } from "./scan-pod/wait.js";
 export { SCAN_POD_LABELS, type ScanPodOptions } from "./scan-pod/spec.js";
 
 /** The agent's report of a node with 10,000 Services is a few MiB; a log past this is not one report. */
-export const MAX_LOG_BYTES = 32 * 1024 * 1024;
+const MAX_LOG_BYTES = 32 * 1024 * 1024;
 
-export interface ScanPodRun {
+interface ScanPodRun {
   pod: string;
   /** The container's log (stdout and stderr as the kubelet keeps them), or why there is none. */
   log: Result<string>;

@@ -1,5 +1,5 @@
 import type { NodeFacts } from "../../report/schema.js";
-import { deleteKubeProxyTablesCommand } from "../../facts/kube-proxy-table.js";
+import { deleteKubeProxyTablesCommand, kubeProxyTableName } from "../../facts/kube-proxy-table.js";
 import { deletion } from "../guess.js";
 import { rule } from "../rule.js";
 import { kubeIpvs0ServiceIps } from "../../view/kube-ipvs0.js";
@@ -38,6 +38,10 @@ export const rollbackLeftovers = rule({
     // Only when kube-proxy itself says ipvs: then its virtual servers and kube-ipvs0 must be there.
     const check = view.runningMode === "ipvs" ? ipvsDataPlane(facts) : null;
     const notBack = check?.back === false;
+    // Delete the table kube-proxy uses: the one /configz names; unread, the default, said to be one.
+    const del = `${deleteKubeProxyTablesCommand(kubeProxyTableName(facts.configz))}${
+      facts.configz === null ? " (kube-proxy's default table name; /configz not read)" : ""
+    }`;
     return [
       {
         id: "nftables-state-after-rollback",
@@ -51,10 +55,10 @@ export const rollbackLeftovers = rule({
             : `kube-proxy runs ${phase} mode but kube-proxy's nftables tables are still present`,
         evidence: { tables: nft.map((m) => m.evidence), ...(check?.evidence ?? {}) },
         remedy: notBack
-          ? `Do not delete the nftables tables yet: they may be what still carries this node's Services. Read kube-proxy's log for its ipvs sync (modules ip_vs*, ipset), then restart kube-proxy; once ipvsadm -Ln lists the Services and ip addr show kube-ipvs0 holds the ClusterIPs, remove the tables (${deleteKubeProxyTablesCommand()})`
+          ? `Do not delete the nftables tables yet: they may be what still carries this node's Services. Read kube-proxy's log for its ipvs sync (modules ip_vs*, ipset), then restart kube-proxy; once ipvsadm -Ln lists the Services and ip addr show kube-ipvs0 holds the ClusterIPs, remove the tables (${del})`
           : deletion(
               view,
-              deleteKubeProxyTablesCommand(),
+              del,
               `kube-proxy answers ${phase} on /proxyMode (or is gone from this node for good)`,
             ),
       },

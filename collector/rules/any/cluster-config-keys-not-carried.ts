@@ -13,14 +13,14 @@ import { rule } from "../rule.js";
 const NFT_DEFAULT_MS = { syncPeriod: 30_000, minSyncPeriod: 1_000 } as const;
 const NFT_DEFAULT_BIT = 14;
 
-export interface CarriedKey {
+interface CarriedKey {
   from: string;
   to: string;
   value: boolean | number | string;
 }
 
 /** A Go duration ("1m0s", "500ms", "1h") in milliseconds; null when it is not one. */
-export function goDurationMs(text: string): number | null {
+function goDurationMs(text: string): number | null {
   const unit: Record<string, number> = {
     h: 3_600_000,
     m: 60_000,
@@ -42,7 +42,7 @@ const sameDuration = (a: string, b: string | null, fallbackMs: number) => {
 };
 
 /** What the current mode reads that nftables mode would not, with the nftables key that carries it. */
-export function keysNotCarried(cfg: KubeProxyConfigFile, mode: string): CarriedKey[] {
+function keysNotCarried(cfg: KubeProxyConfigFile, mode: string): CarriedKey[] {
   const ipt = cfg.modeKeys.iptables;
   const nft = cfg.modeKeys.nftables;
   const out: CarriedKey[] = [];

@@ -14,7 +14,7 @@ import type { AgentPod } from "./pods.js";
  * proxy-url), with the same deadline, byte cap and memory budget as a direct call. Prepared once per
  * gather: one agent (one pool of connections to the API server) for every node.
  */
-export function apiGetter(kc: KubeConfig): Getter {
+function apiGetter(kc: KubeConfig): Getter {
   let via: Promise<Via> | null = null;
   const prepare = async (): Promise<Via> => {
     const o: https.RequestOptions = {};

@@ -16,7 +16,7 @@ import { readStaticKubeProxy } from "./pods.js";
 import { listServices, toApiService } from "./services.js";
 import { readVersion, toClusterVersion } from "./version.js";
 
-export interface KubeOptions {
+interface KubeOptions {
   timeoutMs: number;
   /** Where kube-proxy's ConfigMap and DaemonSet live. */
   kubeProxyNamespace: string;

@@ -42,7 +42,7 @@ export function toKubeProxyDaemonSet(ds: V1DaemonSet): KubeProxyDaemonSet {
 const DS_IMAGES = 16;
 
 /** A DaemonSet reduced to what the network plugin check reads (cluster-facts.ts ApiDaemonSet). */
-export function toApiDaemonSet(ds: V1DaemonSet): ApiDaemonSet {
+function toApiDaemonSet(ds: V1DaemonSet): ApiDaemonSet {
   const pod = ds.spec?.template?.spec;
   const containers = [...(pod?.containers ?? []), ...(pod?.initContainers ?? [])];
   const images = containers.flatMap((c) => (typeof c?.image === "string" ? [c.image] : []));

@@ -5,7 +5,7 @@ import { describe } from "./errors.js";
 import { listAll, PAGE } from "./paging.js";
 
 /** The label every EndpointSlice of a Service carries (discovery.k8s.io/v1 LabelServiceName). */
-export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
 const bool = (v: unknown, dflt: boolean) => (typeof v === "boolean" ? v : dflt);
 const names = (xs: unknown): string[] | null =>
@@ -16,7 +16,7 @@ const names = (xs: unknown): string[] | null =>
     : null;
 
 /** An EndpointSlice reduced to what parity reads; null for one that names no Service. */
-export function toApiEndpointSlice(s: V1EndpointSlice): ApiEndpointSlice | null {
+function toApiEndpointSlice(s: V1EndpointSlice): ApiEndpointSlice | null {
   const service = s.metadata?.labels?.[SERVICE_NAME_LABEL];
   if (typeof service !== "string" || typeof s.metadata?.namespace !== "string") return null;
   return {
@@ -58,12 +58,12 @@ export function toApiEndpointSlice(s: V1EndpointSlice): ApiEndpointSlice | null 
  * Names per set-based selector (`kubernetes.io/service-name in (a,b,...)`): 50 names of at most 63
  * characters keep the query under 4 KB.
  */
-export const SLICE_NAMES_PER_LIST = 50;
+const SLICE_NAMES_PER_LIST = 50;
 /**
  * Past this many flagged Service names, one paged list of every EndpointSlice costs fewer requests
  * than the selectors would (10,000 Services: ~10,000 slices in ~20 pages of 500, against 200 lists).
  */
-export const SLICE_SELECTED_MAX = 500;
+const SLICE_SELECTED_MAX = 500;
 
 /** The API server's own words for a failed read, and the permission a 403 lacks. */
 function sliceFailure(e: unknown): string {

@@ -6,7 +6,7 @@ import { redactUrls } from "../../../common/redact.js";
 import type { Result } from "../../../common/result.js";
 
 /** Which kubeconfig to load, as kubectl takes it: --kubeconfig, --context, then $KUBECONFIG. */
-export interface KubeSource {
+interface KubeSource {
   kubeconfig: string | null;
   context: string | null;
 }

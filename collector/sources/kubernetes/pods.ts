@@ -10,7 +10,7 @@ import { listAll, PAGE } from "./paging.js";
 // Two reads of pods: kube-proxy's static pods (through their mirrors), and the agent pods to call.
 
 /** A kube-proxy static pod's mirror (the kubelet annotates each with kubernetes.io/config.mirror). */
-export const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
+const MIRROR_ANNOTATION = "kubernetes.io/config.mirror";
 
 export function toMirrorPod(p: V1Pod): MirrorPod {
   const containers = p.spec?.containers ?? [];
@@ -36,7 +36,7 @@ const STATIC_SELECTORS = ["component=kube-proxy", "k8s-app=kube-proxy"];
 // A sample, not an inventory: one page per selector says how kube-proxy is started, on a 5,000-node fleet too.
 const STATIC_PAGE = 100;
 
-export const staticPodsGap = (ns: string) => `pods ${ns} (kube-proxy static pods)`;
+const staticPodsGap = (ns: string) => `pods ${ns} (kube-proxy static pods)`;
 
 /** Mirror pods of kube-proxy static pods in the namespace: one bounded page per known label. */
 export async function readStaticKubeProxy(
@@ -75,7 +75,7 @@ export interface AgentPod {
 }
 
 /** Where the agents run: the flags every command that finds them through the API shares. */
-export interface AgentPodsQuery {
+interface AgentPodsQuery {
   timeoutMs: number;
   agentNamespace: string;
   agentSelector: string;

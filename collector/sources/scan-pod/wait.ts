@@ -12,10 +12,10 @@ const STUCK = new Set([
   "CreateContainerError",
 ]);
 
-export type Ended = { ok: true; pod: V1Pod } | { ok: false; error: string };
+type Ended = { ok: true; pod: V1Pod } | { ok: false; error: string };
 
 /** Succeeded or Failed, a container stuck, or still going (null). */
-export function podOutcome(pod: V1Pod): Ended | null {
+function podOutcome(pod: V1Pod): Ended | null {
   const phase = pod.status?.phase;
   if (phase === "Succeeded" || phase === "Failed") return { ok: true, pod };
   for (const c of pod.status?.containerStatuses ?? []) {

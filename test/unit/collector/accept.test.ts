@@ -158,3 +158,29 @@ t.test("cluster findings match entries without a node only", async (t) => {
   t.equal(whole.clusterFindings[0]!.accepted?.reason, "r");
   t.match(renderTable(whole, false), /ACCEPTED: r/);
 });
+
+t.test("a node blocked only by accepted findings does not count for --fail-on blocked", async (t) => {
+  const node = fleet.nodes.find((n) => n.outcome === "ok")!;
+  const blocker = (id: string) => ({
+    id,
+    severity: "error" as const,
+    stage: "before" as const,
+    blocksMigration: true,
+    evidence: {},
+  });
+  const r0: FleetReport = {
+    ...fleet,
+    nodes: [
+      { ...node, node: "one", verdict: "blocked", findings: [blocker("a-blocker")] },
+      { ...node, node: "two", verdict: "blocked", findings: [blocker("a-blocker"), blocker("b-blocker")] },
+    ],
+  };
+  t.same(reasonsToFail(r0, "blocked"), ["one: blocked", "two: blocked"], "without the file both count");
+  const r = applyAcceptances(r0, parseAcceptFile("accept: [{finding: a-blocker, reason: r}]", "f"), "f");
+  t.same(
+    r.nodes.map((n) => n.verdict),
+    ["blocked", "blocked"],
+    "the verdict shown is the agent's",
+  );
+  t.same(reasonsToFail(r, "blocked"), ["two: blocked"], "a blocker not accepted still counts");
+});

@@ -1,6 +1,6 @@
 import t from "tap";
 import { ids, ipvsNode, judge, NOW } from "../../../helpers/rules.js";
-import { noKernelState } from "../../../helpers/facts.js";
+import { configz, noKernelState } from "../../../helpers/facts.js";
 
 t.test("kube-proxy's nftables table on a node back in ipvs mode is told", async (t) => {
   const table = {
@@ -63,3 +63,29 @@ t.test(
     t.equal(unread?.evidence.ipvsDataPlane, "not read");
   },
 );
+
+// The remedy deletes the table kube-proxy uses: the one /configz names, else the default, said to be one.
+t.test("the remedy names /configz's table, or says the name is the default", async (t) => {
+  const remedy = (name: string, over: object) => {
+    const table = {
+      family: "ip" as const,
+      name,
+      chains: 1,
+      sets: 0,
+      maps: 0,
+      serviceElements: 0,
+      nodePorts: [],
+    };
+    const nftables = { ...noKernelState.nftables!, kubeProxy: [table] };
+    return judge(ipvsNode({ nftables, ...over }), new Map(), NOW).findings.find(
+      (x) => x.id === "nftables-state-after-rollback",
+    )?.remedy;
+  };
+  const named = remedy("kp-custom", { configz: configz({ nftablesTableName: "kp-custom" }) });
+  t.match(named, /nft delete table ip kp-custom; nft delete table ip6 kp-custom/);
+  t.notMatch(named, /table ip kube-proxy/);
+  t.notMatch(named, /default/, "a name /configz gave is not called the default");
+  const unread = remedy("kube-proxy", { configz: null });
+  t.match(unread, /nft delete table ip kube-proxy/);
+  t.match(unread, /kube-proxy's default table name.*\/configz not read/);
+});
