@@ -84,8 +84,10 @@ t.test(
       "both stages on that image",
     );
     t.ok(
-      instructions.some((i) => /^RUN\s+sh scripts\/build-image-app\.sh \/out$/.test(i)),
-      "build stage runs scripts/build-image-app.sh",
+      instructions.some((i) =>
+        /^RUN\s+PROXYSCOPE_REVISION="\$\{REVISION\}" sh scripts\/build-image-app\.sh \/out$/.test(i),
+      ),
+      "build stage runs scripts/build-image-app.sh, given the REVISION build argument (the context has no .git)",
     );
     const runtime = lastStage();
     t.ok(
@@ -100,7 +102,7 @@ t.test(
       runtime.some((i) => /^HEALTHCHECK .*\/healthz/.test(i)),
       "HEALTHCHECK on /healthz",
     );
-    for (const l of ["title", "description", "version", "licenses"]) {
+    for (const l of ["title", "description", "version", "licenses", "revision"]) {
       t.ok(
         runtime.some((i) => i.startsWith("LABEL") && i.includes(`org.opencontainers.image.${l}=`)),
         `OCI label ${l}`,

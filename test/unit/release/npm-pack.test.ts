@@ -44,9 +44,10 @@ const LEFT_IN_DIST = [
   "dist/sea/proxyscope-linux-x64",
 ];
 
-// The demo's sample node reports (collector/demo/*.json) are data `report --demo` imports.
+// The demo's sample node reports (collector/demo/*.json) are data `report --demo` imports; the build's
+// revision.txt is build_info's `revision` label (scripts/write-revision.mjs).
 const SHIPPED =
-  /^(dist\/(agent|collector|common)\/.+\.js|dist\/collector\/demo\/[a-z0-9-]+\.json|LICENSE|README\.md|CHANGELOG\.md|package\.json)$/;
+  /^(dist\/(agent|collector|common)\/.+\.js|dist\/collector\/demo\/[a-z0-9-]+\.json|dist\/common\/revision\.txt|LICENSE|README\.md|CHANGELOG\.md|package\.json)$/;
 
 t.test("npm pack ships the built programs and nothing else", async (t) => {
   const work = mkdtempSync(join(tmpdir(), "proxyscope-pack-"));
@@ -88,6 +89,7 @@ t.test("npm pack ships the built programs and nothing else", async (t) => {
     "dist/agent/cli.js",
     "dist/common/version.js",
     "dist/agent/contract.js",
+    "dist/common/revision.txt",
   ])
     t.ok(files.includes(f), `${f} is built and shipped`);
   for (const f of ["LICENSE", "README.md", "CHANGELOG.md"]) t.ok(files.includes(f), `${f} ships`);
