@@ -23,7 +23,8 @@ run, and the exponent of the growth (slope of log cost on log N; 1 is linear).
                  --cache, default ${DEFAULT_CACHE}; recorded when missing), replayed on the host in an
                  empty network namespace; the floor is the ipvs floor's reads replayed (bench/lib/floor.ts)
   nftables mode  one network namespace per size on the host kernel holding kube-proxy's table
-                 (bench/lib/gen.ts); the floor is the nftables floor's reads there, each timed
+                 (bench/lib/gen.ts); the floor is the nftables floor's reads there, each timed; a size
+                 of 0 (nftables only) is kube-proxy's empty table: the scan's fixed cost
   --nft11-root   also the scan and the floor's nft reads with trixie's nft 1.1.3 (scripts/nft11-root.sh)
   --keep-netns   leave the nftables namespaces loaded (PREFIX-nft-N) for the next run, which reuses them
   --prepare-only record and load what is missing, measure nothing
@@ -69,7 +70,7 @@ function scanArgv(extra: readonly string[]): string[] {
 // A replayed read is a fork and a `cat` of recorded bytes, well under a millisecond at 1,000 Services.
 const REPLAY_LOOPS = 100;
 /** Passes of each floor read under one GNU time: enough that a read is many of its 10 ms steps. */
-const loopsFor = (n: number) => Math.max(1, Math.round(20_000 / n));
+const loopsFor = (n: number) => Math.max(1, Math.min(20, Math.round(20_000 / Math.max(1, n))));
 
 /** Each floor read looped in the namespace, its CPU per pass; `resolve` picks the binary. */
 function readCosts(
@@ -211,6 +212,8 @@ async function main(): Promise<void> {
     },
   });
   const sizes = [...list(values.sizes, "--sizes")].sort((a, b) => a - b);
+  // 0 Services: nftables mode only (a node with kube-proxy's empty table), the agent's fixed cost.
+  const ipvsSizes = sizes.filter((n) => n > 0);
   const modes = values.modes.split(",");
   for (const m of modes)
     if (m !== "ipvs" && m !== "nftables") usageError(`--modes wants ipvs and/or nftables, not '${m}'`, USAGE);
@@ -223,7 +226,7 @@ async function main(): Promise<void> {
   const nft11 = values["nft11-root"];
   if (nft11 && !existsSync(`${nft11}/proxyscope-tools/nft`))
     throw new Error(`${nft11}/proxyscope-tools/nft is missing: run scripts/nft11-root.sh ${nft11}`);
-  if (modes.includes("ipvs")) await recordMissing(values.cache, sizes, ENDPOINTS, REPO, log);
+  if (modes.includes("ipvs")) await recordMissing(values.cache, ipvsSizes, ENDPOINTS, REPO, log);
   const res: GrowthResults = {
     machine: machine(),
     loadavgStart: loadavg(),
@@ -259,7 +262,7 @@ async function main(): Promise<void> {
       )),
     );
   if (values["prepare-only"]) return;
-  if (modes.includes("ipvs")) res.rows.push(...(await ipvsRows(q, values.cache, sizes, reps)));
+  if (modes.includes("ipvs")) res.rows.push(...(await ipvsRows(q, values.cache, ipvsSizes, reps)));
   save();
   process.stdout.write(renderGrowth(res, "exponents"));
   log(`wrote ${RESULTS}/${values.name}.md`);

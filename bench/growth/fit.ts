@@ -57,7 +57,7 @@ export function growthVerdict(
  * fixed part, which the log-log slope alone cannot tell from a slope below 1.
  */
 export function marginalPer1000(points: readonly Point[]): { from: number; to: number; per1000: number }[] {
-  const p = [...points].filter((x) => x.n > 0 && Number.isFinite(x.cost)).sort((a, b) => a.n - b.n);
+  const p = [...points].filter((x) => x.n >= 0 && Number.isFinite(x.cost)).sort((a, b) => a.n - b.n);
   const out: { from: number; to: number; per1000: number }[] = [];
   for (let i = 1; i < p.length; i++)
     out.push({
