@@ -41,6 +41,7 @@ nodes, beside the floors of its PromQL. Prints the results as JSON (also to --ou
   --window-s   seconds the synthetic samples reach past their writing (default 1200 + 0.024 a node)
   --step-s     seconds between the synthetic scrapes
   --port       Prometheus's loopback port
+  --max-load   runs and floors at a 1-minute load above this are left out of FILE.md's medians (rerun)
   --piece-nodes  backfill N nodes at a time (promtool holds its whole input's series in memory); Prometheus
                merges the pieces' blocks before anything is measured`;
 
@@ -495,6 +496,52 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
   }
 }
 
+interface Timed {
+  wallMs: number;
+  loadavg?: [number, number];
+}
+
+/**
+ * The runs beside their floors as markdown (--out FILE.json writes FILE.md too): per collector, its
+ * median wall time against the median of the floor of its own queries, the ratio, and the load of every
+ * run. A run or floor at a 1-minute load above `maxLoad` is left out of the medians and counted as
+ * rerun; with none left the row reads "rerun", never a figure.
+ */
+export function renderPromBench(r: Record<string, unknown>, maxLoad: number): string {
+  const floors = (r.floors ?? {}) as Record<string, Timed[]>;
+  const runs = (r.runs ?? {}) as Record<
+    string,
+    (Timed & { cpuMs: number; maxRssMb: number; exit: number })[]
+  >;
+  const quiet = <T extends Timed>(xs: T[]) => xs.filter((x) => Math.max(...(x.loadavg ?? [0])) <= maxLoad);
+  const med = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length === 0 ? Number.NaN : (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2;
+  };
+  const loads = (xs: Timed[]) =>
+    xs.map((x) => (x.loadavg ?? []).map((l) => l.toFixed(1)).join("→")).join(", ");
+  const ms = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : "rerun");
+  const lines = [
+    `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs at a 1-minute load ≤ ${maxLoad}:`,
+    "",
+    "| collector | wall (runs) | its CPU | peak RSS | floor: its queries straight to Prometheus, all at once | ratio | loads (runs; floors) | rerun |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const [label, rs] of Object.entries(runs)) {
+    const fl = floors[`queries of ${label}`] ?? [];
+    const q = quiet(rs);
+    const qf = quiet(fl);
+    const w = med(q.map((x) => x.wallMs));
+    const f = med(qf.map((x) => x.wallMs));
+    lines.push(
+      `| ${label} | ${ms(w)} (${q.map((x) => (x.wallMs / 1000).toFixed(2)).join(", ")}) | ${ms(med(q.map((x) => x.cpuMs)))} | ${med(q.map((x) => x.maxRssMb)).toFixed(0)} MB | ${ms(f)} | ${Number.isFinite(w / f) ? `${(w / f).toFixed(2)}×` : "—"} | ${loads(rs)}; ${loads(fl)} | ${rs.length - q.length + fl.length - qf.length} |`,
+    );
+  }
+  const ro = floors["read-only: count() of each family"] ?? [];
+  lines.push("", `Read-only floor (count() of each family): ${ms(med(quiet(ro).map((x) => x.wallMs)))}.`);
+  return `${lines.join("\n")}\n`;
+}
+
 /** Row (g) as bench/run.ts records it: this checkout's collector, its own PromQL as the floor. */
 export async function prometheusRow(repo: string, n: number, dir: string): Promise<Record<string, unknown>> {
   const r = await runPromBench({
@@ -528,9 +575,11 @@ async function main(): Promise<void> {
       "step-s": { type: "string" },
       port: { type: "string" },
       "piece-nodes": { type: "string" },
+      "max-load": { type: "string", default: "2" },
       out: { type: "string" },
     },
   });
+  const maxLoad = Number(values["max-load"]);
   const pieceNodes =
     values["piece-nodes"] === undefined ? undefined : count(values["piece-nodes"], "--piece-nodes", 1);
   const nodes = count(values.nodes, "--nodes");
@@ -565,7 +614,10 @@ async function main(): Promise<void> {
       ...(pieceNodes !== undefined ? { pieceNodes } : {}),
     });
     const out = JSON.stringify({ loadavg: loadavg(), ...r }, null, 1);
-    if (values.out) writeFileSync(values.out, out);
+    if (values.out) {
+      writeFileSync(values.out, out);
+      writeFileSync(values.out.replace(/\.json$/, "") + ".md", renderPromBench(r, maxLoad));
+    }
     process.stdout.write(`${out}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
