@@ -165,6 +165,22 @@ async function nftRows(
         Array.from({ length: reps }, () => readCosts(nftFloor(), loops, ns.name, which)),
       );
       const r: ModeRow = { mode: "nftables", n, loadMs, scan, floor };
+      // The chain listing as text, not in the floor (the scan reads JSON): what nft itself spends on
+      // the JSON form, at the size the nftables target is set at.
+      if (n === 10_000) {
+        const text: FloorRead[] = [{ argv: ["nft", "list", "chains"], why: "text form" }];
+        r.textChains = await row(q, "host netns", () =>
+          Array.from({ length: reps }, () => [
+            ...readCosts(text, loops, ns.name, (f) => ["/usr/sbin/nft", ...f.argv.slice(1)]),
+            ...(nft11
+              ? readCosts(text, loops, ns.name, (f) => [
+                  `${nft11}/proxyscope-tools/nft`,
+                  ...f.argv.slice(1),
+                ]).map((c) => ({ ...c, argv: `${c.argv} (1.1.3)` }))
+              : []),
+          ]),
+        );
+      }
       if (nft11) {
         const tools = `${nft11}/proxyscope-tools`;
         log(`nftables ${n}: the same with nft 1.1.3`);

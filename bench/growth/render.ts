@@ -24,6 +24,8 @@ export interface ModeRow {
   scanNft11?: Row<ScanRep[]>;
   /** Per rep: the floor's nft reads with nft 1.1.3 (the other reads are the same binaries). */
   floorNft11Reads?: Row<ReadCost[][]>;
+  /** Per rep: `nft list chains` as text (not in the floor; the scan reads the JSON form). */
+  textChains?: Row<ReadCost[][]>;
 }
 
 export interface GrowthResults {
@@ -189,6 +191,17 @@ export function renderGrowth(r: GrowthResults, only?: "exponents"): string {
         out.push(
           `| \`${a}\` (1.1.3) | ${reads.map((x) => cell(x, a, x.floorNft11Reads?.value)).join(" | ")} |`,
         );
+  }
+  for (const x of r.rows.filter((y) => y.textChains)) {
+    const t = x.textChains!;
+    const forms = [...new Set(t.value.flatMap((rep) => rep.map((c) => c.argv)))].map((a) => {
+      const v = t.value.flatMap((rep) => rep.filter((c) => c.argv === a).map((c) => c.cpuMs));
+      return `\`${a}\` ${range(summarize(v))} ms`;
+    });
+    out.push(
+      "",
+      `The chain listing as text at ${x.n.toLocaleString("en")} (not in the floor: the scan reads \`nft -j list chains\`), CPU per read: ${ok(t) ? forms.join("; ") : "**rerun**"} (${load(t)}).`,
+    );
   }
   return `${out.join("\n")}\n`;
 }
