@@ -163,9 +163,10 @@ export function renderGrowth(r: GrowthResults, only?: "exponents"): string {
       const f10 = summarize(floorTotals(x.floor.value));
       const s11 = summarize(x.scanNft11!.value.map((v) => v.cpuMs));
       const f11 = summarize(nft11FloorTotals(x));
-      const good = ok(x.scanNft11) && ok(x.floorNft11Reads);
+      const good = ok(x.scanNft11) && ok(x.floorNft11Reads) && ok(x.floor);
+      const good10 = ok(x.scan) && ok(x.floor);
       out.push(
-        `| ${x.n.toLocaleString("en")} | ${range(s10)} | ${range(f10)} | ${num(s10.median / f10.median, 2)}× | ${good ? range(s11) : "**rerun**"} | ${good ? range(f11) : "—"} | ${good ? num(s11.median / f11.median, 2) + "×" : "—"} | ${load(x.scanNft11!)} |`,
+        `| ${x.n.toLocaleString("en")} | ${good10 ? range(s10) : "**rerun**"} | ${good10 ? range(f10) : "—"} | ${good10 ? `${num(s10.median / f10.median, 2)}×` : "—"} | ${good ? range(s11) : "**rerun**"} | ${good ? range(f11) : "—"} | ${good ? num(s11.median / f11.median, 2) + "×" : "—"} | ${load(x.scanNft11!)} |`,
       );
     }
   }
