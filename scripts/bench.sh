@@ -47,3 +47,10 @@ ulimit -n 65536 || true
 [[ -d node_modules ]] || npm ci --no-audit --no-fund
 npx tsc -p .
 npm run bench -- "$@"
+
+# How cost grows (bench/results/growth.md): the one-shot scan at 1,000 / 10,000 / 30,000 Services in
+# both modes beside its floor, with nft 1.1.3 from a private root too; after a full run only.
+if [[ " $* " != *" --quick "* && " $* " != *" --only "* ]]; then
+  scripts/nft11-root.sh /var/tmp/proxyscope-nft11 >/dev/null
+  node dist/bench/growth.js --sizes 0,1000,10000,30000 --nft11-root /var/tmp/proxyscope-nft11
+fi

@@ -31,7 +31,8 @@ import { benchArgs, count, usageError } from "../lib/args.js";
 
 const USAGE = `\
 Usage: node dist/bench/fleet/prometheus.js [--nodes 5000] [--collector LABEL=DIST/collector/cli.js]...
-         [--reps 3] [--tsdb DIR] [--window-s S] [--step-s 60] [--port 19090] [--out FILE]
+         [--reps 3] [--tsdb DIR] [--window-s S] [--step-s 60] [--port 19090] [--piece-nodes N]
+         [--out FILE]
 Row (g): the collector's Prometheus source over a real Prometheus holding synthetic series for N
 nodes, beside the floors of its PromQL. Prints the results as JSON (also to --out FILE).
   --collector  a build to measure (default: this one's); given more than once, the collectors are
@@ -39,7 +40,10 @@ nodes, beside the floors of its PromQL. Prints the results as JSON (also to --ou
   --tsdb       keep the backfill in DIR, or reuse it while its series are fresh
   --window-s   seconds the synthetic samples reach past their writing (default 1200 + 0.024 a node)
   --step-s     seconds between the synthetic scrapes
-  --port       Prometheus's loopback port`;
+  --port       Prometheus's loopback port
+  --max-load   runs and floors at a 1-minute load above this are left out of FILE.md's medians (rerun)
+  --piece-nodes  backfill N nodes at a time (promtool holds its whole input's series in memory); Prometheus
+               merges the pieces' blocks before anything is measured`;
 
 const log = (m: string) => process.stderr.write(`[prom] ${m}\n`);
 
@@ -66,6 +70,8 @@ function emitFleetOpenMetrics(
   n: number,
   times: readonly number[],
   keep?: Set<string>,
+  /** The first node: a fleet backfilled in pieces writes nodes [from, n) here. */
+  from = 0,
 ): void {
   const families = new Map<string, { type: string; samples: string[] }>();
   let current = "";
@@ -88,7 +94,7 @@ function emitFleetOpenMetrics(
       const m = /^(\w+)(?:\{(.*)\})? (\S+)/.exec(s);
       return m ? [{ name: m[1]!, labels: m[2], value: m[3]! }] : [];
     });
-    for (let i = 0; i < n; i++) {
+    for (let i = from; i < n; i++) {
       const node = `node="node-${i}",job="proxyscope",instance="10.0.${i >> 8}.${i & 255}:9977"`;
       let chunk = "";
       for (const s of parsed) {
@@ -117,7 +123,7 @@ export function fleetOpenMetrics(
 function writeOpenMetricsFile(
   path: string,
   exposition: string,
-  n: number,
+  [from, n]: [number, number],
   times: number[],
   keep: Set<string>,
 ) {
@@ -136,6 +142,7 @@ function writeOpenMetricsFile(
       n,
       times,
       keep,
+      from,
     );
     writeSync(fd, buf);
   } finally {
@@ -266,7 +273,20 @@ async function floorRun(
   };
 }
 
-interface PromBenchOptions {
+/** Blocks of the TSDB whose time range overlaps another's (what a backfill in pieces leaves). */
+export function overlappingBlocks(tsdb: string): number {
+  const ranges = readdirSync(tsdb)
+    .filter((f) => /^[0-9A-Z]{26}$/.test(f) && existsSync(join(tsdb, f, "meta.json")))
+    .map(
+      (f) =>
+        JSON.parse(readFileSync(join(tsdb, f, "meta.json"), "utf8")) as { minTime: number; maxTime: number },
+    );
+  return ranges.filter((a, i) =>
+    ranges.some((b, j) => i !== j && a.minTime < b.maxTime && b.minTime < a.maxTime),
+  ).length;
+}
+
+export interface PromBenchOptions {
   repo: string;
   nodes: number;
   /** Collector CLIs to measure, alternated rep by rep (before/after in one run). */
@@ -281,6 +301,12 @@ interface PromBenchOptions {
   stepS?: number;
   /** Prometheus's loopback port (default 19090). */
   port?: number;
+  /**
+   * Backfill this many nodes at a time (default: all at once). promtool holds every series of its
+   * input in memory (11.5 GB at 50,000 nodes); pieces make overlapping blocks, which Prometheus merges
+   * by vertical compaction before the runs (it waits for one block).
+   */
+  pieceNodes?: number;
 }
 
 async function runPromBench(o: PromBenchOptions): Promise<Record<string, unknown>> {
@@ -319,22 +345,35 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
     const exposition = readFileSync(`${samples}/${best}`, "utf8");
     const times = scrapeTimes(Math.floor(Date.now() / 1000), windowS, stepS);
     const om = `${o.dir}/fleet.om`;
-    const t0 = performance.now();
-    writeOpenMetricsFile(om, exposition, o.nodes, times, keep);
-    const genMs = performance.now() - t0;
-    const t1 = performance.now();
-    const b = spawnSync(
-      "/usr/bin/time",
-      ["-f", "@@TIME %e %U %S %M", "promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
-      { encoding: "utf8", maxBuffer: 64 << 20 },
-    );
-    rmSync(om, { force: true });
-    if (b.status !== 0) return { error: `promtool: ${(b.stderr ?? "").slice(-500)}` };
-    const m = /@@TIME (\S+) (\S+) (\S+) (\S+)/.exec(b.stderr ?? "");
+    const piece = o.pieceNodes ?? o.nodes;
+    let genMs = 0;
+    let backfillMs = 0;
+    let backfillCpuMs = 0;
+    let backfillMaxRssMb = 0;
+    for (let from = 0; from < o.nodes; from += piece) {
+      const t0 = performance.now();
+      writeOpenMetricsFile(om, exposition, [from, Math.min(o.nodes, from + piece)], times, keep);
+      genMs += performance.now() - t0;
+      const t1 = performance.now();
+      const b = spawnSync(
+        "/usr/bin/time",
+        ["-f", "@@TIME %e %U %S %M", "promtool", "tsdb", "create-blocks-from", "openmetrics", om, tsdb],
+        { encoding: "utf8", maxBuffer: 64 << 20 },
+      );
+      rmSync(om, { force: true });
+      if (b.status !== 0) return { error: `promtool: ${(b.stderr ?? "").slice(-500)}` };
+      const m = /@@TIME (\S+) (\S+) (\S+) (\S+)/.exec(b.stderr ?? "");
+      backfillMs += performance.now() - t1;
+      backfillCpuMs += m ? (Number(m[2]) + Number(m[3])) * 1000 : Number.NaN;
+      backfillMaxRssMb = Math.max(backfillMaxRssMb, m ? Number(m[4]) / 1024 : Number.NaN);
+      log(`backfilled nodes ${from}..${Math.min(o.nodes, from + piece) - 1}`);
+    }
     backfill = {
       generateMs: genMs,
-      backfillMs: performance.now() - t1,
-      backfillCpuMs: m ? (Number(m[2]) + Number(m[3])) * 1000 : null,
+      backfillMs,
+      backfillCpuMs,
+      backfillMaxRssMb,
+      pieceNodes: piece,
       recording: best,
       scrapes: times.length,
       stepS,
@@ -365,6 +404,12 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
       if (Date.now() > end) return { error: "prometheus never got ready" };
       await new Promise((r) => setTimeout(r, 500));
     }
+    // Overlapping blocks (a backfill in pieces) are merged by Prometheus's compactor within a minute or
+    // two of its start: measured before that, every run would share the machine with the merge.
+    for (const until = Date.now() + 1_800_000; overlappingBlocks(tsdb) > 0 && Date.now() < until;)
+      await new Promise((r) => setTimeout(r, 5000));
+    if (overlappingBlocks(tsdb) > 0)
+      return { error: `Prometheus left ${overlappingBlocks(tsdb)} overlapping blocks unmerged after 30 min` };
     const series = await countOf('count({job="proxyscope"})');
     const fresh0 = await freshNodes();
     if (fresh0 !== o.nodes)
@@ -382,19 +427,29 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
       ),
       ...(o.floors ?? {}),
     };
-    const floors: Record<string, { wallMs: number; promCpuMs: number; bytes: number }[]> = {};
-    const runs: Record<string, (Omit<TimedRun, "stdout"> & { promCpuMs: number })[]> = {};
+    // Each run and floor carries the 1-minute load before and after it: one above 2 on this 2-core
+    // machine is rerun, not reported.
+    const floors: Record<
+      string,
+      { wallMs: number; promCpuMs: number; bytes: number; loadavg: [number, number] }[]
+    > = {};
+    const runs: Record<
+      string,
+      (Omit<TimedRun, "stdout"> & { promCpuMs: number; loadavg: [number, number] })[]
+    > = {};
     const counts: Record<string, Record<string, number>> = {};
     for (let k = 0; k < o.reps; k++) {
       for (const [name, qs] of Object.entries(floorSets)) {
+        const l0 = loadavg()[0]!;
         const f = await floorRun(qs, prom.pid);
-        (floors[name] ??= []).push(f);
+        (floors[name] ??= []).push({ ...f, loadavg: [l0, loadavg()[0]!] });
         log(
           `floor "${name}" (${qs.length} queries): ${f.wallMs.toFixed(0)} ms, Prometheus CPU ${f.promCpuMs.toFixed(0)} ms, ${(f.bytes / 2 ** 20).toFixed(1)} MiB`,
         );
       }
       for (const c of o.collectors) {
         const pc = promCpuMs(prom.pid);
+        const l0 = loadavg()[0]!;
         const r = timedRun([
           process.execPath,
           c.cli,
@@ -410,7 +465,11 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
         ]);
         counts[c.label] = outcomes(r.stdout);
         const { stdout: _s, ...rest } = r;
-        (runs[c.label] ??= []).push({ ...rest, promCpuMs: promCpuMs(prom.pid) - pc });
+        (runs[c.label] ??= []).push({
+          ...rest,
+          promCpuMs: promCpuMs(prom.pid) - pc,
+          loadavg: [l0, loadavg()[0]!],
+        });
         log(
           `${c.label}, ${o.nodes} nodes: ${r.wallMs.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU (Prometheus ${(promCpuMs(prom.pid) - pc).toFixed(0)} ms), ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit}) ${JSON.stringify(counts[c.label])} load ${loadavg()[0]!.toFixed(1)}`,
         );
@@ -437,6 +496,52 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
   }
 }
 
+interface Timed {
+  wallMs: number;
+  loadavg?: [number, number];
+}
+
+/**
+ * The runs beside their floors as markdown (--out FILE.json writes FILE.md too): per collector, its
+ * median wall time against the median of the floor of its own queries, the ratio, and the load of every
+ * run. A run or floor at a 1-minute load above `maxLoad` is left out of the medians and counted as
+ * rerun; with none left the row reads "rerun", never a figure.
+ */
+export function renderPromBench(r: Record<string, unknown>, maxLoad: number): string {
+  const floors = (r.floors ?? {}) as Record<string, Timed[]>;
+  const runs = (r.runs ?? {}) as Record<
+    string,
+    (Timed & { cpuMs: number; maxRssMb: number; exit: number })[]
+  >;
+  const quiet = <T extends Timed>(xs: T[]) => xs.filter((x) => Math.max(...(x.loadavg ?? [0])) <= maxLoad);
+  const med = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length === 0 ? Number.NaN : (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2;
+  };
+  const loads = (xs: Timed[]) =>
+    xs.map((x) => (x.loadavg ?? []).map((l) => l.toFixed(1)).join("→")).join(", ");
+  const ms = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : "rerun");
+  const lines = [
+    `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs at a 1-minute load ≤ ${maxLoad}:`,
+    "",
+    "| collector | wall (runs) | its CPU | peak RSS | floor: its queries straight to Prometheus, all at once | ratio | loads (runs; floors) | rerun |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const [label, rs] of Object.entries(runs)) {
+    const fl = floors[`queries of ${label}`] ?? [];
+    const q = quiet(rs);
+    const qf = quiet(fl);
+    const w = med(q.map((x) => x.wallMs));
+    const f = med(qf.map((x) => x.wallMs));
+    lines.push(
+      `| ${label} | ${ms(w)} (${q.map((x) => (x.wallMs / 1000).toFixed(2)).join(", ")}) | ${ms(med(q.map((x) => x.cpuMs)))} | ${med(q.map((x) => x.maxRssMb)).toFixed(0)} MB | ${ms(f)} | ${Number.isFinite(w / f) ? `${(w / f).toFixed(2)}×` : "—"} | ${loads(rs)}; ${loads(fl)} | ${rs.length - q.length + fl.length - qf.length} |`,
+    );
+  }
+  const ro = floors["read-only: count() of each family"] ?? [];
+  lines.push("", `Read-only floor (count() of each family): ${ms(med(quiet(ro).map((x) => x.wallMs)))}.`);
+  return `${lines.join("\n")}\n`;
+}
+
 /** Row (g) as bench/run.ts records it: this checkout's collector, its own PromQL as the floor. */
 export async function prometheusRow(repo: string, n: number, dir: string): Promise<Record<string, unknown>> {
   const r = await runPromBench({
@@ -445,6 +550,8 @@ export async function prometheusRow(repo: string, n: number, dir: string): Promi
     collectors: [{ label: "collector", cli: `${repo}/dist/collector/cli.js` }],
     reps: 3,
     dir,
+    // 10,000 nodes a piece: ~2.5 GB of promtool at a time instead of 11.5 GB at 50,000.
+    pieceNodes: 10_000,
   });
   const floors = r.floors as Record<string, { wallMs: number }[]> | undefined;
   const runs = r.runs as Record<string, unknown[]> | undefined;
@@ -467,9 +574,14 @@ async function main(): Promise<void> {
       "window-s": { type: "string" },
       "step-s": { type: "string" },
       port: { type: "string" },
+      "piece-nodes": { type: "string" },
+      "max-load": { type: "string", default: "2" },
       out: { type: "string" },
     },
   });
+  const maxLoad = Number(values["max-load"]);
+  const pieceNodes =
+    values["piece-nodes"] === undefined ? undefined : count(values["piece-nodes"], "--piece-nodes", 1);
   const nodes = count(values.nodes, "--nodes");
   const reps = count(values.reps, "--reps");
   const windowS = values["window-s"] === undefined ? undefined : count(values["window-s"], "--window-s");
@@ -499,9 +611,13 @@ async function main(): Promise<void> {
       ...(windowS !== undefined ? { windowS } : {}),
       ...(stepS !== undefined ? { stepS } : {}),
       ...(port !== undefined ? { port } : {}),
+      ...(pieceNodes !== undefined ? { pieceNodes } : {}),
     });
     const out = JSON.stringify({ loadavg: loadavg(), ...r }, null, 1);
-    if (values.out) writeFileSync(values.out, out);
+    if (values.out) {
+      writeFileSync(values.out, out);
+      writeFileSync(values.out.replace(/\.json$/, "") + ".md", renderPromBench(r, maxLoad));
+    }
     process.stdout.write(`${out}\n`);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -18,24 +18,20 @@ function promOpts(cfg: GatherConfig, leftMs: number) {
 }
 
 /**
- * --source prometheus: the nodes from the agents' gauges, then the burn-down. The queries and the
- * burn-down share the gather's one deadline (`leftMs`; --timeout-ms is per API call).
+ * --source prometheus: the nodes from the agents' gauges and the burn-down's range query, sent at once
+ * under the gather's one deadline (--timeout-ms is per API call). Neither needs anything from the API,
+ * so gather() starts this before it reads the API and waits for the longest of the three, not their sum
+ * (bench/growth's Prometheus row: 1.75 s -> 1.37 s at 5,000 nodes against a 1.07 s floor).
  */
-export async function fromPrometheus(
-  cfg: GatherConfig,
-  leftMs: () => number,
-  deadlineMs: number,
-): Promise<Observed> {
+export async function fromPrometheus(cfg: GatherConfig, deadlineMs: number): Promise<Observed> {
   if (!cfg.prometheusUrl)
     return { ok: false, error: "--source prometheus needs --prometheus-url", usage: true };
-  const p = await gatherFromPrometheus(promOpts(cfg, leftMs()));
+  const [p, h] = await Promise.all([
+    gatherFromPrometheus(promOpts(cfg, deadlineMs)),
+    gatherBurnDown(promOpts(cfg, deadlineMs), BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S),
+  ]);
   if (!p.ok) return p;
   // The burn-down: a history that cannot be read is named on the page, and the report stands.
-  const left = leftMs();
-  const h =
-    left > 0
-      ? await gatherBurnDown(promOpts(cfg, left), BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S)
-      : { ok: false as const, error: `not read: the gather's ${deadlineMs} ms deadline had passed` };
   return {
     ok: true,
     observations: p.value,

@@ -40,6 +40,13 @@ export async function gather(
 ): Promise<GatherResult> {
   const started = new Date();
   const saved = cfg.demo === true || (cfg.fromFiles?.length ?? 0) > 0;
+  // Prometheus's answers need nothing from the API: they go out now, while the API is read.
+  const fromProm =
+    !saved && cfg.source === "prometheus"
+      ? fromPrometheus(cfg, cfg.gatherDeadlineMs ?? DEFAULT_GATHER_DEADLINE_MS)
+      : null;
+  // Its Result says how it failed; a throw is a bug, which the await below still meets.
+  void fromProm?.catch(() => undefined);
   const api = await readApi(cfg, saved);
   if (!api.ok) return api;
   const { kube, cluster } = api;
@@ -54,7 +61,7 @@ export async function gather(
   // The agents' calls and the parity confirmation share the gather's one deadline.
   const gatherStarted = performance.now();
   const leftMs = () => fetchOpts.deadlineMs - (performance.now() - gatherStarted);
-  const observed = await observe(cfg, kube, fetchOpts, leftMs);
+  const observed = fromProm !== null ? await fromProm : await observe(cfg, kube, fetchOpts);
   if (!observed.ok) return observed;
   const { observations, history } = observed;
   // Parity: the flagged Services' current EndpointSlices, so the rollup can tell churn from a loss.
@@ -97,12 +104,7 @@ async function readApi(
 type FetchBase = Omit<Parameters<typeof fetchAgents>[1], "concurrency"> & { deadlineMs: number };
 
 /** The nodes as the configured source tells them. */
-async function observe(
-  cfg: GatherConfig,
-  kube: Kube | null,
-  fetchOpts: FetchBase,
-  leftMs: () => number,
-): Promise<Observed> {
+async function observe(cfg: GatherConfig, kube: Kube | null, fetchOpts: FetchBase): Promise<Observed> {
   switch (cfg.source) {
     case "agents": {
       const pods = await listAgentPods(kube!.kc, cfg);
@@ -124,6 +126,7 @@ async function observe(
       return { ok: true, observations, history: {} };
     }
     case "prometheus":
-      return fromPrometheus(cfg, leftMs, fetchOpts.deadlineMs);
+      // Started before the API was read (gather()).
+      return fromPrometheus(cfg, fetchOpts.deadlineMs);
   }
 }

@@ -58,7 +58,12 @@ const COL_CLASSES = [
 
 export function poolTables(r: FleetReport): string {
   const pools = new Map<string, FleetNode[]>();
-  for (const n of r.nodes) pools.set(n.pool, [...(pools.get(n.pool) ?? []), n]);
+  // Appended in place: copying the pool's list for each node is quadratic in the fleet's size.
+  for (const n of r.nodes) {
+    const pool = pools.get(n.pool);
+    if (pool) pool.push(n);
+    else pools.set(n.pool, [n]);
+  }
   return [...pools.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([pool, ns], i) => {

@@ -14,6 +14,7 @@ import { REPO_ROOT } from "../../helpers/uml.js";
 
 const ENTRY_POINTS = [
   "bench/run.ts",
+  "bench/growth.ts",
   "bench/nft-calls.ts",
   "bench/soak.ts",
   "bench/fleet/prometheus.ts",

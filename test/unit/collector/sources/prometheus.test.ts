@@ -8,6 +8,7 @@ import { AgentMetrics } from "../../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../../agent/server/rendered-scan.js";
 import {
   gatherFromPrometheus,
+  parseQueryAnswer,
   parityFromSeries,
   queries,
   queryUrl,
@@ -140,3 +141,38 @@ t.test("the queries filter before grouping and ask only for what the report read
     "http://p:9090/api/v1/query?query=up&timeout=1.234",
   );
 });
+
+t.test(
+  "an answer is judged sample by sample: one bad sample among many refuses the whole answer",
+  async (t) => {
+    const good = (i: number) => ({
+      metric: { node: `node-${i}`, phase: "ipvs" },
+      value: [1764417600.5, "1"],
+    });
+    const answer = (last: unknown, extra: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        status: "success",
+        data: { resultType: "vector", result: [...Array.from({ length: 1000 }, (_, i) => good(i)), last] },
+        ...extra,
+      });
+    const ok = parseQueryAnswer(answer(good(1000), { warnings: ["w"] }), "q");
+    t.ok(ok.ok, "a good answer, with Prometheus's warnings beside it");
+    t.equal(ok.ok && ok.value.length, 1001);
+    t.equal(ok.ok && ok.value[1000]!.metric.node, "node-1000");
+    for (const [why, last] of [
+      ["a label that is not a string", { metric: { node: 7 }, value: [1, "1"] }],
+      ["no metric", { value: [1, "1"] }],
+      ["a metric that is an array", { metric: ["node"], value: [1, "1"] }],
+      ["a value with three parts", { metric: {}, value: [1, "1", "2"] }],
+      ["a time that is a string", { metric: {}, value: ["1", "1"] }],
+      ["a value that is a number", { metric: {}, value: [1, 1] }],
+      ["a sample that is null", null],
+    ] as const) {
+      const r = parseQueryAnswer(answer(last), "max by (node) (x)");
+      t.notOk(r.ok, why);
+      t.match(!r.ok && r.error, /^unexpected answer to max by \(node\) \(x\)/, `${why}: named`);
+    }
+    const matrix = JSON.stringify({ status: "success", data: { resultType: "matrix", result: [] } });
+    t.notOk(parseQueryAnswer(matrix, "q").ok, "a range answer where an instant one belongs");
+  },
+);
