@@ -142,18 +142,10 @@ async function oneShot(
 ): Promise<number> {
   switch (command) {
     case "scan": {
-      const [{ scanNode }, { renderText }, { renderStructured }] = await Promise.all([
-        import("./scan.js"),
-        import("./render/text.js"),
-        import("../common/structured.js"),
-      ]);
+      // Only the renderer the output format needs: yaml alone is 72 modules a `-o json` scan never uses.
+      const [{ scanNode }, render] = await Promise.all([import("./scan.js"), renderer(cfg)]);
       const report = await scanNode(input);
-      const colour =
-        cfg.color === "always" ||
-        (cfg.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
-      process.stdout.write(
-        cfg.output === "text" ? `${renderText(report, colour)}\n` : renderStructured(report, cfg.output),
-      );
+      process.stdout.write(render(report));
       return reachesSeverity(report, cfg.failOn) ? EXIT.findings : EXIT.ok;
     }
     case "verify":
@@ -161,6 +153,19 @@ async function oneShot(
     case "cleanup":
       return (await import("./cleanup/command.js")).cleanupCommand(cfg, input);
   }
+}
+
+async function renderer(cfg: AgentConfig): Promise<(r: NodeReport) => string> {
+  if (cfg.output === "json") return (await import("../common/structured-json.js")).renderJson;
+  if (cfg.output === "yaml") {
+    const { renderStructured } = await import("../common/structured.js");
+    return (r) => renderStructured(r, "yaml");
+  }
+  const { renderText } = await import("./render/text.js");
+  const colour =
+    cfg.color === "always" ||
+    (cfg.color === "auto" && process.stdout.isTTY === true && !process.env.NO_COLOR);
+  return (r) => `${renderText(r, colour)}\n`;
 }
 
 main(process.argv.slice(2)).then(
