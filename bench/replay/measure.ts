@@ -13,7 +13,7 @@ import { serveRow } from "./serve.js";
 
 const USAGE = `\
 Usage: node dist/bench/replay/measure.js --out FILE --cache DIR [--sizes 1000,10000] [--reps 3]
-         [--serve-s 600] [--serve-n 10000] [--load-s 60] [--nft-sizes 1000,10000,30000] [--nft11-root DIR]
+         [--serve-s 600] [--serve-n 10000] [--load-s 90] [--nft-sizes 1000,10000,30000] [--nft11-root DIR]
          [--max-load 2] [--wait-quiet-s 900]
 Inside a network namespace (bench/replay/run.js starts it there): the replay's rows, to FILE.`;
 
@@ -201,7 +201,7 @@ async function main(): Promise<void> {
       reps: { type: "string", default: "3" },
       "serve-s": { type: "string", default: "600" },
       "serve-n": { type: "string", default: "10000" },
-      "load-s": { type: "string", default: "60" },
+      "load-s": { type: "string", default: "90" },
       "nft-sizes": { type: "string", default: "" },
       "nft11-root": { type: "string" },
       "max-load": { type: "string", default: "2" },

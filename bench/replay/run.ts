@@ -11,7 +11,7 @@ import { renderReplay, type ReplayResults } from "./render.js";
 
 const USAGE = `\
 Usage: node dist/bench/replay/run.js [--sizes 1000,10000,30000] [--reps 3] [--serve-s 600]
-         [--serve-n 10000] [--load-s 60] [--cache DIR] [--record-only] [--nft-sizes 1000,10000,30000]
+         [--serve-n 10000] [--load-s 90] [--cache DIR] [--record-only] [--nft-sizes 1000,10000,30000]
          [--nft11-root DIR] [--max-load 2] [--wait-quiet-s 900] [--name replay]
 The agent in kube-proxy's ipvs mode at real speed: ipvs-mode nodes recorded ONCE in User-Mode Linux
 (kept in --cache, default ${DEFAULT_CACHE}; recorded when missing), replayed on the host in a
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
       reps: { type: "string", default: "3" },
       "serve-s": { type: "string", default: "600" },
       "serve-n": { type: "string", default: "10000" },
-      "load-s": { type: "string", default: "60" },
+      "load-s": { type: "string", default: "90" },
       cache: { type: "string", default: DEFAULT_CACHE },
       "record-only": { type: "boolean", default: false },
       "nft-sizes": { type: "string", default: "" },

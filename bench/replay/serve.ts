@@ -18,6 +18,7 @@ const DIST = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, ""
 const REPO = `${DIST}/..`;
 const CLI = `${DIST}/agent/cli.js`;
 const STATIC_SERVE = `${DIST}/bench/node/static-serve.js`;
+const ELD_PRELOAD = `${DIST}/bench/node/eld-preload.js`;
 export const NODE_EXPORTER = "/usr/bin/prometheus-node-exporter";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (m: string) => process.stderr.write(`[replay] ${m}\n`);
@@ -128,6 +129,18 @@ async function pacedMetrics(port: number, seconds: number, workers: number, rps:
   return { requests: lat.length, errors, ...percentiles(lat) };
 }
 
+/** The serving thread's event-loop delay over 250 ms intervals: the longest block, the worst and median p99. */
+function eldSummary(rows: { maxMs: number; p99Ms: number }[]) {
+  const p99s = rows.map((r) => r.p99Ms).sort((a, b) => a - b);
+  return {
+    maxMs: rows.reduce((m, r) => Math.max(m, r.maxMs), 0),
+    worstP99Ms: p99s.at(-1) ?? NaN,
+    medianP99Ms: p99s[Math.floor(p99s.length / 2)] ?? NaN,
+    intervals: rows.length,
+    over5ms: rows.filter((r) => r.maxMs > 5).length,
+  };
+}
+
 function eldRows(file: string, from: number, to: number) {
   if (!existsSync(file)) return [];
   return readFileSync(file, "utf8")
@@ -185,25 +198,29 @@ export async function serveRow(o: ServeOptions) {
     lastQueued: { unix: Math.floor(Date.now() / 1000) - 600 },
   });
   const procView = procfsWithRecordedIpvs(o.dir);
+  const startAgent = (eldOut?: string, memOut?: string) =>
+    spawnAgentServe(
+      CLI,
+      port,
+      [
+        "--proc-root",
+        `${o.dir}/proc`,
+        "--sys-root",
+        `${o.dir}/sys`,
+        "--tool-dir",
+        `${o.dir}/tools`,
+        "--kube-proxy-metrics-url",
+        kp.url,
+        "--kube-proxy-health-url",
+        kp.healthUrl,
+      ],
+      eldOut,
+      memOut,
+    );
+  // The CPU and memory window: no event-loop monitor (its 1 ms timer is CPU the agent does not spend);
+  // the heap sampler every 2 s is.
   const t00 = Date.now();
-  const agent = spawnAgentServe(
-    CLI,
-    port,
-    [
-      "--proc-root",
-      `${o.dir}/proc`,
-      "--sys-root",
-      `${o.dir}/sys`,
-      "--tool-dir",
-      `${o.dir}/tools`,
-      "--kube-proxy-metrics-url",
-      kp.url,
-      "--kube-proxy-health-url",
-      kp.healthUrl,
-    ],
-    eld,
-    mem,
-  );
+  let agent = startAgent(undefined, mem);
   const ne = spawn(NODE_EXPORTER, [`--path.procfs=${procView}`, `--web.listen-address=127.0.0.1:${nePort}`], {
     stdio: ["ignore", "ignore", "ignore"],
   });
@@ -225,7 +242,6 @@ export async function serveRow(o: ServeOptions) {
     const b0 = cpuOf(neNoIpvs.pid!);
     const first = (await get(port, "/metrics")).body;
     const s0 = scansTotal(first);
-    const from = Date.now();
     const t0 = performance.now();
     const rss: number[] = [];
     let neSeries = 0;
@@ -262,7 +278,6 @@ export async function serveRow(o: ServeOptions) {
     const report = (await get(port, "/report")).body;
     const perH = 3600 / elapsedS;
     const sorted = [...rss].sort((a, b) => a - b);
-    const eldWin = eldRows(eld, from, to);
     const window = {
       windowS: elapsedS,
       scans,
@@ -272,6 +287,11 @@ export async function serveRow(o: ServeOptions) {
       totalCpuSPerHour: ((a1.selfMs + a1.childMs - a0.selfMs - a0.childMs) / 1000) * perH,
       floorCpuSPerHour: (o.floorCpuMs / 1000) * scans * perH,
       toReady,
+      // The window holds no full read (one an hour by default): add one, at what the start cost (Node's
+      // start, the scan thread's, and the first scan, which reads everything): an upper bound.
+      hourWithFullReadCpuS:
+        ((a1.selfMs + a1.childMs - a0.selfMs - a0.childMs) / 1000) * perH +
+        (toReady.selfMs + toReady.childMs) / 1000,
       nodeExporter: {
         cpuSPerHour: ((n1.selfMs + n1.childMs - n0.selfMs - n0.childMs) / 1000) * perH,
         series: neSeries,
@@ -295,12 +315,6 @@ export async function serveRow(o: ServeOptions) {
         external: (heaps.main?.external ?? NaN) + (heaps.worker?.external ?? NaN),
         malloced: (heaps.main?.mallocedMb ?? NaN) + (heaps.worker?.mallocedMb ?? NaN),
       },
-      eventLoop: {
-        maxMs: eldWin.reduce((m, r) => Math.max(m, r.maxMs), 0),
-        worstP99Ms: eldWin.reduce((m, r) => Math.max(m, r.p99Ms), 0),
-        intervals: eldWin.length,
-        over5ms: eldWin.filter((r) => r.maxMs > 5).length,
-      },
       // How fresh each source of the last report was (reused reads say their age).
       sourceAges: agentBody
         .split("\n")
@@ -311,23 +325,34 @@ export async function serveRow(o: ServeOptions) {
       `serve: agent ${window.agentCpuSPerHour.toFixed(1)} + tools ${window.replayToolsCpuSPerHour.toFixed(1)} CPU-s/h, node_exporter ${window.nodeExporter.cpuSPerHour.toFixed(1)} CPU-s/h, ${scans} scans, RSS ${window.rssMb.median.toFixed(1)} MB`,
     );
     if (o.loadS <= 0) return { window, metricsP99: null };
-    // /metrics under paced clients while the agent keeps scanning, then the same bytes from a bare server.
+    await Promise.all([stop(agent), stop(ne), stop(neNoIpvs)]);
+    // /metrics under paced clients while the agent keeps scanning (a scan lands every 60 s), the serving
+    // thread's event-loop delay monitored; then the same bytes from a bare node:http server, the same
+    // monitor in it (on a shared machine its own delays are the floor the agent's are read against).
+    agent = startAgent(eld);
+    await waitFor(port, "/readyz", 600_000);
     const loadFrom = Date.now();
+    const s2 = scansTotal((await get(port, "/metrics")).body);
     const agentLoad = await pacedMetrics(port, o.loadS, 4, 100);
-    const agentEld = eldRows(eld, loadFrom, Date.now());
+    const agentEld = eldSummary(eldRows(eld, loadFrom, Date.now()));
+    const scansUnderLoad = scansTotal((await get(port, "/metrics")).body) - s2;
     await stop(agent);
+    rmSync(eld, { force: true });
     const mf = `/tmp/pxbench-replay-metrics-${process.pid}`;
     const rf = `/tmp/pxbench-replay-report-${process.pid}`;
     writeFileSync(mf, agentBody);
     writeFileSync(rf, report);
-    bare = spawn(process.execPath, [STATIC_SERVE, String(port), mf, rf], {
+    bare = spawn(process.execPath, ["--import", ELD_PRELOAD, STATIC_SERVE, String(port), mf, rf], {
       stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, PXBENCH_ELD_OUT: eld },
     });
     await new Promise<void>((resolve, reject) => {
       bare!.stdout!.on("data", (d: Buffer) => d.toString().includes("ready") && resolve());
       bare!.once("exit", (c) => reject(new Error(`static-serve exited ${c}`)));
     });
+    const bareFrom = Date.now();
     const bareLoad = await pacedMetrics(port, o.loadS, 4, 100);
+    const bareEld = eldSummary(eldRows(eld, bareFrom, Date.now()));
     rmSync(mf, { force: true });
     rmSync(rf, { force: true });
     return {
@@ -337,8 +362,9 @@ export async function serveRow(o: ServeOptions) {
         clients: 4,
         rps: 100,
         bytes: Buffer.byteLength(agentBody),
-        agent: { ...agentLoad, eventLoopMaxMs: agentEld.reduce((m, r) => Math.max(m, r.maxMs), 0) },
-        bare: bareLoad,
+        scansUnderLoad,
+        agent: { ...agentLoad, eventLoop: agentEld },
+        bare: { ...bareLoad, eventLoop: bareEld },
       },
     };
   } finally {
