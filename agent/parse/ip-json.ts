@@ -59,6 +59,12 @@ export function parseJsonArray<T>(
   what: string,
   fastCheck?: (doc: unknown) => doc is T[],
 ): Result<T[]> {
+  const doc = jsonArrayDoc(text, what);
+  return doc.ok ? arrayOf(doc.value, item, what, fastCheck) : doc;
+}
+
+/** The document of an `ip -j` listing, bounded; [] for the nothing some releases print for an empty one. */
+export function jsonArrayDoc(text: string, what: string): Result<unknown> {
   // `ip -j` prints nothing at all (not "[]") for an empty route table on some iproute2 releases.
   if (text.trim() === "") return parsed([]);
   // Counted before parsing: a few MB of small objects is a parse of hundreds of MB (listing-bounds.ts).
@@ -69,15 +75,32 @@ export function parseJsonArray<T>(
         ? `${what} is not JSON: ${excerpt(text)}`
         : `${what} is too large to parse: ${read.message}`,
     );
-  if (fastCheck?.(read.doc)) return parsed(read.doc);
-  const r = z.array(item).safeParse(read.doc);
+  return parsed(read.doc);
+}
+
+function arrayOf<T>(
+  doc: unknown,
+  item: z.ZodType<T>,
+  what: string,
+  fastCheck?: (doc: unknown) => doc is T[],
+): Result<T[]> {
+  if (fastCheck?.(doc)) return parsed(doc);
+  const r = z.array(item).safeParse(doc);
   if (!r.success) return unparsable(`${what} has an unexpected shape: ${r.error.issues[0]?.message ?? ""}`);
   return parsed(r.data);
 }
 
 /** Parses `ip -j -d addr show`: every link with its kind, state and inet/inet6 addresses. */
 export function parseIpAddrJson(text: string): Result<Interface[]> {
-  const r = parseJsonArray(text, Link, "ip -j -d addr show", isLinkArray);
+  const doc = jsonArrayDoc(text, ADDR);
+  return doc.ok ? ipAddrInterfaces(doc.value) : doc;
+}
+
+const ADDR = "ip -j -d addr show";
+
+/** parseIpAddrJson of a listing already parsed (jsonArrayDoc): the addresses probe parses it once. */
+export function ipAddrInterfaces(doc: unknown): Result<Interface[]> {
+  const r = arrayOf(doc, Link, ADDR, isLinkArray);
   if (!r.ok) return r;
   return parsed(
     r.value.map((l) => ({
