@@ -143,16 +143,10 @@ async function oneShot(
 ): Promise<number> {
   switch (command) {
     case "scan": {
-      const [{ scanNode }, { renderText }, { renderStructured }] = await Promise.all([
-        import("./scan.js"),
-        import("./render/text.js"),
-        import("../common/structured.js"),
-      ]);
+      // Only the renderer the output format needs: yaml alone is 72 modules a `-o json` scan never uses.
+      const [{ scanNode }, render] = await Promise.all([import("./scan.js"), renderer(cfg)]);
       const report = await scanNode(input);
-      const colour = useColour(cfg.color, process.env, process.stdout.isTTY);
-      process.stdout.write(
-        cfg.output === "text" ? `${renderText(report, colour)}\n` : renderStructured(report, cfg.output),
-      );
+      process.stdout.write(render(report));
       return reachesSeverity(report, cfg.failOn) ? EXIT.findings : EXIT.ok;
     }
     case "verify":
@@ -160,6 +154,17 @@ async function oneShot(
     case "cleanup":
       return (await import("./cleanup/command.js")).cleanupCommand(cfg, input);
   }
+}
+
+async function renderer(cfg: AgentConfig): Promise<(r: NodeReport) => string> {
+  if (cfg.output === "json") return (await import("../common/structured-json.js")).renderJson;
+  if (cfg.output === "yaml") {
+    const { renderStructured } = await import("../common/structured.js");
+    return (r) => renderStructured(r, "yaml");
+  }
+  const { renderText } = await import("./render/text.js");
+  const colour = useColour(cfg.color, process.env, process.stdout.isTTY);
+  return (r) => `${renderText(r, colour)}\n`;
 }
 
 main(process.argv.slice(2)).then(

@@ -54,3 +54,20 @@ if [[ " $* " != *" --quick "* && " $* " != *" --only "* ]]; then
   scripts/nft11-root.sh /var/tmp/proxyscope-nft11 >/dev/null
   node dist/bench/growth.js --sizes 0,1000,10000,30000 --nft11-root /var/tmp/proxyscope-nft11
 fi
+
+# ipvs mode at the host's speed (bench/replay, docs/benchmarks.md): the node recorded once in UML (the
+# first run records it, ~10 min), replayed in a network namespace; serve beside node_exporter there.
+# Results: bench/results/replay-ipvs.md and .json.
+# Part of the ipvs phase: --only without ipvs leaves it out.
+replay=(--sizes 1000,10000 --serve-n 10000)
+only=""
+prev=""
+for arg in "$@"; do
+  [[ "$arg" == --quick ]] && replay=(--sizes 1000 --serve-n 1000 --serve-s 120)
+  [[ "$prev" == --only ]] && only="$arg"
+  [[ "$arg" == --only=* ]] && only="${arg#--only=}"
+  prev="$arg"
+done
+if [[ -z "$only" || ",$only," == *,ipvs,* ]]; then
+  node dist/bench/replay/run.js "${replay[@]}" --name replay-ipvs
+fi

@@ -41,9 +41,13 @@ export const kubeIpvs0Absent = (): KubeIpvs0Facts => ({
  */
 export function kubeIpvs0FromAddrListing(text: string, device = "kube-ipvs0"): Result<KubeIpvs0Facts> {
   const json = jsonOf(text);
-  if (!json.ok) return json;
-  if (!Array.isArray(json.value)) return unparsable("ip -j printed something that is not a list of links");
-  const mine = json.value.filter(
+  return json.ok ? kubeIpvs0FromAddrDoc(json.value, device) : json;
+}
+
+/** The same from the listing's document, when the addresses probe has parsed it already (once, not twice). */
+export function kubeIpvs0FromAddrDoc(doc: unknown, device = "kube-ipvs0"): Result<KubeIpvs0Facts> {
+  if (!Array.isArray(doc)) return unparsable("ip -j printed something that is not a list of links");
+  const mine = doc.filter(
     (l: unknown) => typeof l === "object" && l !== null && (l as { ifname?: unknown }).ifname === device,
   );
   return mine.length === 0 ? parsed(kubeIpvs0Absent()) : fromLinks(mine, device);

@@ -1,6 +1,12 @@
-import { defaultRouteSource, parseIpAddrJson, parseIpRouteJson, type Interface } from "../parse/ip-json.js";
+import {
+  defaultRouteSource,
+  ipAddrInterfaces,
+  jsonArrayDoc,
+  parseIpRouteJson,
+  type Interface,
+} from "../parse/ip-json.js";
 import type { KubeIpvs0Facts } from "../facts/ipvs.js";
-import { kubeIpvs0FromAddrListing } from "../parse/kube-ipvs0.js";
+import { kubeIpvs0FromAddrDoc, kubeIpvs0FromAddrListing } from "../parse/kube-ipvs0.js";
 import { ipvsGatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext, type ProbeOutcome } from "./types.js";
 import type { Result } from "../../common/result.js";
@@ -53,10 +59,14 @@ async function readListing(
 ): Promise<Read<{ interfaces: Interface[]; kubeIpvs0: Result<KubeIpvs0Facts> }>> {
   const addr = await runIp(ctx, ["-j", "-d", "addr", "show"]);
   if (!addr.ok) return addr;
-  const ifs = parseIpAddrJson(addr.facts);
+  // One JSON parse for both (2 MB at 10,000 Services); blank output stays kube-ipvs0's own "not JSON".
+  const doc = jsonArrayDoc(addr.facts, "ip -j -d addr show");
+  const ifs = doc.ok ? ipAddrInterfaces(doc.value) : doc;
   if (!ifs.ok)
     return { ok: false, error: { kind: "garbage", message: ifs.error, command: "ip -j -d addr show" } };
-  return { ok: true, value: { interfaces: ifs.value, kubeIpvs0: kubeIpvs0FromAddrListing(addr.facts) } };
+  const blank = addr.facts.trim() === "";
+  const kubeIpvs0 = doc.ok && !blank ? kubeIpvs0FromAddrDoc(doc.value) : kubeIpvs0FromAddrListing(addr.facts);
+  return { ok: true, value: { interfaces: ifs.value, kubeIpvs0 } };
 }
 
 async function runIp(ctx: ProbeContext, args: readonly string[]): Promise<ProbeOutcome<string>> {

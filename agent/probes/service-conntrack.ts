@@ -23,12 +23,21 @@ const PORTED = new Set(["tcp", "udp", "sctp"]);
 function insideSources(
   addresses: AddressesFacts,
   configz: ConfigzFacts | null,
-): { list: BlockList; inside: string } {
+): { check: (ip: string) => boolean; inside: string } {
   const list = new BlockList();
-  for (const i of addresses.interfaces)
-    for (const a of i.addresses) list.addAddress(a.address, isIPv6(a.address) ? "ipv6" : "ipv4");
+  // The node's addresses (kube-ipvs0's 10,000 Service IPs among them) go in on the first flow checked:
+  // a scan that checks none (no conntrack table, no flow to a Local Service) does not build the list.
+  let withAddresses = false;
+  const check = (ip: string): boolean => {
+    if (!withAddresses) {
+      for (const i of addresses.interfaces)
+        for (const a of i.addresses) list.addAddress(a.address, isIPv6(a.address) ? "ipv6" : "ipv4");
+      withAddresses = true;
+    }
+    return list.check(ip, isIPv6(ip) ? "ipv6" : "ipv4");
+  };
   if (configz === null)
-    return { list, inside: "node addresses only (kube-proxy's /configz not read: pods not counted)" };
+    return { check, inside: "node addresses only (kube-proxy's /configz not read: pods not counted)" };
   const mode = configz.detectLocalMode ?? "";
   const cidrs = (configz.clusterCIDR ?? "")
     .split(",")
@@ -36,12 +45,12 @@ function insideSources(
     .filter((c) => c !== "");
   if (mode !== "" && mode !== "ClusterCIDR")
     return {
-      list,
+      check,
       inside: `node addresses only (detectLocalMode ${mode} is not modelled: pods not counted)`,
     };
   if (cidrs.length === 0)
     return {
-      list,
+      check,
       inside: "node addresses only (no clusterCIDR: nftables mode keeps pods on the Local policy)",
     };
   const added: string[] = [];
@@ -54,7 +63,7 @@ function insideSources(
       // A clusterCIDR kube-proxy would not accept either: its detector does not use it.
     }
   }
-  return { list, inside: `node addresses, clusterCIDR ${added.join(",") || "(none valid)"}` };
+  return { check, inside: `node addresses, clusterCIDR ${added.join(",") || "(none valid)"}` };
 }
 
 /**
@@ -103,12 +112,7 @@ export const serviceConntrackProbe = defineProbe("service-conntrack", {
 
     const keyOf = (f: ConntrackFlow): string | null => {
       const proto = f.proto.toUpperCase();
-      if (
-        lookForEtp &&
-        f.dport !== null &&
-        PORTED.has(f.proto) &&
-        inside!.list.check(f.src, isIPv6(f.src) ? "ipv6" : "ipv4")
-      ) {
+      if (lookForEtp && f.dport !== null && PORTED.has(f.proto) && inside!.check(f.src)) {
         const dest = `${proto} ${hostPort(f.dst, f.dport)}`;
         if (etpAddresses.has(dest) || (nodeAddresses.has(f.dst) && etpNodePorts.has(`${proto}:${f.dport}`)))
           return `etp ${dest}`;

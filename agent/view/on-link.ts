@@ -1,4 +1,4 @@
-import { BlockList, isIPv4 } from "node:net";
+import { isIPv4 } from "node:net";
 import type { NodeFacts } from "../report/schema.js";
 
 /** An IPv4 address inside the on-link prefix of one of the node's interfaces, and which one. */
@@ -28,14 +28,24 @@ export function onLinkOfOtherInterfaces(
       i.addresses
         .filter((a) => a.family === "inet" && a.prefixLen < 32 && isIPv4(a.address))
         .map((a) => {
-          const list = new BlockList();
-          list.addSubnet(a.address, a.prefixLen, "ipv4");
-          return { iface: i.name, prefix: `${a.address}/${a.prefixLen}`, list };
+          const mask = maskOf(a.prefixLen);
+          return {
+            iface: i.name,
+            prefix: `${a.address}/${a.prefixLen}`,
+            mask,
+            net: (v4(a.address) & mask) >>> 0,
+          };
         }),
     );
   return ips.flatMap((ip) => {
     if (!isIPv4(ip) || own.has(ip)) return [];
-    const hit = prefixes.find((p) => p.list.check(ip, "ipv4"));
+    const n = v4(ip);
+    const hit = prefixes.find((p) => (n & p.mask) >>> 0 === p.net);
     return hit ? [{ ip, iface: hit.iface, prefix: hit.prefix }] : [];
   });
 }
+
+// Integer prefix arithmetic on addresses isIPv4 accepted (dotted quads), not BlockList.check: that
+// builds two SocketAddress objects a call, and this runs for each of 10,000 Service IPs.
+const v4 = (a: string): number => a.split(".").reduce((n, o) => n * 256 + Number(o), 0);
+const maskOf = (len: number): number => (len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0);

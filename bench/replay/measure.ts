@@ -2,7 +2,6 @@
 // benchmark, each with its environment and the load average it ran at. USAGE says what it measures.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
 import { loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
 import { benchArgs, count, required, seconds } from "../lib/args.js";
@@ -10,11 +9,11 @@ import { ipvsFloor } from "../lib/floor.js";
 import { chunks, NFT_BASE, nftDeclarations, nftRulesAndElements, services } from "../lib/gen.js";
 import { readManifest, sizeDir, writeReplayTools, type Manifest } from "./cache.js";
 import { PROC_FILES } from "./record.js";
-import { scansTotal, spawnAgentServe } from "../lib/agent-serve.js";
+import { serveRow } from "./serve.js";
 
 const USAGE = `\
 Usage: node dist/bench/replay/measure.js --out FILE --cache DIR [--sizes 1000,10000] [--reps 3]
-         [--serve-s 600] [--serve-n 10000] [--nft-sizes 1000,10000,30000] [--nft11-root DIR]
+         [--serve-s 600] [--serve-n 10000] [--load-s 90] [--nft-sizes 1000,10000,30000] [--nft11-root DIR]
          [--max-load 2] [--wait-quiet-s 900]
 Inside a network namespace (bench/replay/run.js starts it there): the replay's rows, to FILE.`;
 
@@ -172,111 +171,6 @@ function scanRep(argv: string[]) {
   };
 }
 
-function get(port: number, path: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, timeout: 120_000 }, (res) => {
-      const c: Buffer[] = [];
-      res.on("data", (d: Buffer) => c.push(d));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(c).toString("utf8") }));
-      res.on("error", reject);
-    });
-    req.on("timeout", () => req.destroy(new Error("timeout")));
-    req.on("error", reject);
-    req.end();
-  });
-}
-
-function stat(pid: number): { selfMs: number; childMs: number } {
-  const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = s
-    .slice(s.lastIndexOf(")") + 2)
-    .split(" ")
-    .map(Number);
-  return { selfMs: (f[11]! + f[12]!) * 10, childMs: (f[13]! + f[14]!) * 10 };
-}
-const status = (pid: number, field: string) =>
-  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) /
-  1024;
-
-/** `serve` at its defaults on the record for `windowS`, scraped every 30 s as Prometheus would. */
-async function serve(dir: string, windowS: number, floorCpuMs: number) {
-  const port = 9983;
-  const eld = `/tmp/pxbench-replay-eld-${process.pid}.jsonl`;
-  rmSync(eld, { force: true });
-  const child = spawnAgentServe(
-    CLI,
-    port,
-    [
-      "--proc-root",
-      `${dir}/proc`,
-      "--sys-root",
-      `${dir}/sys`,
-      "--tool-dir",
-      `${dir}/tools`,
-      ...NO_KUBE_PROXY,
-    ],
-    eld,
-  );
-  try {
-    for (let i = 0; ; i++) {
-      try {
-        if ((await get(port, "/readyz")).status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      if (i > 3000) throw new Error("serve not ready in 10 min");
-      await sleep(200);
-    }
-    const c0 = stat(child.pid!);
-    const s0 = scansTotal((await get(port, "/metrics")).body);
-    const t0 = performance.now();
-    const from = Date.now();
-    const rss: number[] = [];
-    let scrapes = 0;
-    while (performance.now() - t0 < windowS * 1000) {
-      await sleep(2000);
-      rss.push(status(child.pid!, "VmRSS"));
-      if (rss.length % 15 === 0) {
-        await get(port, "/metrics");
-        scrapes++;
-      }
-    }
-    const elapsedS = (performance.now() - t0) / 1000;
-    const c1 = stat(child.pid!);
-    const scans = scansTotal((await get(port, "/metrics")).body) - s0;
-    const eldRows = existsSync(eld)
-      ? readFileSync(eld, "utf8")
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as { t: number; maxMs: number; p99Ms: number })
-          .filter((r) => r.t >= from)
-      : [];
-    const perH = 3600 / elapsedS;
-    const sorted = [...rss].sort((a, b) => a - b);
-    return {
-      windowS: elapsedS,
-      scans,
-      scrapes,
-      agentCpuSPerHour: ((c1.selfMs - c0.selfMs) / 1000) * perH,
-      replayToolsCpuSPerHour: ((c1.childMs - c0.childMs) / 1000) * perH,
-      totalCpuSPerHour: ((c1.selfMs + c1.childMs - c0.selfMs - c0.childMs) / 1000) * perH,
-      floorCpuSPerHour: (floorCpuMs / 1000) * scans * perH,
-      rssMb: { median: sorted[Math.floor(sorted.length / 2)] ?? NaN, max: sorted.at(-1) ?? NaN },
-      hwmMb: status(child.pid!, "VmHWM"),
-      eventLoop: {
-        maxMs: eldRows.reduce((m, r) => Math.max(m, r.maxMs), 0),
-        worstP99Ms: eldRows.reduce((m, r) => Math.max(m, r.p99Ms), 0),
-        intervals: eldRows.length,
-        over5ms: eldRows.filter((r) => r.maxMs > 5).length,
-      },
-    };
-  } finally {
-    child.kill("SIGTERM");
-    await new Promise((r) => (child.exitCode !== null ? r(null) : child.once("exit", r)));
-    rmSync(eld, { force: true });
-  }
-}
-
 function nftLoad(from: number, to: number): number {
   const t0 = performance.now();
   const run = (argv: string[], input: string) => {
@@ -307,12 +201,14 @@ async function main(): Promise<void> {
       reps: { type: "string", default: "3" },
       "serve-s": { type: "string", default: "600" },
       "serve-n": { type: "string", default: "10000" },
+      "load-s": { type: "string", default: "90" },
       "nft-sizes": { type: "string", default: "" },
       "nft11-root": { type: "string" },
       "max-load": { type: "string", default: "2" },
       "wait-quiet-s": { type: "string", default: "900" },
     },
   });
+  const loadS = seconds(values["load-s"], "--load-s");
   const out = required(values.out, "--out");
   const cache = required(values.cache, "--cache");
   const reps = count(values.reps, "--reps");
@@ -377,7 +273,10 @@ async function main(): Promise<void> {
     const floor = (ipvs[serveN] as { floor: Row<{ cpuMs: number }[]> }).floor.value;
     const floorMs = [...floor.map((f) => f.cpuMs)].sort((a, b) => a - b)[Math.floor(floor.length / 2)]!;
     log(`ipvs ${serveN}: serve for ${serveS} s`);
-    res.serve = { services: serveN, ...(await row("replay", () => serve(dir, serveS, floorMs))) };
+    res.serve = {
+      services: serveN,
+      ...(await row("replay", () => serveRow({ dir, windowS: serveS, loadS, floorCpuMs: floorMs }))),
+    };
     save();
   }
   const nft: Record<string, unknown> = {};

@@ -39,6 +39,13 @@ export const PROC_FILES = [
 // Whole sysctl subtrees the probes look into (sysctls.ts, sysctl-config.ts): read file by file in this
 // process, since a fork costs ~0.1 s in UML.
 const PROC_TREES = ["sys/net/ipv4", "sys/net/ipv6/conf/all", "sys/net/netfilter", "sys/net/bridge"];
+// The cheap reads of serve's ipvs-mode gate (agent/probes/ipvs-gate.ts, readIpvsGateKey) that a
+// one-shot scan does not make; \`ipset list -terse\` is the scan's own call too. A call missing here
+// shows in the replay's misses.log and makes every serve scan a full read.
+const GATE_CALLS: readonly (readonly [ToolName, readonly string[]])[] = [
+  ["ip", ["-j", "addr", "show", "up"]],
+  ["ipset", ["list", "-terse"]],
+];
 // ip_vs_conn can be large on a busy node; the record keeps its head (this guest has no connections).
 const CONN_SAMPLE_BYTES = 4 * 2 ** 20;
 
@@ -49,8 +56,8 @@ export interface RecordedCall {
   stdoutFile: string;
   stderrFile: string;
   bytes: number;
-  /** Where the call came from: the agent's scan, the ipvs floor, or both. */
-  by: ("scan" | "floor")[];
+  /** Where the call came from: the agent's scan, the ipvs-mode gate of `serve`, the ipvs floor. */
+  by: ("scan" | "gate" | "floor")[];
   /** Under /usr/bin/time in the guest, ms. */
   umlWallMs: number[];
   umlCpuMs: number[];
@@ -110,7 +117,7 @@ async function main(): Promise<void> {
   state.record(await renderScan(report));
 
   const calls = new Map<string, RecordedCall>();
-  const add = (tool: ToolName, args: string[], by: "scan" | "floor") => {
+  const add = (tool: ToolName, args: string[], by: RecordedCall["by"][number]) => {
     const key = [tool, ...args].join(" ");
     const have = calls.get(key);
     if (have) {
@@ -130,6 +137,8 @@ async function main(): Promise<void> {
     });
   };
   for (const c of tools.calls) add(c.tool, c.args, "scan");
+  // A one-shot scan reads no gate (it reads everything anyway); \`serve\` on the replay does each scan.
+  for (const [tool, args] of GATE_CALLS) add(tool, [...args], "gate");
   for (const r of ipvsFloor()) if (r.argv[0] !== "cat") add(r.argv[0] as ToolName, r.argv.slice(1), "floor");
 
   let i = 0;

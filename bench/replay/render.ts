@@ -33,16 +33,61 @@ interface IpvsSize {
   sameBytes?: Row<Loop[]>;
   misses?: string[];
 }
+interface EventLoop {
+  maxMs: number;
+  worstP99Ms: number;
+  medianP99Ms: number;
+  intervals: number;
+  over5ms: number;
+}
+interface Latency {
+  requests: number;
+  errors: number;
+  p50: number;
+  p99: number;
+  max: number;
+  eventLoop: EventLoop;
+}
 interface Serve {
-  windowS: number;
-  scans: number;
-  agentCpuSPerHour: number;
-  replayToolsCpuSPerHour: number;
-  totalCpuSPerHour: number;
-  floorCpuSPerHour: number;
-  rssMb: { median: number; max: number };
-  hwmMb: number;
-  eventLoop: { maxMs: number; worstP99Ms: number; intervals: number; over5ms: number };
+  window: {
+    windowS: number;
+    scans: number;
+    agentCpuSPerHour: number;
+    replayToolsCpuSPerHour: number;
+    totalCpuSPerHour: number;
+    hourWithFullReadCpuS: number;
+    toReady: { selfMs: number; childMs: number; wallMs: number };
+    nodeExporter: {
+      cpuSPerHour: number;
+      series: number;
+      ipvsSeries: number;
+      rssMb: number;
+      withoutIpvsCpuSPerHour: number;
+    };
+    rssMb: { median: number; max: number };
+    hwmMb: number;
+    memory: {
+      rss: number;
+      rssAnon: number;
+      rssFile: number;
+      mainHeapTotal: number;
+      mainHeapUsed: number;
+      workerHeapTotal: number;
+      workerHeapUsed: number;
+      external: number;
+      malloced: number;
+    };
+    sourceAges: string[];
+  };
+  metricsP99: {
+    seconds: number;
+    clients: number;
+    rps: number;
+    bytes: number;
+    scansUnderLoad: number;
+    agent: Latency;
+    bare: Latency;
+  } | null;
 }
 interface NftSize {
   scan: Row<Scan[]>;
@@ -95,6 +140,60 @@ export function logLogSlope(pts: [number, number][]): number {
     den += (lx[i]! - mx) ** 2;
   }
   return num / den;
+}
+
+const eld = (e: EventLoop) =>
+  `longest ${f1(e.maxMs)} ms, p99 ${f1(e.medianP99Ms)} median / ${f1(e.worstP99Ms)} worst (${e.over5ms} of ${e.intervals} 250 ms intervals with a block over 5 ms)`;
+
+/** `serve` on the record: CPU an hour beside node_exporter, where the memory is, /metrics against a bare server. */
+function renderServe(sv: Row<Serve> & { services: number }): string[] {
+  const L: string[] = [];
+  const n = Number(sv.services).toLocaleString("en-US");
+  L.push(
+    `\`serve\` at its defaults on the ${n}-Service record (${load(sv)}), the kube-proxy stand-in answering ipvs mode with nothing pending (the gate reuses the deep reads between kube-proxy's changes; a full read every 3,600 s), beside node_exporter with its default collectors (its ipvs collector reading the same recorded \`/proc/net/ip_vs\` through a /proc of symlinks) and a second one without the ipvs collector, all scraped every 30 s. CPU is user+sys from \`/proc/PID/stat\`, both threads; the tools are the agent's reaped children.`,
+    "",
+  );
+  if (sv.status === "rerun") {
+    L.push(`**rerun** (${load(sv)}): no figure.`, "");
+    return L;
+  }
+  const w = sv.value.window;
+  const ne = w.nodeExporter;
+  L.push(
+    "| window | scans | agent CPU-s/h (window) | + one full read an hour | agent's replay tools CPU-s/h | node_exporter CPU-s/h (series) | agent ÷ node_exporter | node_exporter without ipvs CPU-s/h | RSS MB median / max / HWM |",
+    "|---|---|---|---|---|---|---|---|---|",
+    `| ${f0(w.windowS)} s | ${w.scans} | ${f1(w.agentCpuSPerHour)} | **${f1(w.hourWithFullReadCpuS)}** (start to ready: ${f0(w.toReady.selfMs + w.toReady.childMs)} ms CPU) | ${f1(w.replayToolsCpuSPerHour)} | ${f1(ne.cpuSPerHour)} (${ne.series.toLocaleString("en-US")}, ${ne.ipvsSeries.toLocaleString("en-US")} of them node_ipvs_*; RSS ${f0(ne.rssMb)} MB) | ${f2(w.hourWithFullReadCpuS / ne.cpuSPerHour)}× | ${f2(ne.withoutIpvsCpuSPerHour)} | ${f1(w.rssMb.median)} / ${f1(w.rssMb.max)} / ${f1(w.hwmMb)} |`,
+    "",
+  );
+  const m = w.memory;
+  L.push(
+    `Where the agent's resident memory is at the window's end (MB): RSS ${f1(m.rss)} = file pages ${f1(m.rssFile)} (the node binary and the modules' code, shared and clean) + anonymous ${f1(m.rssAnon)}, of which the serving thread's V8 heap ${f1(m.mainHeapTotal)} (${f1(m.mainHeapUsed)} used), the scan thread's ${f1(m.workerHeapTotal)} (${f1(m.workerHeapUsed)} used: the reused reads live there), external and array buffers ${f1(m.external)}, V8's malloc ${f1(m.malloced)}; the rest is code space, stacks and the allocator's own.`,
+    "",
+    `Sources of the last report: ${w.sourceAges.map((l) => `\`${l.replace("proxyscope_source_age_seconds", "")}\``).join(", ")}.`,
+    "",
+  );
+  const p = sv.value.metricsP99;
+  if (p !== null) {
+    L.push(
+      `\`/metrics\` (${p.bytes.toLocaleString("en-US")} bytes) under ${p.clients} clients paced to ${p.rps} requests/s for ${p.seconds} s each, the agent (still scanning: ${p.scansUnderLoad} scans landed) and then a bare \`node:http\` server serving the same bytes, the same event-loop monitor in both:`,
+      "",
+      "| server | requests (errors) | p50 ms | p99 ms | max ms | serving thread's event loop |",
+      "|---|---|---|---|---|---|",
+      ...(
+        [
+          ["the agent", p.agent],
+          ["bare node:http, same bytes", p.bare],
+        ] as const
+      ).map(
+        ([name, x]) =>
+          `| ${name} | ${x.requests} (${x.errors}) | ${f2(x.p50)} | ${f2(x.p99)} | ${f1(x.max)} | ${eld(x.eventLoop)} |`,
+      ),
+      "",
+      `p99 ratio, agent ÷ bare: **${f2(p.agent.p99 / p.bare.p99)}×**.`,
+      "",
+    );
+  }
+  return L;
 }
 
 export function renderReplay(r: ReplayResults): string {
@@ -160,20 +259,7 @@ export function renderReplay(r: ReplayResults): string {
     );
   }
   L.push("");
-  const sv = r.serve;
-  if (sv) {
-    const v = sv.value;
-    L.push(
-      `\`serve\` at its defaults on the ${Number(sv.services).toLocaleString("en-US")}-Service record (${load(sv)}), scraped every 30 s:`,
-      "",
-      "| window | scans | agent CPU-s/h | its replay tools CPU-s/h | floor CPU-s/h (same scans) | agent+tools ÷ floor | RSS MB median / max / HWM | event-loop longest block ms / worst p99 | status |",
-      "|---|---|---|---|---|---|---|---|---|",
-      sv.status === "rerun"
-        ? `| ${f0(v.windowS)} s | ${v.scans} | **rerun** (${load(sv)}) | — | — | — | — | — | rerun |`
-        : `| ${f0(v.windowS)} s | ${v.scans} | ${f1(v.agentCpuSPerHour)} | ${f1(v.replayToolsCpuSPerHour)} | ${f1(v.floorCpuSPerHour)} | ${f1(v.totalCpuSPerHour / v.floorCpuSPerHour)}× | ${f1(v.rssMb.median)} / ${f1(v.rssMb.max)} / ${f1(v.hwmMb)} | ${f1(v.eventLoop.maxMs)} / ${f1(v.eventLoop.worstP99Ms)} (${v.eventLoop.over5ms} of ${v.eventLoop.intervals} 250 ms intervals over 5 ms) | ok |`,
-      "",
-    );
-  }
+  if (r.serve) L.push(...renderServe(r.serve));
   const nftPts: [number, number][] = [];
   const nftRss: [number, number][] = [];
   const nftRows: string[] = [];

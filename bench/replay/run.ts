@@ -11,14 +11,17 @@ import { renderReplay, type ReplayResults } from "./render.js";
 
 const USAGE = `\
 Usage: node dist/bench/replay/run.js [--sizes 1000,10000,30000] [--reps 3] [--serve-s 600]
-         [--serve-n 10000] [--cache DIR] [--record-only] [--nft-sizes 1000,10000,30000]
+         [--serve-n 10000] [--load-s 90] [--cache DIR] [--record-only] [--nft-sizes 1000,10000,30000]
          [--nft11-root DIR] [--max-load 2] [--wait-quiet-s 900] [--name replay]
 The agent in kube-proxy's ipvs mode at real speed: ipvs-mode nodes recorded ONCE in User-Mode Linux
 (kept in --cache, default ${DEFAULT_CACHE}; recorded when missing), replayed on the host in a
 network namespace: --proc-root/--sys-root at the recorded files, --tool-dir at replay programs that
 /bin/cat the recorded output. Measures the one-shot \`scan\` (CPU user+sys with its children, max
 RSS) at each size against the floor (the ipvs floor's reads, replayed), \`serve\` for --serve-s
-seconds at --serve-n (CPU per hour, RSS, event-loop delay), the tools' own cost in UML apart, and
+seconds at --serve-n with the kube-proxy stand-in answering ipvs mode (CPU per hour, RSS and where it
+goes, event-loop delay) beside node_exporter (default collectors, its ipvs collector on the record),
+then --load-s seconds of paced /metrics clients against it and against a bare node:http server of the
+same bytes; the tools' own cost in UML apart, and
 with --nft-sizes the same one-shot scan in nftables mode (a namespace on the host). A row measured
 at a 1-minute load above --max-load is marked "rerun"; before each row the bench waits up to
 --wait-quiet-s for the load to fall to it. Writes bench/results/NAME.json and NAME.md.`;
@@ -37,6 +40,7 @@ async function main(): Promise<void> {
       reps: { type: "string", default: "3" },
       "serve-s": { type: "string", default: "600" },
       "serve-n": { type: "string", default: "10000" },
+      "load-s": { type: "string", default: "90" },
       cache: { type: "string", default: DEFAULT_CACHE },
       "record-only": { type: "boolean", default: false },
       "nft-sizes": { type: "string", default: "" },
@@ -73,6 +77,8 @@ async function main(): Promise<void> {
         values["serve-s"],
         "--serve-n",
         values["serve-n"],
+        "--load-s",
+        values["load-s"],
         "--max-load",
         values["max-load"],
         "--wait-quiet-s",

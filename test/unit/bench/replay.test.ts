@@ -78,6 +78,69 @@ t.test("the growth exponent is the least-squares log-log slope", async (t) => {
   t.ok(Number.isNaN(logLogSlope([[1000, 5]])), "one point gives no slope");
 });
 
+const lat = (p99: number) => ({
+  requests: 100,
+  errors: 0,
+  p50: 1,
+  p99,
+  max: 9,
+  eventLoop: { maxMs: 3, worstP99Ms: 2, medianP99Ms: 1, intervals: 4, over5ms: 0 },
+});
+const serveValue = () => ({
+  window: {
+    windowS: 300,
+    scans: 5,
+    agentCpuSPerHour: 4321,
+    replayToolsCpuSPerHour: 1,
+    totalCpuSPerHour: 4322,
+    hourWithFullReadCpuS: 5323,
+    toReady: { selfMs: 900, childMs: 10, wallMs: 3000 },
+    nodeExporter: {
+      cpuSPerHour: 1000,
+      series: 330_411,
+      ipvsSeries: 330_005,
+      rssMb: 400,
+      withoutIpvsCpuSPerHour: 1,
+    },
+    rssMb: { median: 131, max: 150 },
+    hwmMb: 155,
+    memory: {
+      rss: 131,
+      rssAnon: 70,
+      rssFile: 61,
+      mainHeapTotal: 20,
+      mainHeapUsed: 19,
+      workerHeapTotal: 36,
+      workerHeapUsed: 30,
+      external: 10,
+      malloced: 1,
+    },
+    sourceAges: ['proxyscope_source_age_seconds{source="ipvs"} 239'],
+  },
+  metricsP99: {
+    seconds: 90,
+    clients: 4,
+    rps: 100,
+    bytes: 23_128,
+    scansUnderLoad: 1,
+    agent: lat(6),
+    bare: lat(4),
+  },
+});
+
+t.test(
+  "serve: the hour with its full read against node_exporter, and /metrics p99 against the bare server",
+  async (t) => {
+    const md = renderReplay({
+      maxLoad: 2,
+      serve: { services: 10000, env: "replay", loadavg: [1.2, 1.4], status: "ok", value: serveValue() },
+    });
+    t.match(md, /\| 300 s \| 5 \| 4321\.0 \| \*\*5323\.0\*\* \(start to ready: 910 ms CPU\) \|/);
+    t.match(md, /\| 5\.32× \| 1\.00 \|/, "agent ÷ node_exporter, from the hour with its full read");
+    t.match(md, /p99 ratio, agent ÷ bare: \*\*1\.50×\*\*/);
+  },
+);
+
 t.test("a row above the load limit reads rerun and gives no figure", async (t) => {
   const scan = (cpuMs: number) => ({
     cpuMs,
@@ -107,25 +170,9 @@ t.test("a row above the load limit reads rerun and gives no figure", async (t) =
       },
     },
   };
-  r.serve = {
-    services: 10000,
-    env: "replay",
-    loadavg: [1.5, 2.5],
-    status: "rerun",
-    value: {
-      windowS: 300,
-      scans: 5,
-      agentCpuSPerHour: 4321,
-      replayToolsCpuSPerHour: 1,
-      totalCpuSPerHour: 4322,
-      floorCpuSPerHour: 2,
-      rssMb: { median: 131, max: 150 },
-      hwmMb: 155,
-      eventLoop: { maxMs: 1, worstP99Ms: 1, intervals: 1, over5ms: 0 },
-    },
-  };
+  r.serve = { services: 10000, env: "replay", loadavg: [1.5, 2.5], status: "rerun", value: serveValue() };
   const md = renderReplay(r);
-  t.match(md, /\| 300 s \| 5 \| \*\*rerun\*\* \(replay, load 1\.5→2\.5\) \|/);
+  t.match(md, /\*\*rerun\*\* \(replay, load 1\.5→2\.5\): no figure/);
   t.notMatch(md, /4321|131\.0/, "nor a rerun serve window's");
   t.match(md, /\| 1,000 \| 400 \(replay, load 1\.2→1\.4\) \|.*\| 20\.0× \|/);
   t.match(md, /\| 10,000 \| \*\*rerun\*\* \(replay, load 1\.2→7\.5\) \|/);
