@@ -61,7 +61,7 @@ export async function gather(
   // The agents' calls and the parity confirmation share the gather's one deadline.
   const gatherStarted = performance.now();
   const leftMs = () => fetchOpts.deadlineMs - (performance.now() - gatherStarted);
-  const observed = fromProm !== null ? await fromProm : await observe(cfg, kube, fetchOpts);
+  const observed = await observe(cfg, kube, fetchOpts, fromProm);
   if (!observed.ok) return observed;
   const { observations, history } = observed;
   // Parity: the flagged Services' current EndpointSlices, so the rollup can tell churn from a loss.
@@ -104,7 +104,12 @@ async function readApi(
 type FetchBase = Omit<Parameters<typeof fetchAgents>[1], "concurrency"> & { deadlineMs: number };
 
 /** The nodes as the configured source tells them. */
-async function observe(cfg: GatherConfig, kube: Kube | null, fetchOpts: FetchBase): Promise<Observed> {
+async function observe(
+  cfg: GatherConfig,
+  kube: Kube | null,
+  fetchOpts: FetchBase,
+  prom: Promise<Observed> | null,
+): Promise<Observed> {
   switch (cfg.source) {
     case "agents": {
       const pods = await listAgentPods(kube!.kc, cfg);
@@ -126,7 +131,7 @@ async function observe(cfg: GatherConfig, kube: Kube | null, fetchOpts: FetchBas
       return { ok: true, observations, history: {} };
     }
     case "prometheus":
-      // Started before the API was read (gather()).
-      return fromPrometheus(cfg, fetchOpts.deadlineMs);
+      // Started before the API was read (gather()): its queries are sent once, never again here.
+      return prom ?? { ok: false, error: "the Prometheus queries were not started for this gather" };
   }
 }
