@@ -48,6 +48,26 @@ const fixedVersion = {
   },
 };
 
+// The targets are checked before any bundling: a refused one costs nothing.
+const SUPPORTED = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"];
+const here = `${process.platform}-${process.arch}`;
+const targets = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [here];
+for (const target of targets) {
+  if (!SUPPORTED.includes(target)) {
+    process.stderr.write(`build-sea: unsupported target ${target} (supported: ${SUPPORTED.join(", ")})\n`);
+    process.exit(2);
+  }
+  // macOS kills an arm64 executable whose signature no longer matches its bytes, and injection changes
+  // them: it is signed again (ad hoc) after, with the codesign only a Mac has. The npm registry also
+  // carries no node-darwin-* binary of current Node versions to inject into from elsewhere.
+  if (target.startsWith("darwin-") && target !== here) {
+    process.stderr.write(
+      `build-sea: ${target} is built on a Mac of that architecture (codesign signs it there)\n`,
+    );
+    process.exit(2);
+  }
+}
+
 mkdirSync(OUT, { recursive: true });
 const bundle = join(OUT, "proxyscope.cjs");
 // The thread that judges agents' answers under a heap limit (collector/gather/answer-judge.ts) is started from
@@ -85,25 +105,6 @@ const result = await esbuild.build({
 // The entry's "#!/usr/bin/env node" line is not JavaScript once the script is embedded.
 const code = result.outputFiles[0].text.replace(/^#![^\n]*\n/, "");
 writeFileSync(bundle, code);
-
-const SUPPORTED = ["linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64"];
-const here = `${process.platform}-${process.arch}`;
-const targets = process.argv.slice(2).length > 0 ? process.argv.slice(2) : [here];
-for (const target of targets) {
-  if (!SUPPORTED.includes(target)) {
-    process.stderr.write(`build-sea: unsupported target ${target} (supported: ${SUPPORTED.join(", ")})\n`);
-    process.exit(2);
-  }
-  // macOS kills an arm64 executable whose signature no longer matches its bytes, and injection changes
-  // them: it is signed again (ad hoc) after, with the codesign only a Mac has. The npm registry also
-  // carries no node-darwin-* binary of current Node versions to inject into from elsewhere.
-  if (target.startsWith("darwin-") && target !== here) {
-    process.stderr.write(
-      `build-sea: ${target} is built on a Mac of that architecture (codesign signs it there)\n`,
-    );
-    process.exit(2);
-  }
-}
 
 /** Ad-hoc signs a macOS executable after injection and checks the signature; writes EXE.signed. */
 function signOnMac(exe) {
