@@ -16,6 +16,8 @@ export { fleetDigestOf } from "./view/fleet-digest.js";
 export { RealServer, VirtualServer } from "./facts/ipvs.js";
 // Finding ids the fleet plan acts on, derived from the rules' declarations.
 export { AFTER_CONFIG_IDS, FINDING_IDS, MEASURE_IDS } from "./rules/catalogue.js";
+// What makes a node unhealthy: the collector's --fail-on unhealthy leaves out a node broken only by accepted findings.
+export { breaksNow } from "./rules/verdict.js";
 // One kernel/version module for both programs.
 export { kernelMajorMinor, kubeMajorMinor, releaseCanRunNftables } from "./parse/versions.js";
 // Addresses in one spelling for both programs: the evidence carries the kernel's canonical form.

@@ -10,16 +10,23 @@ import { LEFTOVER_IDS, SCAN_INCOMPLETE_IDS, WHY_MOVE_IDS } from "./catalogue.js"
  * did not say its mode) the verdict is unknown — never "leftovers", which would make deletion the thing to
  * do — unless something is broken whatever runs there (a critical finding such as a black hole).
  */
+/**
+ * Broken now, whatever the phase: kube-proxy's rules stale or failing, its health check down, a black hole.
+ * Why the node should move (the deprecation, however near its removal) is never "broken". The collector
+ * reads it too: a node unhealthy only through findings the team accepted does not fail its CI.
+ */
+// `stage` is optional for the fleet's older reports; without it an error counts as broken.
+export const breaksNow = (f: {
+  id: string;
+  severity: Finding["severity"];
+  stage?: Finding["stage"] | undefined;
+}): boolean =>
+  !WHY_MOVE_IDS.has(f.id) && (f.severity === "critical" || (f.stage !== "before" && f.severity === "error"));
+
 export function decideVerdict(phase: Phase, findings: readonly Finding[], inferred = false): Verdict {
   if (inferred || phase === "unknown")
     return findings.some((f) => f.severity === "critical") ? "unhealthy" : "unknown";
-  // Broken now: kube-proxy's rules stale or failing, its health check down, a black hole. Why the node
-  // should move (the deprecation, however near its removal) is never "broken".
-  const broken = findings.some(
-    (f) =>
-      !WHY_MOVE_IDS.has(f.id) &&
-      (f.severity === "critical" || (f.stage !== "before" && f.severity === "error")),
-  );
+  const broken = findings.some(breaksNow);
   if (phase === "ipvs" || phase === "iptables") {
     // Broken now is worse than "plan something": before the switch too.
     if (broken) return "unhealthy";

@@ -1,4 +1,4 @@
-import { SEVERITIES, Verdict, type Finding, type Severity } from "../../agent/contract.js";
+import { breaksNow, SEVERITIES, Verdict, type Finding, type Severity } from "../../agent/contract.js";
 import type { FleetNode, FleetReport } from "./schema.js";
 
 /** The one gap the user chose (static source, no kubeconfig): shown in the report, but not a failed read. */
@@ -19,9 +19,10 @@ const atOrAbove = (failOn: FailOn) => {
 };
 const isSeverity = (f: FailOn): f is Severity => (SEVERITIES as readonly string[]).includes(f);
 
-const onlyAcceptedBlockers = (n: FleetNode) => {
-  const blockers = n.findings.filter((f) => f.blocksMigration);
-  return blockers.length > 0 && blockers.every((f) => f.accepted);
+// The findings that gave a node its verdict, all accepted by the team: the node does not fail CI for it.
+const onlyAccepted = (n: FleetNode, gives: (f: FleetNode["findings"][number]) => boolean) => {
+  const causes = n.findings.filter(gives);
+  return causes.length > 0 && causes.every((f) => f.accepted);
 };
 
 /** What of one node reaches --fail-on, in words (empty: nothing): the renderers' per-node verdict. */
@@ -35,8 +36,10 @@ export function nodeReasons(n: FleetNode, failOn: FailOn | null): string[] {
       .map((f) => `${n.node}: ${f.id} (${f.severity})`);
   }
   if (failOn === "unanswered") return n.outcome !== "ok" ? [`${n.node}: ${n.outcome}`] : [];
-  // A node blocked only by findings the team accepted is not blocked for CI (the verdict shown stays the agent's).
-  if (failOn === "blocked" && n.verdict === "blocked" && onlyAcceptedBlockers(n)) return [];
+  // A node blocked or broken only by findings the team accepted does not count (the verdict shown stays the agent's).
+  if (failOn === "blocked" && n.verdict === "blocked" && onlyAccepted(n, (f) => f.blocksMigration === true))
+    return [];
+  if (failOn === "unhealthy" && n.verdict === "unhealthy" && onlyAccepted(n, breaksNow)) return [];
   return n.verdict === failOn ? [`${n.node}: ${failOn}`] : [];
 }
 

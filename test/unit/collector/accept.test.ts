@@ -184,3 +184,51 @@ t.test("a node blocked only by accepted findings does not count for --fail-on bl
   );
   t.same(reasonsToFail(r, "blocked"), ["two: blocked"], "a blocker not accepted still counts");
 });
+
+t.test(
+  "a node unhealthy only through accepted findings does not count for --fail-on unhealthy",
+  async (t) => {
+    const node = fleet.nodes.find((n) => n.outcome === "ok")!;
+    const finding = (id: string, severity: "critical" | "error" | "warning", stage: "before" | "after") => ({
+      id,
+      severity,
+      stage,
+      blocksMigration: false,
+      evidence: {},
+    });
+    const r0: FleetReport = {
+      ...fleet,
+      nodes: [
+        { ...node, node: "one", verdict: "unhealthy", findings: [finding("a-hole", "critical", "before")] },
+        {
+          ...node,
+          node: "two",
+          verdict: "unhealthy",
+          findings: [finding("a-hole", "critical", "before"), finding("b-stale", "error", "after")],
+        },
+        {
+          ...node,
+          node: "three",
+          verdict: "unhealthy",
+          findings: [finding("a-hole", "critical", "before"), finding("c-note", "warning", "before")],
+        },
+      ],
+    };
+    t.same(
+      reasonsToFail(r0, "unhealthy"),
+      ["one: unhealthy", "two: unhealthy", "three: unhealthy"],
+      "without the file all count",
+    );
+    const r = applyAcceptances(r0, parseAcceptFile("accept: [{finding: a-hole, reason: r}]", "f"), "f");
+    t.same(
+      r.nodes.map((n) => n.verdict),
+      ["unhealthy", "unhealthy", "unhealthy"],
+      "the verdict shown is the agent's",
+    );
+    t.same(
+      reasonsToFail(r, "unhealthy"),
+      ["two: unhealthy"],
+      "an error after the switch, not accepted, still breaks the node; a warning does not",
+    );
+  },
+);
