@@ -16,7 +16,7 @@ export const ipsetsLeft = rule({
         severity: "warning",
         stage: "after",
         blocksMigration: false,
-        title: `${sets.length} kube-proxy ipsets are left${v6.length > 0 ? ` (${v6.length} IPv6: kube-proxy's own cleanup only destroys the IPv4 ones)` : ""}`,
+        title: `${sets.length} kube-proxy ipsets are left${why(phase, v6.length)}`,
         evidence: {
           sets: listed(
             sets.map((s) => `${s.name} (${s.type}, ${s.entries} entries)`),
@@ -37,6 +37,14 @@ export const ipsetsLeft = rule({
     ];
   },
 });
+
+// Why they are still there. iptables mode runs no ipvs cleanup at all (cmd/kube-proxy/app/server_linux.go
+// platformCleanup: `if !isIPTablesBased(mode) || cleanupAndExit`); the other modes' cleanup destroys only
+// the IPv4 sets (the recorded kube-proxy corpus shows KUBE-6-* surviving the switch to nftables mode).
+function why(phase: string, v6: number): string {
+  if (phase === "iptables") return " (iptables mode never cleans up ipvs mode's sets)";
+  return v6 > 0 ? ` (${v6} IPv6: kube-proxy's own cleanup only destroys the IPv4 ones)` : "";
+}
 
 /** `ipset destroy` for each named set, quoted; a long list is said as a count, never cut to a prefix match. */
 function destroyCommand(names: string[], max: number): string {

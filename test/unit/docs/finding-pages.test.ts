@@ -41,6 +41,9 @@ for (const id of [...ids].filter((i) => pages.has(i)).sort()) {
   const refs = text.split("## References\n")[1] ?? "";
   t.match(refs, /^- /m, `${id}: at least one reference`);
   t.notMatch(text, /DESIGN\.md/, `${id}: cites no design file outside the repository`);
+  // A Fix that deletes by prefix takes other programs' state too (kube-router's KUBE-SRC-*/KUBE-DST-* sets).
+  const fix = text.split("## Fix\n")[1]?.split(/^## /m)[0] ?? "";
+  t.notMatch(fix, /grep '\^KUBE-'[^\n]*destroy/, `${id}: "Fix" never deletes by a KUBE- prefix`);
 }
 
 t.test("the index lists every page once, node findings and cluster findings apart", async (t) => {

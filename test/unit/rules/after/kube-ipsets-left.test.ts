@@ -83,3 +83,32 @@ t.test("the remedy destroys kube-proxy's sets by name, never every KUBE-* set", 
   t.match(x?.remedy, /^for s in 'KUBE-CLUSTER-IP'; do ipset destroy "\$s"; done/);
   t.notMatch(x?.remedy, /grep|KUBE-SRC-J2|KUBE-DST-X/);
 });
+
+// In iptables mode kube-proxy never runs ipvs mode's cleanup (cmd/kube-proxy/app/server_linux.go
+// platformCleanup: `if !isIPTablesBased(mode) || cleanupAndExit`, and iptables is iptables-based), so
+// every set is left, IPv4 and IPv6 alike: the title must not blame the IPv4-only cleanup of the switch
+// to nftables mode.
+t.test("after ipvs -> iptables, the title says iptables mode cleans none of them", async (t) => {
+  const set = (name: string, family: "inet" | "inet6") => ({
+    name,
+    type: "hash:ip,port",
+    family,
+    entries: 0,
+    references: 0,
+    kubeProxy: true,
+  });
+  const facts = (mode: "iptables" | "nftables") =>
+    emptyFacts({
+      ...noKernelState,
+      proxyMode: { mode },
+      configz: configz({ mode }),
+      ipsets: { sets: [set("KUBE-CLUSTER-IP", "inet"), set("KUBE-6-CLUSTER-IP", "inet6")] },
+    });
+  const title = (mode: "iptables" | "nftables") =>
+    judge(facts(mode), new Map(), NOW).findings.find((y) => y.id === "kube-ipsets-left")?.title;
+  t.match(
+    title("iptables"),
+    /^2 kube-proxy ipsets are left \(iptables mode never cleans up ipvs mode's sets\)$/,
+  );
+  t.match(title("nftables"), /\(1 IPv6: kube-proxy's own cleanup only destroys the IPv4 ones\)$/);
+});
