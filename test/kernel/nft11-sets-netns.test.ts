@@ -10,7 +10,8 @@ import { REPO_ROOT } from "../helpers/uml.js";
 
 // kubernetes/kubernetes#136786 on real kernel state: sets created by nft 1.1.3 (Debian trixie's, from the
 // private root scripts/nft11-root.sh builds) read back by the system's nft 1.0.6, which plays the older nft
-// kube-proxy's image carries until #140405 (nft 1.0.6.1, v1.37.0).
+// kube-proxy's image carries until #140405 (nft 1.0.6.1, v1.37.0; danwinship on #136786, 2026-05-18: "the
+// nft 1.0.4 in our kube-proxy image", so 1.0.6 stands for an nft of that age, not its exact version).
 //
 // What breaks, as observed here: a named set or map declared with `type` (what kube-proxy declares:
 // cluster-ips, service-ips, ...; and the issue's reproducer `type ifname`) created by nft 1.1.2+ carries
