@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# nft 1.1 from Debian trixie in a private root, for the nftables benchmark row with nft 1.1: the
+# nft 1.1 from Debian trixie in a private root, for the nftables benchmark rows with nft 1.1 and for
+# test/kernel/nft11-sets-netns.test.ts (scripts/setup-debian.sh --test builds it for that): the
 # system's apt sources, package lists and installed packages are never touched. A private sources
 # list (the mirror the system already uses, suite trixie) and a private lists directory feed
 # `apt-get download`; each .deb is unpacked with `dpkg -x` into ROOT; nft runs through trixie's own

@@ -3,7 +3,8 @@
 #   scripts/setup-debian.sh           the tools the agent's probes run, and Node.js (see below)
 #   scripts/setup-debian.sh --test    plus what the test suite needs (UML, Prometheus, Chromium, Go to
 #                                     build the real kube-proxy (scripts/install-go.sh), and helm and
-#                                     kustomize built once from the Go module proxy by scripts/build-go-tool.sh)
+#                                     kustomize built once from the Go module proxy by scripts/build-go-tool.sh,
+#                                     and trixie's nft 1.1 in a private root by scripts/nft11-root.sh)
 #
 # Node.js: the version in .node-version (the one place it is pinned; CI's setup-node reads the same file).
 # When the `node` first on PATH is another major line, the official Node.js binary is installed from the
@@ -104,4 +105,8 @@ if [[ "${1:-}" == "--test" ]]; then
   # per version).
   scripts/build-go-tool.sh helm >/dev/null
   scripts/build-go-tool.sh kustomize >/dev/null
+  # test/kernel/nft11-sets-netns.test.ts needs sets written by a newer nft than the system's (bookworm's
+  # 1.0.6): Debian trixie's nft in a private root, never through the system's apt sources. Built once into
+  # the cache the test looks in (PROXYSCOPE_NFT11_ROOT moves both); a second run only checks its version.
+  scripts/nft11-root.sh "${PROXYSCOPE_NFT11_ROOT:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/proxyscope/nft11}"
 fi

@@ -5,6 +5,7 @@ import {
   nftWritesSetUdata,
   versionParts,
 } from "../../parse/versions.js";
+import type { ProbeError } from "../../facts/probe-error.js";
 import { rule } from "../rule.js";
 
 // What is known (test/profiles/profiles.md, "#12 points 9 and 11"): a set anywhere in the host netns written
@@ -13,6 +14,16 @@ import { rule } from "../rule.js";
 // only its own table, which stopped the listing crash but not the sync's (#136786 reopened 2026-05-18;
 // #140898 on v1.36.0-eksbuild.9). #140405 rebuilt the image with nft 1.0.6.1, from v1.37.0 only. The host's
 // nft is what writes such sets on most nodes; a host with no nft (Bottlerocket) is not this finding.
+// The same crash seen on this node: nft 1.0.6 segfaults in any listing that loads a set nft 1.1.2+ created
+// with a `type` declaration (test/kernel/nft11-sets-netns.test.ts, on real kernel state). When the agent's
+// own nft is that old, its set read dying by SIGSEGV is the state kube-proxy's image nft crashes on, even
+// where the host's nft package is older (a container's nft in the host netns wrote the sets, as in
+// #136786's reproducer). Other failures (a timeout, a missing nft) say nothing about the sets.
+function setReadCrash(error: ProbeError | undefined): string | null {
+  if (error?.kind !== "exec-failed" || !/\bSIGSEGV\b/.test(error.message)) return null;
+  return `${error.command ?? "nft"} (the agent's own nft) was killed by SIGSEGV on this node: the crash #136786 reports, on sets a newer nft wrote`;
+}
+
 const THREADS =
   "kubernetes/kubernetes#136786 (reopened), #137501, #140405 (nft 1.0.6.1 in the image, v1.37.0), #140898";
 
@@ -26,29 +37,36 @@ export const nftTooNewForKubeProxy = rule({
     },
   },
   needs: ["nftVersion", "kubeProxyMetrics"],
-  evaluate({ facts, view: { phase } }) {
+  evaluate({ facts, view: { phase }, failedProbes }) {
     const v = facts.nftVersion;
     const kp = versionParts(facts.kubeProxyMetrics?.gitVersion);
-    if (!v || v.installed === false || nftWritesSetUdata(v.version) !== true || !kp || phase === "none")
-      return [];
+    const observed = setReadCrash(failedProbes.get("nftables"));
+    const hostWrites = !!v && v.installed !== false && nftWritesSetUdata(v.version) === true;
+    if (!v || (!hostWrites && observed === null) || !kp || phase === "none") return [];
     const fix = kubeProxyNftUdataFix(kp);
     if (fix === "image") return [];
     const after = phase === "nftables";
     const unfixed = fix === "none";
     const severity = unfixed ? (after ? "critical" : "error") : "warning";
     const image = KUBE_PROXY_NFT_IMAGE_FIXED.join(".");
+    const kpVersion = facts.kubeProxyMetrics?.gitVersion;
     return [
       {
         id: "nft-host-newer-than-kube-proxy-supports",
         severity,
         stage: after ? "any" : "before",
         blocksMigration: unfixed && !after,
-        title: unfixed
-          ? `Host nft ${v.version} with kube-proxy ${facts.kubeProxyMetrics?.gitVersion}: nftables-mode syncs crash on the sets this nft writes`
-          : `Host nft ${v.version} with kube-proxy ${facts.kubeProxyMetrics?.gitVersion}: the listing fix is in, but syncs can still crash until kube-proxy v${image}`,
+        title: hostWrites
+          ? unfixed
+            ? `Host nft ${v.version} with kube-proxy ${kpVersion}: nftables-mode syncs crash on the sets this nft writes`
+            : `Host nft ${v.version} with kube-proxy ${kpVersion}: the listing fix is in, but syncs can still crash until kube-proxy v${image}`
+          : unfixed
+            ? `nft crashed reading this node's sets, and kube-proxy ${kpVersion}'s nft will too: nftables-mode syncs crash`
+            : `nft crashed reading this node's sets: kube-proxy ${kpVersion} has the listing fix, but syncs can still crash until v${image}`,
         evidence: {
           nftVersion: v.version,
           nftSource: v.source,
+          ...(observed !== null ? { observed } : {}),
           kubeProxyVersion: facts.kubeProxyMetrics?.gitVersion ?? null,
           trigger: `a set anywhere on this node written by nft ${NFT_WRITES_SET_UDATA.join(".")} or newer (the host's nft, or a container's in the host network namespace): kube-proxy's image nft segfaults reading its user data`,
           kubeProxyFix: unfixed

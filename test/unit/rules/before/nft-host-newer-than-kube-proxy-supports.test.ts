@@ -3,6 +3,7 @@ import { ids, ipvsNode, judge, nftNode, NOW } from "../../../helpers/rules.js";
 import { metrics } from "../../../helpers/facts.js";
 import { findingPageUrl } from "../../../../common/finding-page.js";
 import type { NodeFacts } from "../../../../agent/report/schema.js";
+import type { ProbeError } from "../../../../agent/facts/probe-error.js";
 
 const ID = "nft-host-newer-than-kube-proxy-supports";
 type Nft = NonNullable<NodeFacts["nftVersion"]>;
@@ -76,5 +77,45 @@ t.test(
     t.equal(after(absent, "v1.36.0-eksbuild.9"), undefined);
     // Unknown (an RPM database it cannot read) is not "newer" either.
     t.equal(before({ version: null, source: "none" }, "v1.35.0"), undefined);
+  },
+);
+
+t.test(
+  "the agent's own nft killed by SIGSEGV reading sets: raised from the crash, whatever the host package says",
+  async (t) => {
+    const crash = new Map<string, ProbeError>([
+      [
+        "nftables",
+        {
+          kind: "exec-failed" as const,
+          message: "nft could not run: killed by SIGSEGV",
+          command: "nft -j -t list sets",
+        },
+      ],
+    ]);
+    const seen = (node: NodeFacts, failed = crash) =>
+      judge(node, failed, NOW).findings.find((f) => f.id === ID);
+    const b = seen(ipvsNode({ nftVersion: dpkg("1.0.6"), kubeProxyMetrics: kubeProxy("v1.34.6") }));
+    t.equal(b?.severity, "error");
+    t.equal(b?.blocksMigration, true);
+    t.match(b?.evidence.observed, /nft -j -t list sets .*SIGSEGV/);
+    t.match(b?.title, /^nft crashed reading this node's sets/);
+    const a = seen(nftNode({ nftVersion: dpkg("1.0.6"), kubeProxyMetrics: kubeProxy("v1.35.4") }));
+    t.equal(a?.severity, "warning");
+    t.equal(seen(nftNode({ nftVersion: dpkg("1.0.6"), kubeProxyMetrics: kubeProxy("v1.37.0") })), undefined);
+    // Another failure of the same read says nothing about the sets; nor does no failure.
+    const timeout = new Map<string, ProbeError>([
+      ["nftables", { kind: "timeout" as const, message: "nft timed out", command: "nft -j -t list sets" }],
+    ]);
+    t.equal(
+      seen(ipvsNode({ nftVersion: dpkg("1.0.6"), kubeProxyMetrics: kubeProxy("v1.34.6") }), timeout),
+      undefined,
+    );
+    t.equal(
+      seen(ipvsNode({ nftVersion: dpkg("1.0.6"), kubeProxyMetrics: kubeProxy("v1.34.6") }), new Map()),
+      undefined,
+    );
+    // The host version's own path keeps its wording and carries no observed crash.
+    t.equal(before(dpkg("1.1.3"), "v1.34.6")?.evidence.observed, undefined);
   },
 );
