@@ -9,8 +9,12 @@
 # Writes ROOT/proxyscope-tools/nft, a wrapper the agent takes as its nft (--tool-dir).
 set -euo pipefail
 ROOT="${1:-/var/tmp/proxyscope-nft11}"
-LD="$ROOT/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"
-LIB="$ROOT/usr/lib/x86_64-linux-gnu"
+# Debian's multiarch directory and dynamic loader for this machine (the release runs on amd64 and arm64).
+case "$(dpkg --print-architecture)" in
+  amd64) LIB="$ROOT/usr/lib/x86_64-linux-gnu" LD="$ROOT/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" ;;
+  arm64) LIB="$ROOT/usr/lib/aarch64-linux-gnu" LD="$ROOT/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1" ;;
+  *) echo "nft11-root: no loader known for $(dpkg --print-architecture)" >&2; exit 1 ;;
+esac
 if [[ ! -x "$ROOT/usr/sbin/nft" || ! -e "$LD" ]]; then
   mirror=$(sed -n 's/^URIs: *\(http[^ ]*\/debian\)$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
   [[ -n "$mirror" ]] || mirror=$(sed -n 's/^deb \(http[^ ]*\/debian\) .*/\1/p' /etc/apt/sources.list 2>/dev/null | head -1)
