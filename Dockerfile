@@ -9,12 +9,17 @@
 # The build steps live in scripts/build-image-app.sh so they can be tested without a Docker engine.
 
 # The base, pinned: NODE_VERSION is .node-version's exact release (test/unit/deploy/dockerfile.test.ts keeps
-# them equal) and NODE_DIGEST "@" and the sha256 of node:NODE_VERSION-bookworm-slim's image index, which the
+# them equal) and NODE_DIGEST "@" and the sha256 of node:NODE_VERSION-trixie-slim's image index, which the
 # release workflow looks up and passes (--build-arg NODE_DIGEST=@sha256:...): the image is then built from
 # those exact bytes whatever the tag is moved to. Empty (a local build): the exact version's tag.
+# Debian 13 (trixie), not 12 (bookworm): the agent reads what the HOST's tools wrote, so its tools must be
+# at least as new. Bookworm's nft 1.0.6 dies by SIGSEGV listing a set that nft >= 1.1.2 wrote (set user
+# data; kubernetes/kubernetes#136786) — firewalld, Azure Linux 3, trixie and Fedora hosts write such sets —
+# and one such set anywhere fails the agent's whole nftables read. Trixie ships nft 1.1.3, iptables 1.8.11,
+# ipset 7.22, iproute2 6.15, ipvsadm 1.31 (docs/security.md, "What the image carries").
 ARG NODE_VERSION=26.12.1
 ARG NODE_DIGEST=
-ARG NODE_IMAGE=node:${NODE_VERSION}-bookworm-slim${NODE_DIGEST}
+ARG NODE_IMAGE=node:${NODE_VERSION}-trixie-slim${NODE_DIGEST}
 
 FROM ${NODE_IMAGE} AS build
 # A C compiler for the agent's one native helper (agent/native/nft-generation.c); only this stage has it.

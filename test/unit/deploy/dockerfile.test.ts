@@ -75,8 +75,8 @@ t.test(
     t.match(dockerfile, /^ARG NODE_DIGEST=$/m, "the digest a build argument, empty by default");
     t.match(
       dockerfile,
-      /^ARG NODE_IMAGE=node:\$\{NODE_VERSION\}-bookworm-slim\$\{NODE_DIGEST\}$/m,
-      "node:VERSION-bookworm-slim, @DIGEST when given",
+      /^ARG NODE_IMAGE=node:\$\{NODE_VERSION\}-trixie-slim\$\{NODE_DIGEST\}$/m,
+      "node:VERSION-trixie-slim (its nft reads what nft >= 1.1.2 hosts write), @DIGEST when given",
     );
     t.same(
       instructions.filter((i) => /^FROM\s/.test(i)).map((i) => i.split(/\s+/)[1]),

@@ -209,7 +209,7 @@ t.test("release: the base image step takes .node-version and refuses a missing d
   const ok = run();
   t.equal(ok.status, 0, ok.stderr);
   const pinned = readFileSync(join(ROOT, ".node-version"), "utf8").trim();
-  t.equal(readFileSync(join(dir, "asked"), "utf8"), `node:${pinned}-bookworm-slim\n`);
+  t.equal(readFileSync(join(dir, "asked"), "utf8"), `node:${pinned}-trixie-slim\n`);
   t.equal(readFileSync(join(dir, "out"), "utf8"), `node_version=${pinned}\nnode_digest=@${digest}\n`);
   docker(JSON.stringify({ mediaType: "application/vnd.oci.image.index.v1+json", size: 10 }));
   const bad = run();
