@@ -1,7 +1,8 @@
 import t, { type Test } from "tap";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { DEFAULT_TOOL_DIRS } from "../../agent/io/tools.js";
 import { netnsAvailable, withNetns, type NetNs } from "../helpers/netns.js";
 import { nft11 } from "../helpers/nft11-root.js";
 import { finding, findingIds } from "../helpers/scan-report.js";
@@ -149,6 +150,52 @@ if (!netnsAvailable()) {
         crashes(t, ns, ["-j", "list", "sets", "ip"]);
         // kube-proxy v1.33.10 predates #137501, on a node already in nftables mode: critical.
         await scanCrashed(t, ns, "v1.33.10", "critical");
+      }),
+  );
+
+  // The agent's image carries Debian trixie's tools (Dockerfile): its own nft is this 1.1.3, ahead of what
+  // hosts write, so a set a newer nft wrote no longer takes the whole nftables read down. The agent is
+  // pointed at the root's nft first (--tool-dir), the system's dirs after it for the other tools.
+  t.test(
+    `the image's nft ${newer.version} as the agent's own: kube-proxy's table is read beside sets nft ${newer.version} wrote`,
+    (t) =>
+      withNetns(async (ns) => {
+        ns.must(["ip", "link", "set", "lo", "up"]);
+        const imageTools = [dirname(newer.nft), ...DEFAULT_TOOL_DIRS].flatMap((d) => ["--tool-dir", d]);
+        const nftRead = (r: Awaited<ReturnType<typeof scanInNetns>>) =>
+          r.probes.find((p) => p.name === "nftables");
+        load(ns, "nft", KUBE_PROXY_TABLE);
+        // The reference: kube-proxy's table read by the system's nft 1.0.6 before any newer set exists.
+        const reference = await scanInNetns(ns, kubeProxy("v1.35.4"));
+        t.equal(nftRead(reference)?.ok, true, "1.0.6 reads the table alone");
+        const want = reference.facts.nftables?.kubeProxy;
+        t.match(want, [{ family: "ip", name: "kube-proxy" }]);
+        t.ok((want?.[0]?.sets.length ?? 0) > 0, "with its sets");
+
+        // #136786's reproducer beside it: the old image's nft (the system's) now fails the whole read ...
+        load(ns, newer.nft, REPRODUCER);
+        t.equal(nftRead(await scanInNetns(ns, kubeProxy("v1.35.4")))?.ok, false, "1.0.6: read failed");
+        // ... the image's nft reads it, and its JSON gives the same table facts as 1.0.6's did.
+        const mixed = await scanInNetns(ns, kubeProxy("v1.35.4"), imageTools);
+        t.equal(nftRead(mixed)?.ok, true, `nft ${newer.version}: the nftables read succeeds`);
+        t.same(mixed.facts.nftables?.kubeProxy, want, "kube-proxy's table: the same facts");
+        t.same(
+          mixed.facts.nftables?.tables.map((x) => `${x.family} ${x.name}`).sort(),
+          ["ip kube-proxy", "ip test_table"],
+          "and the foreign table is listed, not skipped",
+        );
+        t.notOk(findingIds(mixed).includes("scan-incomplete"), "nothing unread");
+        // The same findings as before the foreign set (the ip6 table is absent in both: a warning).
+        t.same(findingIds(mixed), findingIds(reference), "the same findings");
+        t.equal(mixed.verdict, reference.verdict, "and the same verdict");
+
+        // Every set written by nft 1.1.3, kube-proxy's too (a host whose nft wrote them all): the same.
+        ns.must(["nft", "flush", "ruleset"]);
+        load(ns, newer.nft, KUBE_PROXY_TABLE);
+        const all = await scanInNetns(ns, kubeProxy("v1.35.4"), imageTools);
+        t.equal(nftRead(all)?.ok, true, `nft ${newer.version} reads the sets it wrote`);
+        t.same(all.facts.nftables?.kubeProxy, want, "kube-proxy's table: the same facts");
+        t.same(findingIds(all), findingIds(reference), "the same findings");
       }),
   );
 
