@@ -14,7 +14,7 @@ const FILES = [
 
 t.test("every recorded *-save output parses, whole or line by line alike", async (t) => {
   const scenarios = readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory());
-  t.equal(scenarios.length, 11);
+  t.equal(scenarios.length, 12);
   for (const s of scenarios) {
     for (const [file, backend, family] of FILES) {
       const text = read(s.name, file);
