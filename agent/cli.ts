@@ -29,7 +29,7 @@ function scanInput(cfg: AgentConfig) {
     hostRoot: cfg.hostRoot,
     procRoot: cfg.procRoot,
     sysRoot: cfg.sysRoot,
-    tools: new ToolRunner(cfg.toolDirs),
+    tools: new ToolRunner(cfg.toolDirs, undefined, cfg.kubeProxyNftDir),
     kubeProxyMetricsUrl: cfg.kubeProxyMetricsUrl.replace(/\/+$/, ""),
     kubeProxyHealthUrl: cfg.kubeProxyHealthUrl.replace(/\/+$/, ""),
     nodeIPs: cfg.nodeIPs,

@@ -21,7 +21,7 @@ import {
   port,
 } from "../common/flag-bounds.js";
 import { COLOR_WHEN } from "../common/colour.js";
-import { DEFAULT_TOOL_DIRS } from "./io/tools.js";
+import { DEFAULT_TOOL_DIRS, DEFAULT_WITNESS_DIR } from "./io/tools.js";
 import { SEVERITIES } from "./report/severities.js";
 import { parseHostPort, serviceAddressFromEnv } from "./parse/service-address.js";
 import { DEFAULT_RULE_OPTIONS, type RuleOptions } from "./view/options.js";
@@ -37,6 +37,7 @@ export const AgentConfig = z.object({
   procRoot: z.string().startsWith("/"),
   sysRoot: z.string().startsWith("/"),
   toolDirs: z.array(z.string().startsWith("/")).min(1),
+  kubeProxyNftDir: z.string().startsWith("/").max(4096),
   kubeProxyMetricsUrl: baseUrl,
   kubeProxyHealthUrl: baseUrl,
   nodeIPs: z.array(z.ipv4().or(z.ipv6())),
@@ -117,6 +118,12 @@ const NODE: FlagSpec[] = [
     multiple: true,
     env: ["PROXYSCOPE_TOOL_DIR", "PROXYSCOPE_TOOL_DIRS"],
   },
+  {
+    flags: "--kube-proxy-nft-dir <dir>",
+    field: "kubeProxyNftDir",
+    help: `where kube-proxy's image nft is kept as a witness: ld.so, lib/, nft (default ${DEFAULT_WITNESS_DIR})`,
+  },
+
   {
     flags: "--kube-proxy-metrics-url <url>",
     field: "kubeProxyMetricsUrl",
@@ -277,6 +284,7 @@ export function configFrom(
     procRoot: v.procRoot ?? "/proc",
     sysRoot: v.sysRoot ?? "/sys",
     toolDirs: v.toolDirs ?? [...DEFAULT_TOOL_DIRS],
+    kubeProxyNftDir: v.kubeProxyNftDir ?? DEFAULT_WITNESS_DIR,
     kubeProxyMetricsUrl: v.kubeProxyMetricsUrl ?? "http://127.0.0.1:10249",
     kubeProxyHealthUrl: v.kubeProxyHealthUrl ?? "http://127.0.0.1:10256",
     nodeIPs: v.nodeIPs ?? [],

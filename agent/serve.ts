@@ -49,6 +49,7 @@ export async function runServe(
   const thread = new ScanThread(
     {
       toolDirs: cfg.toolDirs,
+      kubeProxyNftDir: cfg.kubeProxyNftDir,
       input: plain,
       fullReadIntervalS: cfg.fullReadIntervalS,
       ipvsConnIntervalS: cfg.ipvsConnIntervalS,

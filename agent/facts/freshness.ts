@@ -9,6 +9,7 @@ import { z } from "zod";
  */
 const SOURCE_NAMES = [
   "nftables",
+  "kube-proxy-nft",
   "iptables-nft",
   "ip6tables-nft",
   "ipvs",

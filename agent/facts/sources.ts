@@ -12,6 +12,7 @@ import { IpRulesFacts } from "./ip-rules.js";
 import { IpvsConnectionsFacts } from "./ipvs-connections.js";
 import { ConfigzFacts, KubeProxyHealthFacts, KubeProxyMetricsFacts, ProxyModeFacts } from "./kube-proxy.js";
 import { IptablesFacts, NftablesFacts } from "./netfilter.js";
+import { KubeProxyNftFacts } from "./kube-proxy-nft.js";
 import { ListenersFacts } from "./listeners.js";
 import { ParityFacts } from "./parity.js";
 import { ServiceConntrackFacts } from "./service-conntrack.js";
@@ -39,6 +40,7 @@ export const FACT_SOURCES = [
   { probe: "ipsets", key: "ipsets", schema: IpsetFacts },
   { probe: "iptables", key: "iptables", schema: IptablesFacts },
   { probe: "nftables", key: "nftables", schema: NftablesFacts },
+  { probe: "kube-proxy-nft", key: "kubeProxyNft", schema: KubeProxyNftFacts },
   { probe: "kube-proxy-mode", key: "proxyMode", schema: ProxyModeFacts },
   { probe: "kube-proxy-configz", key: "configz", schema: ConfigzFacts },
   { probe: "kube-proxy-metrics", key: "kubeProxyMetrics", schema: KubeProxyMetricsFacts },

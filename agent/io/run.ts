@@ -4,7 +4,15 @@ import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { LineSplitter, MAX_LINE_BYTES } from "../../common/lines.js";
-import { BUNDLED_TOOL_DIR, DEFAULT_TOOL_DIRS, isBundledTool, type ToolName } from "./tools.js";
+import {
+  BUNDLED_TOOL_DIR,
+  DEFAULT_TOOL_DIRS,
+  DEFAULT_WITNESS_DIR,
+  isBundledTool,
+  isWitnessTool,
+  witnessCommand,
+  type ToolName,
+} from "./tools.js";
 import type { ProbeError } from "../facts/probe-error.js";
 
 export interface ExecOptions {
@@ -37,7 +45,19 @@ const PERMISSION = /operation not permitted|permission denied|you must be root|E
 const SUITE_MARKER = "PROXYSCOPE_TEST_RUN";
 
 /** Resolves a tool to an absolute path in the configured directories, or `null`. */
-export function resolveTool(tool: ToolName, dirs: readonly string[] = DEFAULT_TOOL_DIRS): string | null {
+function readable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function resolveTool(
+  tool: ToolName | "ld.so",
+  dirs: readonly string[] = DEFAULT_TOOL_DIRS,
+): string | null {
   for (const dir of dirs) {
     const candidate = join(dir, tool);
     try {
@@ -320,6 +340,8 @@ export class ToolRunner {
     private readonly dirs: readonly string[] = DEFAULT_TOOL_DIRS,
     /** Where the agent's own programs are (tests point it elsewhere to break one). */
     private readonly bundledDir: string = BUNDLED_TOOL_DIR,
+    /** Where the witnesses are (tools.ts); a directory without them: they are "not present". */
+    private readonly witnessDir: string = DEFAULT_WITNESS_DIR,
   ) {}
 
   /** Runs a tool with fixed argv, no shell, a timeout and an output cap; never throws. */
@@ -381,21 +403,36 @@ export class ToolRunner {
     for (const c of this.running) c.halt("closed");
   }
 
+  /** The program to start for `tool` and its argv, or why there is none. */
+  private locate(
+    tool: ToolName,
+    args: readonly string[],
+  ): { path: string; argv: readonly string[] } | { missing: string } {
+    if (isWitnessTool(tool)) {
+      const w = witnessCommand(this.witnessDir, tool, args);
+      return resolveTool("ld.so", [this.witnessDir]) !== null && readable(w.binary)
+        ? { path: w.loader, argv: w.args }
+        : {
+            missing: `${tool} not found: it needs ${w.loader} and ${w.binary} (a build without the witness)`,
+          };
+    }
+    const where = isBundledTool(tool) ? [this.bundledDir] : this.dirs;
+    const path = resolveTool(tool, where);
+    return path === null ? { missing: `${tool} not found in ${where.join(":")}` } : { path, argv: args };
+  }
+
   private async exec(
     tool: ToolName,
     args: readonly string[],
     opts: ExecOptions,
     onStdout: (chunk: Buffer) => Stop | null,
   ): Promise<({ ok: true; exitCode: number } & { end: RawEnd }) | { ok: false; error: ProbeError }> {
-    const where = isBundledTool(tool) ? [this.bundledDir] : this.dirs;
-    const path = resolveTool(tool, where);
     const command = describe(tool, args);
-    if (path === null) {
-      return {
-        ok: false,
-        error: { kind: "missing-tool", message: `${tool} not found in ${where.join(":")}`, command },
-      };
+    const found = this.locate(tool, args);
+    if ("missing" in found) {
+      return { ok: false, error: { kind: "missing-tool", message: found.missing, command } };
     }
+    const { path, argv } = found;
     if (this.closed) {
       return {
         ok: false,
@@ -405,7 +442,7 @@ export class ToolRunner {
     const marker = process.env[SUITE_MARKER];
     const call = new Call(
       path,
-      args,
+      argv,
       // Stable, parseable output: no locale, no colour, no pager; nothing inherited.
       {
         LC_ALL: "C",

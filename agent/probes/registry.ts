@@ -10,6 +10,7 @@ import { kernelProbe } from "./kernel.js";
 import { kubeIpvs0Probe } from "./kube-ipvs0.js";
 import { kubeProxyConfigzProbe } from "./kube-proxy-configz.js";
 import { kubeProxyHealthProbe } from "./kube-proxy-health.js";
+import { kubeProxyNftProbe } from "./kube-proxy-nft.js";
 import { kubeProxyMetricsProbe } from "./kube-proxy-metrics.js";
 import { kubeProxyModeProbe } from "./kube-proxy-mode.js";
 import { listenersProbe } from "./listeners.js";
@@ -39,6 +40,7 @@ const READERS = {
   ipsets: ipsetsProbe,
   iptables: iptablesProbe,
   nftables: nftablesProbe,
+  "kube-proxy-nft": kubeProxyNftProbe,
   "kube-proxy-mode": kubeProxyModeProbe,
   "kube-proxy-configz": kubeProxyConfigzProbe,
   "kube-proxy-metrics": kubeProxyMetricsProbe,

@@ -9,6 +9,8 @@ import type { RenderedScan } from "./rendered-scan.js";
 /** What the scan thread needs to build its own ToolRunner and scan input: plain data only. */
 export interface ScanWorkerData {
   toolDirs: string[];
+  /** Where kube-proxy's nft witness is (io/tools.ts); absent: the default. */
+  kubeProxyNftDir?: string;
   input: Omit<ScanInput, "tools"> & { node: string; agentVersion: string; ruleOptions?: RuleOptions };
   /** Tests only: a module exporting PROBES to run instead of the registry's. */
   probesModule?: string;

@@ -15,7 +15,7 @@ import type { FromWorker, ScanWorkerData, ToWorker } from "./scan-thread.js";
 
 const data = workerData as ScanWorkerData;
 if (data.groups) mirrorLiveGroups(new SharedGroups(data.groups));
-const tools = new ToolRunner(data.toolDirs);
+const tools = new ToolRunner(data.toolDirs, undefined, data.kubeProxyNftDir);
 // The deep reads kept between scans live as long as this thread; a new thread starts with none.
 const interval = data.fullReadIntervalS ?? 0;
 const connInterval = data.ipvsConnIntervalS ?? 0;

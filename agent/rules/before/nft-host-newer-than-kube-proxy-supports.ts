@@ -5,6 +5,7 @@ import {
   nftWritesSetUdata,
   versionParts,
 } from "../../parse/versions.js";
+import type { KubeProxyNftFacts } from "../../facts/kube-proxy-nft.js";
 import type { ProbeError } from "../../facts/probe-error.js";
 import { rule } from "../rule.js";
 
@@ -15,10 +16,19 @@ import { rule } from "../rule.js";
 // #140898 on v1.36.0-eksbuild.9). #140405 rebuilt the image with nft 1.0.6.1, from v1.37.0 only. The host's
 // nft is what writes such sets on most nodes; a host with no nft (Bottlerocket) is not this finding.
 // The same crash seen on this node: nft 1.0.6 segfaults in any listing that loads a set nft 1.1.2+ created
-// with a `type` declaration (test/kernel/nft11-sets-netns.test.ts, on real kernel state). When the agent's
-// own nft is that old, its set read dying by SIGSEGV is the state kube-proxy's image nft crashes on, even
-// where the host's nft package is older (a container's nft in the host netns wrote the sets, as in
-// #136786's reproducer). Other failures (a timeout, a missing nft) say nothing about the sets.
+// with a `type` declaration (test/kernel/nft11-sets-netns.test.ts, on real kernel state). The agent's image
+// carries the nft of kube-proxy's image (bookworm's 1.0.6, what registry.k8s.io/build-image/distroless-iptables
+// carries before #140405) as a witness apart from its own (trixie's 1.1.3, which reads such sets): its set
+// listing dying by SIGSEGV is the state kube-proxy's nft crashes on, even where the host's nft package is
+// older (a container's nft in the host netns wrote the sets, as in #136786's reproducer). An agent whose
+// own nft is that old (a host binary on a bookworm host) sees the same in its own failed set read. Other
+// failures (a timeout, a missing witness) say nothing about the sets.
+function witnessCrash(w: KubeProxyNftFacts | null): string | null {
+  if (w?.outcome !== "crashed" || w.signal !== "SIGSEGV") return null;
+  const version = w.version === null ? "" : ` ${w.version}`;
+  return `${w.command} (the witness of kube-proxy's image nft${version}, carried by the agent's image) was killed by SIGSEGV on this node: the crash #136786 reports, on sets a newer nft wrote`;
+}
+
 function setReadCrash(error: ProbeError | undefined): string | null {
   if (error?.kind !== "exec-failed" || !/\bSIGSEGV\b/.test(error.message)) return null;
   return `${error.command ?? "nft"} (the agent's own nft) was killed by SIGSEGV on this node: the crash #136786 reports, on sets a newer nft wrote`;
@@ -40,7 +50,13 @@ export const nftTooNewForKubeProxy = rule({
   evaluate({ facts, view: { phase }, failedProbes }) {
     const v = facts.nftVersion;
     const kp = versionParts(facts.kubeProxyMetrics?.gitVersion);
-    const observed = setReadCrash(failedProbes.get("nftables"));
+    // Not in `needs`: a missing or failed witness leaves the host's package to decide, as before it existed.
+    const witnessed = witnessCrash(facts.kubeProxyNft);
+    const observed = witnessed ?? setReadCrash(failedProbes.get("nftables"));
+    const who =
+      witnessed === null
+        ? "nft"
+        : `nft ${facts.kubeProxyNft?.version ?? ""} (as in kube-proxy's image)`.replace("  ", " ");
     const hostWrites = !!v && v.installed !== false && nftWritesSetUdata(v.version) === true;
     if (!v || (!hostWrites && observed === null) || !kp || phase === "none") return [];
     const fix = kubeProxyNftUdataFix(kp);
@@ -61,8 +77,8 @@ export const nftTooNewForKubeProxy = rule({
             ? `Host nft ${v.version} with kube-proxy ${kpVersion}: nftables-mode syncs crash on the sets this nft writes`
             : `Host nft ${v.version} with kube-proxy ${kpVersion}: the listing fix is in, but syncs can still crash until kube-proxy v${image}`
           : unfixed
-            ? `nft crashed reading this node's sets, and kube-proxy ${kpVersion}'s nft will too: nftables-mode syncs crash`
-            : `nft crashed reading this node's sets: kube-proxy ${kpVersion} has the listing fix, but syncs can still crash until v${image}`,
+            ? `${who} crashed reading this node's sets, and kube-proxy ${kpVersion}'s nft will too: nftables-mode syncs crash`
+            : `${who} crashed reading this node's sets: kube-proxy ${kpVersion} has the listing fix, but syncs can still crash until v${image}`,
         evidence: {
           nftVersion: v.version,
           nftSource: v.source,

@@ -119,3 +119,51 @@ t.test(
     t.equal(before(dpkg("1.1.3"), "v1.34.6")?.evidence.observed, undefined);
   },
 );
+
+t.test(
+  "the witness of kube-proxy's image nft killed by SIGSEGV listing sets: raised from it, the agent's own read intact",
+  async (t) => {
+    type Witness = NonNullable<NodeFacts["kubeProxyNft"]>;
+    const witness = (w: Partial<Witness>): Witness => ({
+      outcome: "crashed",
+      version: "1.0.6",
+      command: "kube-proxy-nft -j -t list sets",
+      signal: "SIGSEGV",
+      detail: "kube-proxy-nft could not run: killed by SIGSEGV",
+      ...w,
+    });
+    const node = (kp: string, w: Witness, phase = ipvsNode) =>
+      found(phase({ nftVersion: dpkg("1.0.6"), kubeProxyMetrics: kubeProxy(kp), kubeProxyNft: w }));
+    const b = node("v1.34.6", witness({}));
+    t.equal(b?.severity, "error", "before #137501: blocks the switch");
+    t.equal(b?.blocksMigration, true);
+    t.match(
+      b?.evidence.observed,
+      /kube-proxy-nft -j -t list sets \(the witness of kube-proxy's image nft 1\.0\.6.*SIGSEGV/,
+    );
+    t.match(b?.title, /^nft 1\.0\.6 \(as in kube-proxy's image\) crashed reading this node's sets/);
+    t.equal(b?.evidence.nftVersion, "1.0.6", "the host's package still says 1.0.6");
+    t.equal(node("v1.33.10", witness({}), nftNode)?.severity, "critical", "in nftables mode, unfixed");
+    t.equal(node("v1.35.4", witness({}))?.severity, "warning", "the listing fix only");
+    t.equal(node("v1.37.0", witness({})), undefined, "kube-proxy's image nft 1.0.6.1: exempt");
+    // Only a crash is evidence: a witness that listed, failed otherwise, is absent or died by another
+    // signal says nothing about the sets (and "not present" is never "no crash": the host decides).
+    for (const w of [
+      witness({ outcome: "ok", detail: "listed" }),
+      witness({ outcome: "failed", detail: "timeout: did not finish" }),
+      witness({ outcome: "not-present", version: null, detail: "not asked" }),
+      witness({ signal: "SIGKILL" }),
+    ]) {
+      t.equal(node("v1.34.6", w), undefined, `${w.outcome} ${w.signal ?? ""}`);
+    }
+    const absentButNewHost = found(
+      ipvsNode({
+        nftVersion: dpkg("1.1.3"),
+        kubeProxyMetrics: kubeProxy("v1.34.6"),
+        kubeProxyNft: witness({ outcome: "not-present", version: null }),
+      }),
+    );
+    t.equal(absentButNewHost?.severity, "error", "no witness: the host's package still raises it");
+    t.equal(absentButNewHost?.evidence.observed, undefined);
+  },
+);
