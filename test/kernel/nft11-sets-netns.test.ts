@@ -1,6 +1,7 @@
 import t, { type Test } from "tap";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DEFAULT_TOOL_DIRS } from "../../agent/io/tools.js";
 import { netnsAvailable, withNetns, type NetNs } from "../helpers/netns.js";
@@ -28,6 +29,11 @@ import { REPO_ROOT } from "../helpers/uml.js";
 // crash even though the host's nft package is 1.0.6 (a container's nft in the host netns wrote the sets,
 // as in the issue's reproducer), at the severity kube-proxy's version earns. With kube-proxy v1.37.0+ the
 // read still failed (the agent's nft is old), but the finding does not apply.
+//
+// The agent's image carries trixie's nft 1.1.3 as its own (it reads such sets) and bookworm's nft 1.0.6
+// apart, as the witness of kube-proxy's image nft (/opt/nft-kube-proxy: ld.so, lib/, nft; run through the
+// loader with that library path). Here the witness is the system's /usr/sbin/nft 1.0.6 laid out the same
+// way, the agent's own nft the trixie root's: the read succeeds and the finding comes from the witness.
 
 const KUBE_PROXY_TABLE = readFileSync(
   join(REPO_ROOT, "test/fixtures/netfilter/sources/kube-proxy-nft-v1.34-ip.nft"),
@@ -98,6 +104,65 @@ async function scanCrashed(t: Test, ns: NetNs, version: string, severity: string
   t.equal(fixed.verdict, "unknown");
 }
 
+/** The system's nft 1.0.6 as the image lays out its witness: the loader, a library dir, the binary. */
+function systemWitness(t: Test): string {
+  const loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"].find((l) => existsSync(l));
+  if (loader === undefined) throw new Error("no dynamic loader known for this machine");
+  const dir = mkdtempSync(join(tmpdir(), "proxyscope-witness-"));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  mkdirSync(join(dir, "lib"));
+  symlinkSync(loader, join(dir, "ld.so"));
+  symlinkSync("/usr/sbin/nft", join(dir, "nft"));
+  return dir;
+}
+
+/** The image's tools as the agent's own (the root's first, the system's for the rest), and a witness dir. */
+function imageAgent(nft: string, witness: string): string[] {
+  return [
+    ...[dirname(nft), ...DEFAULT_TOOL_DIRS].flatMap((d) => ["--tool-dir", d]),
+    "--kube-proxy-nft-dir",
+    witness,
+  ];
+}
+
+/**
+ * The agent as its image runs it: its own nft 1.1.3 reads the sets; the witness (nft 1.0.6) dies on them,
+ * and the finding is raised from that, at kube-proxy's version's severity; silent for v1.37.0+. Without
+ * a witness the read is the same and nothing is raised from a crash nobody saw (the host's package is 1.0.6).
+ */
+async function scanWitnessed(
+  t: Test,
+  ns: NetNs,
+  nft: string,
+  version: string,
+  severity: string,
+): Promise<void> {
+  const args = imageAgent(nft, systemWitness(t));
+  const r = await scanInNetns(ns, kubeProxy(version), args);
+  t.equal(r.probes.find((p) => p.name === "nftables")?.ok, true, "the agent's own nft reads the sets");
+  t.match(
+    r.facts.kubeProxyNft,
+    { outcome: "crashed", signal: "SIGSEGV", version: "1.0.6" },
+    "the witness crashed",
+  );
+  t.notOk(findingIds(r).includes("scan-incomplete"), "nothing unread");
+  const f = finding(r, "nft-host-newer-than-kube-proxy-supports");
+  t.equal(f?.severity, severity, `kube-proxy ${version}: ${severity}, from the witness`);
+  t.match(
+    f?.evidence.observed,
+    /kube-proxy-nft -j -t list sets \(the witness of kube-proxy's image nft 1\.0\.6.*SIGSEGV/,
+  );
+  t.equal(f?.evidence.nftVersion, "1.0.6", "the host's package still says 1.0.6");
+
+  const fixed = await scanInNetns(ns, kubeProxy("v1.37.0"), args);
+  t.notOk(findingIds(fixed).includes("nft-host-newer-than-kube-proxy-supports"), "v1.37.0: exempt");
+  t.equal(fixed.facts.kubeProxyNft?.outcome, "crashed");
+
+  const none = await scanInNetns(ns, kubeProxy(version), imageAgent(nft, "/nonexistent/witness"));
+  t.equal(none.facts.kubeProxyNft?.outcome, "not-present", "no witness: not asked");
+  t.notOk(findingIds(none).includes("nft-host-newer-than-kube-proxy-supports"), "and no crash claimed");
+}
+
 const newer = nft11();
 if (!netnsAvailable()) {
   t.fail("network namespaces are not available: this test needs root (CI runs as root)");
@@ -132,6 +197,8 @@ if (!netnsAvailable()) {
 
       // (b) kube-proxy v1.35.4 has the listing fix (#137501), not the image's nft: a warning.
       await scanCrashed(t, ns, "v1.35.4", "warning");
+      // (c) The agent as its image runs it: its nft 1.1.3 reads, the witness 1.0.6 crashes.
+      await scanWitnessed(t, ns, newer.nft, "v1.35.4", "warning");
     }),
   );
 
@@ -150,6 +217,7 @@ if (!netnsAvailable()) {
         crashes(t, ns, ["-j", "list", "sets", "ip"]);
         // kube-proxy v1.33.10 predates #137501, on a node already in nftables mode: critical.
         await scanCrashed(t, ns, "v1.33.10", "critical");
+        await scanWitnessed(t, ns, newer.nft, "v1.33.10", "critical");
       }),
   );
 
@@ -210,8 +278,9 @@ if (!netnsAvailable()) {
       t.equal(systemNft(ns, ["-f", "-"], SYNC).status, 0, "and kube-proxy's sync goes through");
       // The newer nft reads the older one's sets too: the breakage is one way only.
       t.match(ns.must([newer.nft, "list", "set", "ip", "test_table", "test_set"]), /"test"/);
-      const r = await scanInNetns(ns, kubeProxy("v1.35.4"));
+      const r = await scanInNetns(ns, kubeProxy("v1.35.4"), imageAgent(newer.nft, systemWitness(t)));
       t.equal(r.probes.find((p) => p.name === "nftables")?.ok, true);
+      t.match(r.facts.kubeProxyNft, { outcome: "ok", version: "1.0.6" }, "the witness lists them too");
       t.same(
         r.facts.nftables?.kubeProxy.map((x) => `${x.family} ${x.name}`),
         ["ip kube-proxy"],
