@@ -16,10 +16,26 @@
 # at least as new. Bookworm's nft 1.0.6 dies by SIGSEGV listing a set that nft >= 1.1.2 wrote (set user
 # data; kubernetes/kubernetes#136786) — firewalld, Azure Linux 3, trixie and Fedora hosts write such sets —
 # and one such set anywhere fails the agent's whole nftables read. Trixie ships nft 1.1.3, iptables 1.8.11,
-# ipset 7.22, iproute2 6.15, ipvsadm 1.31 (docs/security.md, "What the image carries").
+# ipset 7.22, iproute2 6.15, ipvsadm 1.31 (docs/security.md, "What the image carries"). Bookworm's nft
+# 1.0.6 comes along apart, as the witness of kube-proxy's image nft (the kube-proxy-nft stage below).
 ARG NODE_VERSION=26.12.1
 ARG NODE_DIGEST=
 ARG NODE_IMAGE=node:${NODE_VERSION}-trixie-slim${NODE_DIGEST}
+# The witness of kube-proxy's image nft: Debian 12 (bookworm)'s nft 1.0.6, what kube-proxy's base image
+# registry.k8s.io/build-image/distroless-iptables installed from bookworm's nftables package up to v0.9.3 /
+# v0.8.11 (kubernetes/release images/build/distroless-iptables/distroless-bookworm/Dockerfile; from
+# v0.9.4 / v0.8.12, kubernetes/release#4419, it builds nftables 1.0.6.1, in kube-proxy from v1.37.0,
+# kubernetes/kubernetes#140405). BOOKWORM_DIGEST as NODE_DIGEST: "@sha256:..." of debian:bookworm-slim's
+# image index, looked up and passed by the release workflow; empty (a local build): the tag.
+ARG BOOKWORM_DIGEST=
+ARG BOOKWORM_IMAGE=debian:bookworm-slim${BOOKWORM_DIGEST}
+
+FROM ${BOOKWORM_IMAGE} AS kube-proxy-nft
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nftables \
+ && rm -rf /var/lib/apt/lists/*
+COPY scripts/stage-kube-proxy-nft.sh /stage-kube-proxy-nft.sh
+RUN sh /stage-kube-proxy-nft.sh /out/nft-kube-proxy /usr/sbin/nft
 
 FROM ${NODE_IMAGE} AS build
 # A C compiler for the agent's one native helper (agent/native/nft-generation.c); only this stage has it.
@@ -55,6 +71,11 @@ RUN apt-get update \
 
 WORKDIR /app
 COPY --from=build /out /app
+# kube-proxy's nft, apart (never on PATH, never the agent's own nft): its binary and bookworm's libraries
+# under lib/, run through ld.so (the loader, trixie's glibc) with that library path
+# (agent/probes/kube-proxy-nft.ts). It lists set names and raises nft-host-newer-than-kube-proxy-supports
+# when it dies on sets a newer nft wrote (kubernetes/kubernetes#136786).
+COPY --from=kube-proxy-nft /out/nft-kube-proxy /opt/nft-kube-proxy
 RUN ln -s /app/dist/agent/cli.js /usr/local/bin/proxyscope-agent \
  && ln -s /app/dist/collector/cli.js /usr/local/bin/proxyscope
 

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import t from "tap";
-import { TOOLS } from "../../../agent/io/tools.js";
+import { DEFAULT_TOOL_DIRS, DEFAULT_WITNESS_DIR, TOOLS } from "../../../agent/io/tools.js";
 import { ROOT } from "./lib.js";
 
 const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
@@ -21,9 +21,13 @@ const instructions = dockerfile
   .map((l) => l.trim())
   .filter(Boolean);
 const stages = () => instructions.filter((i) => /^FROM\s/i.test(i));
-const lastStage = () => {
-  const idx = instructions.map((i, n) => (/^FROM\s/i.test(i) ? n : -1)).filter((n) => n >= 0);
-  return instructions.slice(idx[idx.length - 1]);
+const stageStarts = () => instructions.map((i, n) => (/^FROM\s/i.test(i) ? n : -1)).filter((n) => n >= 0);
+const lastStage = () => instructions.slice(stageStarts().at(-1));
+/** The instructions of the stage named `name` (FROM ... AS name). */
+const stage = (name: string) => {
+  const starts = stageStarts();
+  const k = starts.findIndex((n) => new RegExp(`\\sAS\\s+${name}$`, "i").test(instructions[n]!));
+  return k < 0 ? [] : instructions.slice(starts[k], starts[k + 1]);
 };
 
 function aptPackages(from: readonly string[] = lastStage()): string[] {
@@ -50,9 +54,8 @@ t.test("the runtime installs exactly the Debian packages of TOOLS", async (t) =>
   const want = [...new Set(Object.values(TOOLS).map((x) => x.debianPackage))].sort();
   const got = aptPackages();
   t.same([...got].sort(), want, "apt-get install line == TOOLS' debianPackage set");
-  const build = instructions.slice(0, instructions.length - lastStage().length);
   t.same(
-    aptPackages(build).sort(),
+    aptPackages(stage("build")).sort(),
     ["gcc", "libc6-dev"],
     "the build stage: a compiler for agent/native, nothing else",
   );
@@ -65,7 +68,7 @@ t.test("the runtime installs exactly the Debian packages of TOOLS", async (t) =>
 t.test(
   "multi-stage: build through the tested script, Debian slim Node runtime of the pinned line",
   async (t) => {
-    t.equal(stages().length, 2, "two stages");
+    t.equal(stages().length, 3, "three stages: kube-proxy's nft, build, runtime");
     const pinned = readFileSync(join(ROOT, ".node-version"), "utf8").trim();
     t.match(
       dockerfile,
@@ -80,8 +83,8 @@ t.test(
     );
     t.same(
       instructions.filter((i) => /^FROM\s/.test(i)).map((i) => i.split(/\s+/)[1]),
-      ["${NODE_IMAGE}", "${NODE_IMAGE}"],
-      "both stages on that image",
+      ["${BOOKWORM_IMAGE}", "${NODE_IMAGE}", "${NODE_IMAGE}"],
+      "build and runtime on that image, kube-proxy's nft from bookworm",
     );
     t.ok(
       instructions.some((i) =>
@@ -113,6 +116,24 @@ t.test(
     for (const p of ["node_modules", "dist", ".git"]) t.ok(ignore.includes(p), `.dockerignore has ${p}`);
   },
 );
+
+t.test("kube-proxy's nft (bookworm's 1.0.6) as a witness: staged apart, never on PATH as nft", async (t) => {
+  t.match(dockerfile, /^ARG BOOKWORM_DIGEST=$/m, "the digest a build argument, empty by default");
+  t.match(dockerfile, /^ARG BOOKWORM_IMAGE=debian:bookworm-slim\$\{BOOKWORM_DIGEST\}$/m);
+  const witness = stage("kube-proxy-nft");
+  t.same(aptPackages(witness), ["nftables"], "bookworm's nftables package, nothing else");
+  t.ok(
+    witness.some((i) =>
+      /^RUN\s+sh \/stage-kube-proxy-nft\.sh \/out\/nft-kube-proxy \/usr\/sbin\/nft$/.test(i),
+    ),
+    "staged by scripts/stage-kube-proxy-nft.sh (stage-kube-proxy-nft.test.ts)",
+  );
+  const runtime = lastStage();
+  const copies = runtime.filter((i) => /^COPY --from=kube-proxy-nft\s/.test(i));
+  t.same(copies, ["COPY --from=kube-proxy-nft /out/nft-kube-proxy /opt/nft-kube-proxy"]);
+  t.equal(DEFAULT_WITNESS_DIR, "/opt/nft-kube-proxy", "where the agent looks for it");
+  for (const d of DEFAULT_TOOL_DIRS) t.notOk(DEFAULT_WITNESS_DIR.startsWith(`${d}/`), `not under ${d}`);
+});
 
 t.test("dockerfile-utils lint: clean, and it does catch a broken Dockerfile", async (t) => {
   const r = lint(join(ROOT, "Dockerfile"));

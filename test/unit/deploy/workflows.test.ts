@@ -160,6 +160,10 @@ t.test("release: every artifact is built by the script its test exercises", asyn
   t.equal(build.with?.context, ".", "the repository's Dockerfile");
   t.match(String(build.with?.["build-args"]), /NODE_VERSION=\$\{\{ steps\.base\.outputs\.node_version \}\}/);
   t.match(String(build.with?.["build-args"]), /NODE_DIGEST=\$\{\{ steps\.base\.outputs\.node_digest \}\}/);
+  t.match(
+    String(build.with?.["build-args"]),
+    /BOOKWORM_DIGEST=\$\{\{ steps\.bookworm\.outputs\.bookworm_digest \}\}/,
+  );
   const publish = r.jobs.publish!;
   t.same(
     [publish.needs].flat().sort(),
@@ -215,4 +219,22 @@ t.test("release: the base image step takes .node-version and refuses a missing d
   const bad = run();
   t.equal(bad.status, 1);
   t.match(bad.stderr, /no digest for node:/);
+
+  // The bookworm stage (kube-proxy's nft witness) is pinned the same way.
+  const bookworm = wf("release.yml").jobs.image!.steps.find((s) => s.id === "bookworm")!;
+  const runBookworm = () =>
+    spawnSync("bash", ["-eo", "pipefail", "-c", bookworm.run!], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { PATH: `${dir}:${process.env.PATH}`, GITHUB_OUTPUT: join(dir, "out-bookworm") },
+    });
+  docker(JSON.stringify({ mediaType: "application/vnd.oci.image.index.v1+json", digest, size: 10 }));
+  const pinnedBookworm = runBookworm();
+  t.equal(pinnedBookworm.status, 0, pinnedBookworm.stderr);
+  t.equal(readFileSync(join(dir, "asked"), "utf8"), "debian:bookworm-slim\n");
+  t.equal(readFileSync(join(dir, "out-bookworm"), "utf8"), `bookworm_digest=@${digest}\n`);
+  docker(JSON.stringify({ mediaType: "application/vnd.oci.image.index.v1+json", size: 10 }));
+  const badBookworm = runBookworm();
+  t.equal(badBookworm.status, 1);
+  t.match(badBookworm.stderr, /no digest for debian:bookworm-slim/);
 });
