@@ -96,20 +96,35 @@ t.test(
 // /proc/net/ip_vs, nft-version's package database) and `ip` need no capability, since the files are
 // world-readable and even CAP_DAC_OVERRIDE is dropped here; the netfilter probes need NET_ADMIN, and
 // iptables' legacy backend NET_RAW.
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 const CLI = new URL("../../../dist/agent/cli.js", import.meta.url).pathname;
+// The witness of kube-proxy's nft as the image lays it out (ld.so, lib/, nft), here the system's nft: it
+// runs under the same capabilities as the agent's own tools (the DaemonSet needs nothing more for it).
+const LOADER = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"].find((l) => existsSync(l));
+const WITNESS = mkdtempSync(join(tmpdir(), "proxyscope-witness-"));
+t.teardown(() => rmSync(WITNESS, { recursive: true, force: true }));
+mkdirSync(join(WITNESS, "lib"));
+if (LOADER !== undefined) symlinkSync(LOADER, join(WITNESS, "ld.so"));
+symlinkSync("/usr/sbin/nft", join(WITNESS, "nft"));
+/** The witness's outcome in the last scanProbes run. */
+let witnessOutcome: string | undefined;
 
 function scanProbes(bounding: string[]): Map<string, string> {
   const set = ["-all", ...bounding.map((c) => `+${c.toLowerCase()}`)].join(",");
   const script = [
     ...setup.map((c) => `${c} >/dev/null 2>&1 || { echo "SETUP FAILED: ${c}"; exit 99; }`),
     `exec setpriv --inh-caps=-all --bounding-set=${set} -- ${process.execPath} ${CLI} scan --json ` +
-      "--kube-proxy-metrics-url http://127.0.0.1:1 --kube-proxy-health-url http://127.0.0.1:1 --call-timeout-ms 5000",
+      "--kube-proxy-metrics-url http://127.0.0.1:1 --kube-proxy-health-url http://127.0.0.1:1 --call-timeout-ms 5000 " +
+      `--kube-proxy-nft-dir ${WITNESS}`,
   ].join("\n");
   const r = spawnSync("unshare", ["-n", "sh", "-c", script], { encoding: "utf8", timeout: 120_000 });
   const report = JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))) as {
     probes: { name: string; ok: boolean; error?: { kind: string } }[];
+    facts: { kubeProxyNft?: { outcome: string } | null };
   };
+  witnessOutcome = report.facts.kubeProxyNft?.outcome;
   return new Map(report.probes.map((p) => [p.name, p.ok ? "ok" : (p.error?.kind ?? "failed")]));
 }
 
@@ -123,7 +138,9 @@ t.test(
   },
   async (t) => {
     const full = scanProbes(caps);
+    t.equal(witnessOutcome, "ok", "kube-proxy's nft witness lists the sets with the manifest's capabilities");
     const none = scanProbes([]);
+    t.equal(witnessOutcome, "failed", "and cannot without them (a failed ask, not a crash)");
     const kubeProxy = (n: string) => n.startsWith("kube-proxy-");
     for (const [name, state] of full) {
       if (kubeProxy(name)) continue; // no kube-proxy in this namespace: unreachable either way
@@ -137,6 +154,7 @@ t.test(
     }
     const noAdmin = scanProbes(caps.filter((c) => c !== "NET_ADMIN"));
     for (const n of needCaps) t.equal(noAdmin.get(n), "not-permitted", `${n} needs NET_ADMIN`);
+    t.equal(witnessOutcome, "failed", "the witness needs NET_ADMIN too");
     const noRaw = scanProbes(caps.filter((c) => c !== "NET_RAW"));
     t.equal(noRaw.get("iptables"), "not-permitted", "iptables (legacy backend) needs NET_RAW");
     t.equal(noRaw.get("nftables"), "ok", "nftables needs only NET_ADMIN");
