@@ -44,7 +44,6 @@ const PERMISSION = /operation not permitted|permission denied|you must be root|E
 // tool's environment is otherwise fixed, and this name means nothing outside the test suite.
 const SUITE_MARKER = "PROXYSCOPE_TEST_RUN";
 
-/** Resolves a tool to an absolute path in the configured directories, or `null`. */
 function readable(path: string): boolean {
   try {
     accessSync(path, constants.R_OK);
@@ -54,6 +53,7 @@ function readable(path: string): boolean {
   }
 }
 
+/** Resolves a tool to an absolute path in the configured directories, or `null`. */
 export function resolveTool(
   tool: ToolName | "ld.so",
   dirs: readonly string[] = DEFAULT_TOOL_DIRS,

@@ -1,6 +1,6 @@
 import type { KubeProxyNftFacts } from "../facts/kube-proxy-nft.js";
 import { parseNftVersionOutput } from "../parse/nft-version.js";
-import { gatedRead } from "./gated-read.js";
+import { gatedRead, type Read } from "./gated-read.js";
 import { defineProbe, type ProbeContext } from "./types.js";
 
 // Set names only (`-t`: no elements): ~0.1 s at 10,000 Services on nft 1.0.6 (bench/results/nft-calls-10000.md),
@@ -20,30 +20,33 @@ const versions = new WeakMap<ProbeContext["tools"], string>();
  */
 export const kubeProxyNftProbe = defineProbe("kube-proxy-nft", {
   async run(ctx) {
-    const r = await gatedRead(ctx, "kube-proxy-nft", [], async () => ({
-      ok: true as const,
-      value: await ask(ctx),
-    }));
-    if (!r.ok) return r;
-    const version = r.value.outcome === "not-present" ? null : await witnessVersion(ctx);
-    return { ok: true, facts: { ...r.value, version } };
+    // A failed ask (a timeout, an exit status) is not kept: the next scan asks again.
+    const r = await gatedRead(ctx, "kube-proxy-nft", [], () => ask(ctx));
+    const answer: Answer = r.ok
+      ? r.value
+      : { outcome: "failed", command: COMMAND, detail: `${r.error.kind}: ${r.error.message}` };
+    const version = answer.outcome === "not-present" ? null : await witnessVersion(ctx);
+    return { ok: true, facts: { ...answer, version } };
   },
 });
 
-async function ask(ctx: ProbeContext): Promise<Omit<KubeProxyNftFacts, "version">> {
+type Answer = Omit<KubeProxyNftFacts, "version">;
+
+async function ask(ctx: ProbeContext): Promise<Read<Answer>> {
   const ex = await ctx.tools.run("kube-proxy-nft", ARGS, {
     timeoutMs: ctx.callTimeoutMs,
     maxBytes: MAX_BYTES,
   });
-  if (ex.ok) return { outcome: "ok", command: COMMAND, detail: "it listed every set of this node" };
+  const answer = (value: Answer): Read<Answer> => ({ ok: true, value });
+  if (ex.ok) return answer({ outcome: "ok", command: COMMAND, detail: "it listed every set of this node" });
   const { kind, message } = ex.error;
   if (kind === "missing-tool") {
-    return { outcome: "not-present", command: COMMAND, detail: `not asked: ${message}` };
+    return answer({ outcome: "not-present", command: COMMAND, detail: `not asked: ${message}` });
   }
   // ToolRunner's one wording for a tool a signal ended (not a timeout's kill, which says "timeout").
   const signal = kind === "exec-failed" ? /\bkilled by (SIG[A-Z0-9]+)\b/.exec(message)?.[1] : undefined;
-  if (signal !== undefined) return { outcome: "crashed", command: COMMAND, signal, detail: message };
-  return { outcome: "failed", command: COMMAND, detail: `${kind}: ${message}` };
+  if (signal !== undefined) return answer({ outcome: "crashed", command: COMMAND, signal, detail: message });
+  return { ok: false, error: ex.error };
 }
 
 async function witnessVersion(ctx: ProbeContext): Promise<string | null> {

@@ -109,3 +109,18 @@ t.test("gated like the nftables read: asked again only when the nf_tables genera
   t.match(await scan(), { reused: false });
   t.equal(lists(), 2, "a new generation: asked again");
 });
+
+t.test("a failed ask is not kept: the next scan asks again under the same generation", async (t) => {
+  const dir = witnessDir(t, "exit 1");
+  const cache = new ScanCache(600_000);
+  const tools = new ToolRunner(["/nonexistent"], undefined, dir);
+  for (let i = 0; i < 2; i++) {
+    const shared = newScanShared(async () => ({ ok: true as const, generation: 7 }));
+    const r = await kubeProxyNftProbe.run(probeContext({ tools, cache, shared }));
+    t.match(r, { ok: true, facts: { outcome: "failed" } });
+  }
+  const lists = readFileSync(join(dir, "calls"), "utf8")
+    .split("\n")
+    .filter((l) => l.endsWith("list sets")).length;
+  t.equal(lists, 2, "asked in both scans");
+});
