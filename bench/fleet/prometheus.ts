@@ -606,7 +606,7 @@ export function renderPromBench(r: Record<string, unknown>, maxLoad: number): st
     xs.map((x) => (x.loadavg ?? []).map((l) => l.toFixed(1)).join("→")).join(", ");
   const ms = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : "rerun");
   const lines = [
-    `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs that started at a 1-minute load < ${maxLoad}:`,
+    `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; ${typeof r.measuredAt === "string" ? `${r.measuredAt.slice(0, 16).replace("T", " ")} UTC, ` : ""}host, Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs that started at a 1-minute load < ${maxLoad}:`,
     "",
     "| collector | wall (runs) | its CPU | peak RSS | floor: its queries straight to Prometheus, all at once | ratio | loads at start→end (runs; floors) | rerun |",
     "|---|---|---|---|---|---|---|---|",
@@ -718,10 +718,14 @@ async function main(): Promise<void> {
       pin,
       maxLoad,
     });
-    const out = JSON.stringify({ loadavg: loadavg(), ...r }, null, 1);
+    const out = JSON.stringify(
+      { environment: "host, loopback", measuredAt: new Date().toISOString(), loadavg: loadavg(), ...r },
+      null,
+      1,
+    );
     if (values.out) {
       writeFileSync(values.out, out);
-      writeFileSync(values.out.replace(/\.json$/, "") + ".md", renderPromBench(r, maxLoad));
+      writeFileSync(values.out.replace(/\.json$/, "") + ".md", renderPromBench(JSON.parse(out), maxLoad));
     }
     process.stdout.write(`${out}\n`);
   } finally {
