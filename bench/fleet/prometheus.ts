@@ -25,7 +25,8 @@ import {
 import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { queries } from "../../collector/sources/prometheus.js";
+import { BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S } from "../../collector/gather/from-prometheus.js";
+import { burnDownQuery, queries } from "../../collector/sources/prometheus.js";
 import { timedRun, type TimedRun } from "../lib/timed-run.js";
 import { benchArgs, count, usageError } from "../lib/args.js";
 import {
@@ -266,10 +267,32 @@ async function countOf(q: string): Promise<number> {
 /** Nodes with a current phase sample: the check that the synthetic series are still fresh. */
 const freshNodes = () => countOf("count(max by (node) (proxyscope_node_phase))");
 
+/** The burn-down's range query as the collector sends it: four weeks to the whole second before now. */
+async function range(q: string): Promise<{ bytes: number }> {
+  const end = Math.floor(Date.now() / 1000);
+  const p = new URLSearchParams({
+    query: q,
+    start: String(end - BURN_DOWN_RANGE_S),
+    end: String(end),
+    step: String(BURN_DOWN_STEP_S),
+  });
+  const body = await (await fetch(`${promUrl()}/api/v1/query_range?${p}`)).text();
+  return { bytes: body.length };
+}
+
+/** What a floor sends: instant queries, and the burn-down's range query when the collector sends one. */
+interface FloorSet {
+  instant: readonly string[];
+  burnDown?: string | undefined;
+}
+
 /** A set of PromQL sent all at once, answers read and dropped: wall ms, bytes. */
-async function floorRun(qs: readonly string[]): Promise<{ wallMs: number; bytes: number }> {
+async function floorRun(set: FloorSet): Promise<{ wallMs: number; bytes: number }> {
   const t = performance.now();
-  const sizes = await Promise.all(qs.map(async (q) => (await instant(q)).bytes));
+  const sizes = await Promise.all([
+    ...set.instant.map(async (q) => (await instant(q)).bytes),
+    ...(set.burnDown ? [range(set.burnDown).then((r) => r.bytes)] : []),
+  ]);
   return { wallMs: performance.now() - t, bytes: sizes.reduce((a, b) => a + b, 0) };
 }
 
@@ -290,7 +313,7 @@ export interface PromBenchOptions {
   repo: string;
   nodes: number;
   /** Collector CLIs to measure, alternated rep by rep (before/after in one run). */
-  collectors: { label: string; cli: string; queries?: readonly string[] }[];
+  collectors: { label: string; cli: string; queries?: readonly string[]; burnDown?: string | undefined }[];
   /** Extra floors: named PromQL sets sent straight to Prometheus. */
   floors?: Record<string, readonly string[]>;
   reps: number;
@@ -501,12 +524,20 @@ async function withApi(
     // The least Prometheus can do and still read every sample the report needs: count() of each
     // family, one number back, no grouping and no answer to encode.
     const readOnly = [...queriedFamilies()].map((f) => `count(${f})`);
-    const floorSets: Record<string, readonly string[]> = {
-      "read-only: count() of each family": readOnly,
+    // A collector's floor is all the PromQL it sends: the instant queries and the burn-down's range
+    // query (on one pinned core Prometheus's ~3 s for the range query is in the collector's wall too).
+    const floorSets: Record<string, FloorSet> = {
+      "read-only: count() of each family": { instant: readOnly },
       ...Object.fromEntries(
-        o.collectors.map((c) => [`queries of ${c.label}`, c.queries ?? Object.values(queries("node"))]),
+        o.collectors.map((c) => [
+          `queries of ${c.label}`,
+          {
+            instant: c.queries ?? Object.values(queries("node")),
+            burnDown: c.burnDown ?? burnDownQuery("node"),
+          },
+        ]),
       ),
-      ...(o.floors ?? {}),
+      ...Object.fromEntries(Object.entries(o.floors ?? {}).map(([k, v]) => [k, { instant: v }])),
     };
     // Each run and floor carries the 1-minute load when it started and when it ended: one that started
     // at or above --max-load on this 2-core machine is rerun, not reported. The load during a pinned
@@ -523,7 +554,7 @@ async function withApi(
         );
         (floors[name] ??= []).push({ ...f, ...m });
         log(
-          `floor "${name}" (${qs.length} queries): ${f.wallMs.toFixed(0)} ms, Prometheus CPU ${m.promCpuMs.toFixed(0)} ms, ${(f.bytes / 2 ** 20).toFixed(1)} MiB, load ${m.loadavg.map((l) => l.toFixed(1)).join("→")}, others ${JSON.stringify(m.othersMs ?? {})}`,
+          `floor "${name}" (${qs.instant.length} queries${qs.burnDown ? " + the burn-down's range query" : ""}): ${f.wallMs.toFixed(0)} ms, Prometheus CPU ${m.promCpuMs.toFixed(0)} ms, ${(f.bytes / 2 ** 20).toFixed(1)} MiB, load ${m.loadavg.map((l) => l.toFixed(1)).join("→")}, others ${JSON.stringify(m.othersMs ?? {})}`,
         );
       }
       for (const c of o.collectors) {
@@ -608,7 +639,7 @@ export function renderPromBench(r: Record<string, unknown>, maxLoad: number): st
   const lines = [
     `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; ${typeof r.measuredAt === "string" ? `${r.measuredAt.slice(0, 16).replace("T", " ")} UTC, ` : ""}host, Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs that started at a 1-minute load < ${maxLoad}:`,
     "",
-    "| collector | wall (runs) | its CPU | peak RSS | floor: its queries straight to Prometheus, all at once | ratio | loads at start→end (runs; floors) | rerun |",
+    "| collector | wall (runs) | its CPU | peak RSS | floor: its PromQL (instant queries and the burn-down's range query) straight to Prometheus, all at once | ratio | loads at start→end (runs; floors) | rerun |",
     "|---|---|---|---|---|---|---|---|",
   ];
   for (const [label, rs] of Object.entries(runs)) {
@@ -655,7 +686,7 @@ export async function prometheusRow(repo: string, n: number, dir: string): Promi
   const outs = r.outcomes as Record<string, Record<string, number>> | undefined;
   return {
     ...r,
-    ...(floors ? { floorMs: Object.values(floors)[0]!.map((f) => f.wallMs) } : {}),
+    ...(floors ? { floorMs: (floors["queries of collector"] ?? []).map((f) => f.wallMs) } : {}),
     ...(runs ? { runs: runs.collector } : {}),
     ...(outs ? { outcomes: outs.collector } : {}),
   };
@@ -701,7 +732,12 @@ async function main(): Promise<void> {
         const mod = (await import(
           join(dirname(cli), "sources/prometheus.js")
         )) as typeof import("../../collector/sources/prometheus.js");
-        return { label, cli, queries: Object.values(mod.queries("node")) };
+        return {
+          label,
+          cli,
+          queries: Object.values(mod.queries("node")),
+          burnDown: mod.burnDownQuery("node"),
+        };
       }),
     );
     const r = await runPromBench({

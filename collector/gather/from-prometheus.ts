@@ -3,8 +3,8 @@ import { gatherBurnDown, gatherFromPrometheus } from "../sources/prometheus.js";
 import { DEFAULT_GATHER_DEADLINE_MS, type GatherConfig, type Observed } from "./types.js";
 
 /** Four weeks every six hours: a review's horizon, within Prometheus's default 15 days it shows what it holds. */
-const BURN_DOWN_RANGE_S = 28 * 86400;
-const BURN_DOWN_STEP_S = 6 * 3600;
+export const BURN_DOWN_RANGE_S = 28 * 86400;
+export const BURN_DOWN_STEP_S = 6 * 3600;
 
 function promOpts(cfg: GatherConfig, leftMs: number) {
   return {
