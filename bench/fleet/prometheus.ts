@@ -659,11 +659,12 @@ export function renderPromBench(r: Record<string, unknown>, maxLoad: number): st
     collector: { cpus: string };
   } | null;
   if (pin) {
-    const all = [...Object.values(runs).flat(), ...Object.values(floors).flat()];
-    const most = (k: "prometheus" | "client") => Math.max(0, ...all.map((x) => x.othersMs?.[k] ?? 0));
+    const most = (xs: Timed[], k: "prometheus" | "client") =>
+      (Math.max(0, ...xs.map((x) => x.othersMs?.[k] ?? 0)) / 1000).toFixed(2);
+    const both = (xs: Timed[]) => `${most(xs, "prometheus")} / ${most(xs, "client")} s`;
     lines.push(
       "",
-      `Pinned: Prometheus on CPU ${pin.prometheus.cpus} (GOMAXPROCS=${pin.prometheus.GOMAXPROCS}); the collector, the floors' client and the API server stand-in on CPU ${pin.collector.cpus}, for both sides of the ratio. CPU other programs took during a run or floor, at most: ${(most("prometheus") / 1000).toFixed(2)} s on Prometheus's core, ${(most("client") / 1000).toFixed(2)} s on the client's.`,
+      `Pinned: Prometheus on CPU ${pin.prometheus.cpus} (GOMAXPROCS=${pin.prometheus.GOMAXPROCS}); the collector, the floors' client and the API server stand-in on CPU ${pin.collector.cpus}, for both sides of the ratio. Busy time on each side's core not accounted to the row's processes (other programs, and kernel work a run causes), at most, Prometheus's core / the client's: runs ${both(Object.values(runs).flat())}, floors ${both(Object.values(floors).flat())}.`,
     );
   }
   return `${lines.join("\n")}\n`;
