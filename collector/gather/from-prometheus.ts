@@ -42,10 +42,11 @@ export async function fromPrometheus(cfg: GatherConfig, deadlineMs: number): Pro
 const started = new WeakMap<GatherConfig, Promise<Observed>>();
 
 /**
- * A gather's Prometheus queries, sent once per config: the CLI starts them before the report's own
+ * A gather's Prometheus queries, started ahead of it: the CLI starts them before the report's own
  * modules load, so that part of Node's start (~0.25 s) runs while Prometheus evaluates, not before the
- * first query leaves; gather() then takes the same promise. null: this gather asks no Prometheus (a
- * demo, saved reports, another source).
+ * first query leaves; the gather then takes the same promise (takePrometheus). Started again for the
+ * same config before it is taken, the same promise. null: this gather asks no Prometheus (a demo,
+ * saved reports, another source).
  */
 export function startPrometheus(cfg: GatherConfig): Promise<Observed> | null {
   const saved = cfg.demo === true || (cfg.fromFiles?.length ?? 0) > 0;
@@ -57,5 +58,15 @@ export function startPrometheus(cfg: GatherConfig): Promise<Observed> | null {
     void p.catch(() => undefined);
     started.set(cfg, p);
   }
+  return p;
+}
+
+/**
+ * The gather's own queries: the ones started ahead for this config, or new ones; either way no longer
+ * held, so the next gather of the same config (serve's, every interval) asks Prometheus afresh.
+ */
+export function takePrometheus(cfg: GatherConfig): Promise<Observed> | null {
+  const p = startPrometheus(cfg);
+  started.delete(cfg);
   return p;
 }

@@ -15,7 +15,7 @@ import {
   type Kube,
 } from "../sources/kubernetes/index.js";
 import { gatherBudget } from "./byte-budget.js";
-import { startPrometheus } from "./from-prometheus.js";
+import { takePrometheus } from "./from-prometheus.js";
 import { gatherSaved } from "./saved.js";
 import { staticTargets } from "./static-targets.js";
 import { DEFAULT_GATHER_DEADLINE_MS, type GatherConfig, type GatherResult, type Observed } from "./types.js";
@@ -35,7 +35,7 @@ export async function gather(
   const saved = cfg.demo === true || (cfg.fromFiles?.length ?? 0) > 0;
   // Prometheus's answers need nothing from the API: they go out now (or went out before this code was
   // loaded: the CLI starts them), while the API is read.
-  const fromProm = startPrometheus(cfg);
+  const fromProm = takePrometheus(cfg);
   const api = await readApi(cfg, saved);
   if (!api.ok) return api;
   const { kube, cluster } = api;

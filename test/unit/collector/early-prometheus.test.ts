@@ -35,6 +35,13 @@ t.test("queries started before the gather are the gather's: each sent once", asy
   t.equal(instant.length, Object.keys(queries("node")).length, "each instant query once");
   t.equal(asked.length - instant.length, 1, "the burn-down's range query once");
   t.equal(new Set(instant).size, instant.length);
+  // The next gather of the same config (serve's, every interval) asks afresh, never the old answers.
+  const next = startPrometheus(cfg);
+  t.not(next, early, "taken by the gather: a new start is a new promise");
+  await gather(cfg);
+  await next;
+  const again = asked.filter((u) => u.startsWith("/api/v1/query?"));
+  t.equal(again.length, 2 * instant.length, "the second gather's queries, sent once");
 });
 
 t.test("only a Prometheus gather of live data starts them", async (t) => {
