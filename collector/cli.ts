@@ -51,9 +51,18 @@ function program(done: (code: ExitCode) => void): Command {
     const cmd = quiet(new Command(name), out)
       .description(SUMMARY[name])
       .allowExcessArguments(true)
-      .action(async (_o: unknown, c: Command) =>
-        done(await (await COMMANDS[name]()).run(configFrom(c, process.env, name))),
-      );
+      .action(async (_o: unknown, c: Command) => {
+        const cfg = configFrom(c, process.env, name);
+        // A report from Prometheus sends its queries before the report's code loads (gather() takes
+        // them up). Not with --accept-file: a bad file is refused at once, not after Prometheus answers.
+        if (name === "report" && cfg.acceptFile === null)
+          if ((await import("./gather/from-prometheus.js")).startPrometheus(cfg))
+            // A few turns of the event loop for the connections to open and the requests to be
+            // written: loading the report's modules holds the thread, and a query not yet on the
+            // wire is not being evaluated.
+            for (let i = 0; i < 4; i++) await new Promise((r) => setImmediate(r));
+        done(await (await COMMANDS[name]()).run(cfg));
+      });
     if (name === "scan-node") cmd.usage("NODE [flags]");
     root.addCommand(addFlags(cmd, COLLECTOR_FLAGS[name]));
   }

@@ -22,17 +22,29 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { loadavg } from "node:os";
+import { availableParallelism, loadavg } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { queries } from "../../collector/sources/prometheus.js";
+import { BURN_DOWN_RANGE_S, BURN_DOWN_STEP_S } from "../../collector/gather/from-prometheus.js";
+import { burnDownQuery, queries } from "../../collector/sources/prometheus.js";
 import { timedRun, type TimedRun } from "../lib/timed-run.js";
 import { benchArgs, count, usageError } from "../lib/args.js";
+import {
+  allowedCpus,
+  busyOn,
+  coreBusyMs,
+  cpuCount,
+  parsePinning,
+  pinnedArgv,
+  pinProcess,
+  processCpuMs,
+  type Pinning,
+} from "./pinning.js";
 
 const USAGE = `\
 Usage: node dist/bench/fleet/prometheus.js [--nodes 5000] [--collector LABEL=DIST/collector/cli.js]...
          [--reps 3] [--tsdb DIR] [--window-s S] [--step-s 60] [--port 19090] [--piece-nodes N]
-         [--out FILE]
+         [--pin PROM:CLIENT|none] [--max-load 2] [--out FILE]
 Row (g): the collector's Prometheus source over a real Prometheus holding synthetic series for N
 nodes, beside the floors of its PromQL. Prints the results as JSON (also to --out FILE).
   --collector  a build to measure (default: this one's); given more than once, the collectors are
@@ -41,7 +53,11 @@ nodes, beside the floors of its PromQL. Prints the results as JSON (also to --ou
   --window-s   seconds the synthetic samples reach past their writing (default 1200 + 0.024 a node)
   --step-s     seconds between the synthetic scrapes
   --port       Prometheus's loopback port
-  --max-load   runs and floors at a 1-minute load above this are left out of FILE.md's medians (rerun)
+  --pin        CPUs for Prometheus (with GOMAXPROCS set to their count) and for the client side: the
+               collector, the floors' client (this process) and the API server stand-in (default 1:0
+               on a machine of 2 or more CPUs, else none); each run records the CPU others took there
+  --max-load   a run or floor starts only at a 1-minute load below this (it waits up to 2 min for one);
+               one that started at or above it is left out of FILE.md's medians (rerun)
   --piece-nodes  backfill N nodes at a time (promtool holds its whole input's series in memory); Prometheus
                merges the pieces' blocks before anything is measured`;
 
@@ -251,26 +267,33 @@ async function countOf(q: string): Promise<number> {
 /** Nodes with a current phase sample: the check that the synthetic series are still fresh. */
 const freshNodes = () => countOf("count(max by (node) (proxyscope_node_phase))");
 
-/** Prometheus's own CPU so far (user + sys, ms): on a shared machine the figure wall time hides. */
-function promCpuMs(pid: number | undefined): number {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const v = f.slice(f.lastIndexOf(")") + 2).split(" ");
-  return ((Number(v[11]) + Number(v[12])) * 1000) / 100;
+/** The burn-down's range query as the collector sends it: four weeks to the whole second before now. */
+async function range(q: string): Promise<{ bytes: number }> {
+  const end = Math.floor(Date.now() / 1000);
+  const p = new URLSearchParams({
+    query: q,
+    start: String(end - BURN_DOWN_RANGE_S),
+    end: String(end),
+    step: String(BURN_DOWN_STEP_S),
+  });
+  const body = await (await fetch(`${promUrl()}/api/v1/query_range?${p}`)).text();
+  return { bytes: body.length };
 }
 
-/** A set of PromQL sent all at once, answers read and dropped: wall ms, Prometheus CPU ms, bytes. */
-async function floorRun(
-  qs: readonly string[],
-  pid: number | undefined,
-): Promise<{ wallMs: number; promCpuMs: number; bytes: number }> {
-  const c = promCpuMs(pid);
+/** What a floor sends: instant queries, and the burn-down's range query when the collector sends one. */
+interface FloorSet {
+  instant: readonly string[];
+  burnDown?: string | undefined;
+}
+
+/** A set of PromQL sent all at once, answers read and dropped: wall ms, bytes. */
+async function floorRun(set: FloorSet): Promise<{ wallMs: number; bytes: number }> {
   const t = performance.now();
-  const sizes = await Promise.all(qs.map(async (q) => (await instant(q)).bytes));
-  return {
-    wallMs: performance.now() - t,
-    promCpuMs: promCpuMs(pid) - c,
-    bytes: sizes.reduce((a, b) => a + b, 0),
-  };
+  const sizes = await Promise.all([
+    ...set.instant.map(async (q) => (await instant(q)).bytes),
+    ...(set.burnDown ? [range(set.burnDown).then((r) => r.bytes)] : []),
+  ]);
+  return { wallMs: performance.now() - t, bytes: sizes.reduce((a, b) => a + b, 0) };
 }
 
 /** Blocks of the TSDB whose time range overlaps another's (what a backfill in pieces leaves). */
@@ -290,7 +313,7 @@ export interface PromBenchOptions {
   repo: string;
   nodes: number;
   /** Collector CLIs to measure, alternated rep by rep (before/after in one run). */
-  collectors: { label: string; cli: string; queries?: readonly string[] }[];
+  collectors: { label: string; cli: string; queries?: readonly string[]; burnDown?: string | undefined }[];
   /** Extra floors: named PromQL sets sent straight to Prometheus. */
   floors?: Record<string, readonly string[]>;
   reps: number;
@@ -307,19 +330,83 @@ export interface PromBenchOptions {
    * by vertical compaction before the runs (it waits for one block).
    */
   pieceNodes?: number;
+  /** Where each side runs (default: Prometheus on CPU 1, the client side on CPU 0, given 2 CPUs). */
+  pin?: Pinning | null;
+  /** A run or floor waits for a 1-minute load below this before it starts (default 2). */
+  maxLoad?: number;
 }
+
+/** Prometheus on CPU 1, everything else of the row on CPU 0: each side one core, whatever the other does. */
+export const defaultPinning = (cpus: number): Pinning | null =>
+  cpus >= 2 ? { prometheus: "1", client: "0" } : null;
 
 async function runPromBench(o: PromBenchOptions): Promise<Record<string, unknown>> {
   const api = await startApi(o.repo, o.nodes, o.dir);
   if (typeof api === "string") return { skipped: api };
   try {
-    return await withApi(o, api.kubeconfig);
+    return await withApi(o, api.kubeconfig, api.child.pid!);
   } finally {
     api.child.kill("SIGTERM");
   }
 }
 
-async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<string, unknown>> {
+/** Waits (up to `maxMs`) for the 1-minute load to fall below `max`; the load it started at. */
+async function quietLoad(max: number, maxMs: number): Promise<number> {
+  const until = Date.now() + maxMs;
+  while (loadavg()[0]! >= max && Date.now() < until) await new Promise((r) => setTimeout(r, 2000));
+  return loadavg()[0]!;
+}
+
+interface Measured {
+  /** The 1-minute load when it started (what else the machine ran: the rule) and when it ended. */
+  loadavg: [number, number];
+  promCpuMs: number;
+  /** CPU on each side's cores that none of the row's processes took (ms); absent when not pinned. */
+  othersMs?: { prometheus: number; client: number };
+}
+
+/**
+ * One run or floor between readings of the load, Prometheus's CPU and, when pinned, the busy time of
+ * each side's cores less what the row's own processes used there: what a neighbour took from it.
+ */
+async function measured<T>(
+  o: { pin: Pinning | null; maxLoad: number; promPid: number; apiPid: number },
+  run: () => Promise<T> | T,
+  clientCpuMs: (r: T) => number,
+): Promise<{ value: T } & Measured> {
+  const l0 = await quietLoad(o.maxLoad, 120_000);
+  const cores0 = coreBusyMs();
+  const p0 = processCpuMs(o.promPid);
+  const a0 = processCpuMs(o.apiPid);
+  const self0 = process.cpuUsage();
+  const value = await run();
+  const self = process.cpuUsage(self0);
+  const promMs = processCpuMs(o.promPid) - p0;
+  const apiMs = processCpuMs(o.apiPid) - a0;
+  const cores1 = coreBusyMs();
+  const ownClient = clientCpuMs(value) + (self.user + self.system) / 1000 + apiMs;
+  return {
+    value,
+    loadavg: [l0, loadavg()[0]!],
+    promCpuMs: promMs,
+    ...(o.pin
+      ? {
+          othersMs: {
+            prometheus: Math.max(0, busyOn(o.pin.prometheus, cores0, cores1) - promMs),
+            client: Math.max(0, busyOn(o.pin.client, cores0, cores1) - ownClient),
+          },
+        }
+      : {}),
+  };
+}
+
+async function withApi(
+  o: PromBenchOptions,
+  kubeconfig: string,
+  apiPid: number,
+): Promise<Record<string, unknown>> {
+  const pin = o.pin === undefined ? null : o.pin;
+  const maxLoad = o.maxLoad ?? 2;
   const tsdb = o.tsdb ?? `${o.dir}/tsdb`;
   const stepS = o.stepS ?? 60;
   // Long enough for the backfill, Prometheus's start and every rep at this size on a busy machine.
@@ -386,16 +473,23 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
     );
   }
   writeFileSync(`${o.dir}/prometheus.yml`, "global:\n  scrape_interval: 1h\n");
-  const prom = spawn(
+  // Pinned after the backfill (promtool had every core): this process sends the floors' queries and
+  // reads their answers, so it sits with the collector and the API stand-in it reads the Nodes from.
+  if (pin) {
+    pinProcess(process.pid, pin.client);
+    pinProcess(apiPid, pin.client);
+  }
+  const [promCmd, ...promArgs] = pinnedArgv(pin?.prometheus ?? null, [
     "prometheus",
-    [
-      `--config.file=${o.dir}/prometheus.yml`,
-      `--storage.tsdb.path=${tsdb}`,
-      `--web.listen-address=127.0.0.1:${PROM_PORT}`,
-      "--storage.tsdb.retention.time=30d",
-    ],
-    { stdio: ["ignore", "ignore", "ignore"] },
-  );
+    `--config.file=${o.dir}/prometheus.yml`,
+    `--storage.tsdb.path=${tsdb}`,
+    `--web.listen-address=127.0.0.1:${PROM_PORT}`,
+    "--storage.tsdb.retention.time=30d",
+  ]);
+  const prom = spawn(promCmd!, promArgs, {
+    stdio: ["ignore", "ignore", "ignore"],
+    env: pin ? { ...process.env, GOMAXPROCS: String(cpuCount(pin.prometheus)) } : process.env,
+  });
   try {
     const end = Date.now() + 300_000;
     for (;;) {
@@ -411,6 +505,16 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
     if (overlappingBlocks(tsdb) > 0)
       return { error: `Prometheus left ${overlappingBlocks(tsdb)} overlapping blocks unmerged after 30 min` };
     const series = await countOf('count({job="proxyscope"})');
+    // Where each side ran, as the kernel says it (the collector's own argv starts with taskset).
+    const pinning = pin
+      ? {
+          prometheus: { cpus: allowedCpus(prom.pid!), GOMAXPROCS: cpuCount(pin.prometheus) },
+          collector: { cpus: pin.client, via: `taskset -c ${pin.client}` },
+          floorClient: { cpus: allowedCpus(process.pid) },
+          apiStandIn: { cpus: allowedCpus(apiPid) },
+        }
+      : null;
+    const at = { pin, maxLoad, promPid: prom.pid!, apiPid };
     const fresh0 = await freshNodes();
     if (fresh0 !== o.nodes)
       return {
@@ -420,37 +524,41 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
     // The least Prometheus can do and still read every sample the report needs: count() of each
     // family, one number back, no grouping and no answer to encode.
     const readOnly = [...queriedFamilies()].map((f) => `count(${f})`);
-    const floorSets: Record<string, readonly string[]> = {
-      "read-only: count() of each family": readOnly,
+    // A collector's floor is all the PromQL it sends: the instant queries and the burn-down's range
+    // query (on one pinned core Prometheus's ~3 s for the range query is in the collector's wall too).
+    const floorSets: Record<string, FloorSet> = {
+      "read-only: count() of each family": { instant: readOnly },
       ...Object.fromEntries(
-        o.collectors.map((c) => [`queries of ${c.label}`, c.queries ?? Object.values(queries("node"))]),
+        o.collectors.map((c) => [
+          `queries of ${c.label}`,
+          {
+            instant: c.queries ?? Object.values(queries("node")),
+            burnDown: c.burnDown ?? burnDownQuery("node"),
+          },
+        ]),
       ),
-      ...(o.floors ?? {}),
+      ...Object.fromEntries(Object.entries(o.floors ?? {}).map(([k, v]) => [k, { instant: v }])),
     };
-    // Each run and floor carries the 1-minute load before and after it: one above 2 on this 2-core
-    // machine is rerun, not reported.
-    const floors: Record<
-      string,
-      { wallMs: number; promCpuMs: number; bytes: number; loadavg: [number, number] }[]
-    > = {};
-    const runs: Record<
-      string,
-      (Omit<TimedRun, "stdout"> & { promCpuMs: number; loadavg: [number, number] })[]
-    > = {};
+    // Each run and floor carries the 1-minute load when it started and when it ended: one that started
+    // at or above --max-load on this 2-core machine is rerun, not reported. The load during a pinned
+    // run is ~2 by construction (one core each side, both busy), so it is reported, not judged.
+    const floors: Record<string, ({ wallMs: number; bytes: number } & Measured)[]> = {};
+    const runs: Record<string, (Omit<TimedRun, "stdout"> & Measured)[]> = {};
     const counts: Record<string, Record<string, number>> = {};
     for (let k = 0; k < o.reps; k++) {
       for (const [name, qs] of Object.entries(floorSets)) {
-        const l0 = loadavg()[0]!;
-        const f = await floorRun(qs, prom.pid);
-        (floors[name] ??= []).push({ ...f, loadavg: [l0, loadavg()[0]!] });
+        const { value: f, ...m } = await measured(
+          at,
+          () => floorRun(qs),
+          () => 0,
+        );
+        (floors[name] ??= []).push({ ...f, ...m });
         log(
-          `floor "${name}" (${qs.length} queries): ${f.wallMs.toFixed(0)} ms, Prometheus CPU ${f.promCpuMs.toFixed(0)} ms, ${(f.bytes / 2 ** 20).toFixed(1)} MiB`,
+          `floor "${name}" (${qs.instant.length} queries${qs.burnDown ? " + the burn-down's range query" : ""}): ${f.wallMs.toFixed(0)} ms, Prometheus CPU ${m.promCpuMs.toFixed(0)} ms, ${(f.bytes / 2 ** 20).toFixed(1)} MiB, load ${m.loadavg.map((l) => l.toFixed(1)).join("→")}, others ${JSON.stringify(m.othersMs ?? {})}`,
         );
       }
       for (const c of o.collectors) {
-        const pc = promCpuMs(prom.pid);
-        const l0 = loadavg()[0]!;
-        const r = timedRun([
+        const argv = pinnedArgv(pin?.client ?? null, [
           process.execPath,
           c.cli,
           "report",
@@ -463,15 +571,16 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
           "--output",
           "json",
         ]);
+        const { value: r, ...m } = await measured(
+          at,
+          () => timedRun(argv),
+          (x) => x.cpuMs,
+        );
         counts[c.label] = outcomes(r.stdout);
         const { stdout: _s, ...rest } = r;
-        (runs[c.label] ??= []).push({
-          ...rest,
-          promCpuMs: promCpuMs(prom.pid) - pc,
-          loadavg: [l0, loadavg()[0]!],
-        });
+        (runs[c.label] ??= []).push({ ...rest, ...m });
         log(
-          `${c.label}, ${o.nodes} nodes: ${r.wallMs.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU (Prometheus ${(promCpuMs(prom.pid) - pc).toFixed(0)} ms), ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit}) ${JSON.stringify(counts[c.label])} load ${loadavg()[0]!.toFixed(1)}`,
+          `${c.label}, ${o.nodes} nodes: ${r.wallMs.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU (Prometheus ${m.promCpuMs.toFixed(0)} ms), ${r.maxRssMb.toFixed(0)} MB (exit ${r.exit}) ${JSON.stringify(counts[c.label])} load ${m.loadavg.map((l) => l.toFixed(1)).join("→")}, others ${JSON.stringify(m.othersMs ?? {})}`,
         );
       }
     }
@@ -482,6 +591,7 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
       families: [...keep],
       ...backfill,
       freshNodes: { before: fresh0, after: fresh1 },
+      pinning,
       ...(fresh1 !== o.nodes
         ? { error: `the series went stale during the runs (${fresh1} of ${o.nodes} fresh at the end)` }
         : {}),
@@ -499,13 +609,18 @@ async function withApi(o: PromBenchOptions, kubeconfig: string): Promise<Record<
 interface Timed {
   wallMs: number;
   loadavg?: [number, number];
+  othersMs?: { prometheus: number; client: number };
 }
+
+/** Pure: a run or floor counts when it started at a 1-minute load below `maxLoad` (what else ran). */
+export const startedQuiet = (x: Timed, maxLoad: number): boolean => (x.loadavg?.[0] ?? 0) < maxLoad;
 
 /**
  * The runs beside their floors as markdown (--out FILE.json writes FILE.md too): per collector, its
  * median wall time against the median of the floor of its own queries, the ratio, and the load of every
- * run. A run or floor at a 1-minute load above `maxLoad` is left out of the medians and counted as
- * rerun; with none left the row reads "rerun", never a figure.
+ * run (when it started → when it ended). A run or floor that started at a 1-minute load at or above
+ * `maxLoad` is left out of the medians and counted as rerun; with none left the row reads "rerun",
+ * never a figure. Pinned, where each side ran and the CPU others took on its cores are said below.
  */
 export function renderPromBench(r: Record<string, unknown>, maxLoad: number): string {
   const floors = (r.floors ?? {}) as Record<string, Timed[]>;
@@ -513,7 +628,7 @@ export function renderPromBench(r: Record<string, unknown>, maxLoad: number): st
     string,
     (Timed & { cpuMs: number; maxRssMb: number; exit: number })[]
   >;
-  const quiet = <T extends Timed>(xs: T[]) => xs.filter((x) => Math.max(...(x.loadavg ?? [0])) <= maxLoad);
+  const quiet = <T extends Timed>(xs: T[]) => xs.filter((x) => startedQuiet(x, maxLoad));
   const med = (xs: number[]) => {
     const s = [...xs].sort((a, b) => a - b);
     return s.length === 0 ? Number.NaN : (s[(s.length - 1) >> 1]! + s[s.length >> 1]!) / 2;
@@ -522,9 +637,9 @@ export function renderPromBench(r: Record<string, unknown>, maxLoad: number): st
     xs.map((x) => (x.loadavg ?? []).map((l) => l.toFixed(1)).join("→")).join(", ");
   const ms = (v: number) => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : "rerun");
   const lines = [
-    `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs at a 1-minute load ≤ ${maxLoad}:`,
+    `Prometheus source at ${String(r.nodes)} nodes (${String(r.series)} series; ${typeof r.measuredAt === "string" ? `${r.measuredAt.slice(0, 16).replace("T", " ")} UTC, ` : ""}host, Prometheus 2.42, loopback; the API server stand-in lists the nodes). Wall time, medians of the runs that started at a 1-minute load < ${maxLoad}:`,
     "",
-    "| collector | wall (runs) | its CPU | peak RSS | floor: its queries straight to Prometheus, all at once | ratio | loads (runs; floors) | rerun |",
+    "| collector | wall (runs) | its CPU | peak RSS | floor: its PromQL (instant queries and the burn-down's range query) straight to Prometheus, all at once | ratio | loads at start→end (runs; floors) | rerun |",
     "|---|---|---|---|---|---|---|---|",
   ];
   for (const [label, rs] of Object.entries(runs)) {
@@ -539,6 +654,19 @@ export function renderPromBench(r: Record<string, unknown>, maxLoad: number): st
   }
   const ro = floors["read-only: count() of each family"] ?? [];
   lines.push("", `Read-only floor (count() of each family): ${ms(med(quiet(ro).map((x) => x.wallMs)))}.`);
+  const pin = r.pinning as {
+    prometheus: { cpus: string; GOMAXPROCS: number };
+    collector: { cpus: string };
+  } | null;
+  if (pin) {
+    const most = (xs: Timed[], k: "prometheus" | "client") =>
+      (Math.max(0, ...xs.map((x) => x.othersMs?.[k] ?? 0)) / 1000).toFixed(2);
+    const both = (xs: Timed[]) => `${most(xs, "prometheus")} / ${most(xs, "client")} s`;
+    lines.push(
+      "",
+      `Pinned: Prometheus on CPU ${pin.prometheus.cpus} (GOMAXPROCS=${pin.prometheus.GOMAXPROCS}); the collector, the floors' client and the API server stand-in on CPU ${pin.collector.cpus}, for both sides of the ratio. Busy time on each side's core not accounted to the row's processes (other programs, and kernel work a run causes), at most, Prometheus's core / the client's: runs ${both(Object.values(runs).flat())}, floors ${both(Object.values(floors).flat())}.`,
+    );
+  }
   return `${lines.join("\n")}\n`;
 }
 
@@ -552,13 +680,14 @@ export async function prometheusRow(repo: string, n: number, dir: string): Promi
     dir,
     // 10,000 nodes a piece: ~2.5 GB of promtool at a time instead of 11.5 GB at 50,000.
     pieceNodes: 10_000,
+    pin: defaultPinning(availableParallelism()),
   });
   const floors = r.floors as Record<string, { wallMs: number }[]> | undefined;
   const runs = r.runs as Record<string, unknown[]> | undefined;
   const outs = r.outcomes as Record<string, Record<string, number>> | undefined;
   return {
     ...r,
-    ...(floors ? { floorMs: Object.values(floors)[0]!.map((f) => f.wallMs) } : {}),
+    ...(floors ? { floorMs: (floors["queries of collector"] ?? []).map((f) => f.wallMs) } : {}),
     ...(runs ? { runs: runs.collector } : {}),
     ...(outs ? { outcomes: outs.collector } : {}),
   };
@@ -576,10 +705,16 @@ async function main(): Promise<void> {
       port: { type: "string" },
       "piece-nodes": { type: "string" },
       "max-load": { type: "string", default: "2" },
+      pin: { type: "string" },
       out: { type: "string" },
     },
   });
   const maxLoad = Number(values["max-load"]);
+  if (!(maxLoad > 0)) usageError(`--max-load wants a load above 0, not '${values["max-load"]}'`);
+  const pinned = values.pin === undefined ? defaultPinning(availableParallelism()) : parsePinning(values.pin);
+  if (pinned === null && values.pin !== undefined)
+    usageError(`--pin wants PROM_CPUS:CLIENT_CPUS (e.g. 1:0) or none, not '${values.pin}'`);
+  const pin = pinned === "none" ? null : pinned;
   const pieceNodes =
     values["piece-nodes"] === undefined ? undefined : count(values["piece-nodes"], "--piece-nodes", 1);
   const nodes = count(values.nodes, "--nodes");
@@ -598,7 +733,12 @@ async function main(): Promise<void> {
         const mod = (await import(
           join(dirname(cli), "sources/prometheus.js")
         )) as typeof import("../../collector/sources/prometheus.js");
-        return { label, cli, queries: Object.values(mod.queries("node")) };
+        return {
+          label,
+          cli,
+          queries: Object.values(mod.queries("node")),
+          burnDown: mod.burnDownQuery("node"),
+        };
       }),
     );
     const r = await runPromBench({
@@ -612,11 +752,17 @@ async function main(): Promise<void> {
       ...(stepS !== undefined ? { stepS } : {}),
       ...(port !== undefined ? { port } : {}),
       ...(pieceNodes !== undefined ? { pieceNodes } : {}),
+      pin,
+      maxLoad,
     });
-    const out = JSON.stringify({ loadavg: loadavg(), ...r }, null, 1);
+    const out = JSON.stringify(
+      { environment: "host, loopback", measuredAt: new Date().toISOString(), loadavg: loadavg(), ...r },
+      null,
+      1,
+    );
     if (values.out) {
       writeFileSync(values.out, out);
-      writeFileSync(values.out.replace(/\.json$/, "") + ".md", renderPromBench(r, maxLoad));
+      writeFileSync(values.out.replace(/\.json$/, "") + ".md", renderPromBench(JSON.parse(out), maxLoad));
     }
     process.stdout.write(`${out}\n`);
   } finally {

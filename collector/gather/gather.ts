@@ -15,23 +15,16 @@ import {
   type Kube,
 } from "../sources/kubernetes/index.js";
 import { gatherBudget } from "./byte-budget.js";
-import { fromPrometheus } from "./from-prometheus.js";
+import { takePrometheus } from "./from-prometheus.js";
 import { gatherSaved } from "./saved.js";
 import { staticTargets } from "./static-targets.js";
-import type { GatherConfig, GatherResult, Observed } from "./types.js";
+import { DEFAULT_GATHER_DEADLINE_MS, type GatherConfig, type GatherResult, type Observed } from "./types.js";
 
 // The gather stage: which sources are asked, in what order, under one deadline, and the rollup of
 // what they said. Saved reports (saved.ts), Prometheus (from-prometheus.ts) and the static list
 // (static-targets.ts) have files of their own.
 export { staticTargets } from "./static-targets.js";
 export type { GatherConfig, GatherResult } from "./types.js";
-
-/**
- * One deadline for all the agent calls of a gather: 5,000 agents at 32 at once take ~20 s when 0.2 %
- * hang (bench/results); a fleet whose slow agents would push it past this many seconds gets timeout
- * rows for the rest instead of a gather that never ends.
- */
-const DEFAULT_GATHER_DEADLINE_MS = 120_000;
 
 /** Sources in, one FleetReport out. Fails (no report) only when no honest report can be made. */
 export async function gather(
@@ -40,13 +33,9 @@ export async function gather(
 ): Promise<GatherResult> {
   const started = new Date();
   const saved = cfg.demo === true || (cfg.fromFiles?.length ?? 0) > 0;
-  // Prometheus's answers need nothing from the API: they go out now, while the API is read.
-  const fromProm =
-    !saved && cfg.source === "prometheus"
-      ? fromPrometheus(cfg, cfg.gatherDeadlineMs ?? DEFAULT_GATHER_DEADLINE_MS)
-      : null;
-  // Its Result says how it failed; a throw is a bug, which the await below still meets.
-  void fromProm?.catch(() => undefined);
+  // Prometheus's answers need nothing from the API: they go out now (or went out before this code was
+  // loaded: the CLI starts them), while the API is read.
+  const fromProm = takePrometheus(cfg);
   const api = await readApi(cfg, saved);
   if (!api.ok) return api;
   const { kube, cluster } = api;

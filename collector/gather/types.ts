@@ -33,6 +33,13 @@ export interface GatherConfig {
 }
 
 /**
+ * One deadline for all the agent calls of a gather: 5,000 agents at 32 at once take ~20 s when 0.2 %
+ * hang (bench/results); a fleet whose slow agents would push it past this many seconds gets timeout
+ * rows for the rest instead of a gather that never ends. Prometheus's queries share it.
+ */
+export const DEFAULT_GATHER_DEADLINE_MS = 120_000;
+
+/**
  * `cluster`: the API's facts the report was made from (null: no API server asked), for report --changes.
  * `usage`: the flags cannot work (an --agents-file that is not a list of agents): exit 2, not "no report".
  */

@@ -12,9 +12,10 @@ import type { AgentPod } from "./pods.js";
 /**
  * GET through the API server with the kubeconfig's credentials (token, client certificate, exec plugin,
  * proxy-url), with the same deadline, byte cap and memory budget as a direct call. Prepared once per
- * gather: one agent (one pool of connections to the API server) for every node.
+ * gather: one agent (one pool of connections to the API server) for every node. The node list is read
+ * through it too (nodes.ts).
  */
-function apiGetter(kc: KubeConfig): Getter {
+export function apiGetter(kc: KubeConfig): Getter {
   let via: Promise<Via> | null = null;
   const prepare = async (): Promise<Via> => {
     const o: https.RequestOptions = {};

@@ -1,7 +1,7 @@
-import { AppsV1Api, CoreV1Api, VersionApi, type KubeConfig, type V1Node } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, VersionApi, type KubeConfig } from "@kubernetes/client-node";
 import { redactUrls } from "../../../common/redact.js";
 import type { Result } from "../../../common/result.js";
-import { DAEMONSETS_GAP, type ClusterFacts } from "../../report/cluster-facts.js";
+import { DAEMONSETS_GAP, type ApiNode, type ClusterFacts } from "../../report/cluster-facts.js";
 import { readConfigMap, readKubeProxyConfigMap } from "./configmaps.js";
 import {
   kubeProxyDaemonSetGap,
@@ -11,7 +11,7 @@ import {
 } from "./daemonsets.js";
 import { deadline } from "./deadline.js";
 import { describe, optional } from "./errors.js";
-import { listNodes, toApiNode } from "./nodes.js";
+import { listNodes } from "./nodes.js";
 import { readStaticKubeProxy } from "./pods.js";
 import { listServices, toApiService } from "./services.js";
 import { readVersion, toClusterVersion } from "./version.js";
@@ -31,9 +31,9 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
   const apps = kc.makeApiClient(AppsV1Api);
   const o = deadline(opts.timeoutMs);
   const ns = opts.kubeProxyNamespace;
-  let nodes: V1Node[];
+  let nodes: ApiNode[];
   try {
-    nodes = await listNodes(core, o);
+    nodes = await listNodes(kc, opts.timeoutMs);
   } catch (e) {
     return {
       ok: false,
@@ -56,7 +56,7 @@ export async function gatherCluster(kc: KubeConfig, opts: KubeOptions): Promise<
     ok: true,
     value: {
       version: toClusterVersion(v),
-      nodes: nodes.map(toApiNode),
+      nodes,
       kubeProxyConfigMap,
       kubeProxyDaemonSet: daemonSet,
       staticKubeProxy,

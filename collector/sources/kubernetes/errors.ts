@@ -23,7 +23,11 @@ function statusMessage(body: string): string {
   return typeof msg === "string" && msg !== "" ? `: ${msg.slice(0, 300)}` : "";
 }
 
+/** A read made outside the client (the node list): its failure, already said the way describe() says it. */
+export class ReadFailed extends Error {}
+
 function describeRaw(e: unknown): string {
+  if (e instanceof ReadFailed) return e.message;
   if (e instanceof ApiException) {
     const body = typeof e.body === "string" ? e.body : JSON.stringify(e.body);
     return `HTTP ${e.code}${statusMessage(body ?? "")}`;

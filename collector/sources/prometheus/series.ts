@@ -32,43 +32,64 @@ export function queries(nodeLabel: string) {
 }
 export type QueryName = keyof ReturnType<typeof queries>;
 
-/** Each query's samples by node, reduced to what an observation reads; `nodes`: every node named. */
-function seriesByNode(results: Record<QueryName, Sample[]>, nodeLabel: string) {
+/**
+ * Each query's samples by node, reduced to what an observation reads; `nodes`: every node named. Answers
+ * are folded in one query at a time (`add`), so the Prometheus source indexes each answer as it arrives
+ * and only the last one is indexed after Prometheus's last evaluation (the rest overlap the wait).
+ */
+export function seriesIndex(nodeLabel: string) {
   const nodes = new Set<string>();
-  const per = <T>(name: QueryName, f: (s: Sample) => T) => {
+  const per = <T>(f: (s: Sample) => T) => {
     const m = new Map<string, T[]>();
-    for (const s of results[name]) {
-      const n = s.metric[nodeLabel];
-      if (!n) continue;
-      nodes.add(n);
-      const list = m.get(n);
-      if (list) list.push(f(s));
-      else m.set(n, [f(s)]);
-    }
-    return m;
+    const add = (samples: readonly Sample[]) => {
+      for (const s of samples) {
+        const n = s.metric[nodeLabel];
+        if (!n) continue;
+        nodes.add(n);
+        const list = m.get(n);
+        if (list) list.push(f(s));
+        else m.set(n, [f(s)]);
+      }
+    };
+    return { m, add };
   };
   const num = (s: Sample) => Number(s.value[1]);
+  const q = {
+    phase: per((s) => Phase.safeParse(s.metric.phase)),
+    verdict: per((s) => Verdict.safeParse(s.metric.verdict)),
+    findings: per((s) => ({ id: s.metric.id ?? "", severity: Severity.safeParse(s.metric.severity) })),
+    nftablesCapable: per(num),
+    virtualServers: per(num),
+    kubeIpvs0Addresses: per(num),
+    blackHoled: per(num),
+    probeFailed: per((s) => s.metric.probe ?? ""),
+    lastScan: per(num),
+    buildInfo: per((s) => s.metric.version ?? null),
+    parityState: per((s) => s.metric.state ?? ""),
+    parityServices: per((s) => [s.metric.status ?? "", Number(s.value[1])] as const),
+    paritySnapshot: per(num),
+  } satisfies Record<QueryName, { add: (samples: readonly Sample[]) => void }>;
   return {
-    nodes,
-    phase: per("phase", (s) => Phase.safeParse(s.metric.phase)),
-    verdict: per("verdict", (s) => Verdict.safeParse(s.metric.verdict)),
-    findings: per("findings", (s) => ({
-      id: s.metric.id ?? "",
-      severity: Severity.safeParse(s.metric.severity),
-    })),
-    capable: per("nftablesCapable", num),
-    vs: per("virtualServers", num),
-    addrs: per("kubeIpvs0Addresses", num),
-    bh: per("blackHoled", num),
-    failed: per("probeFailed", (s) => s.metric.probe ?? ""),
-    last: per("lastScan", num),
-    build: per("buildInfo", (s) => s.metric.version ?? null),
-    parityState: per("parityState", (s) => s.metric.state ?? ""),
-    parityServices: per("parityServices", (s) => [s.metric.status ?? "", Number(s.value[1])] as const),
-    paritySnapshot: per("paritySnapshot", num),
+    add: (name: QueryName, samples: readonly Sample[]) => q[name].add(samples),
+    series: {
+      nodes,
+      phase: q.phase.m,
+      verdict: q.verdict.m,
+      findings: q.findings.m,
+      capable: q.nftablesCapable.m,
+      vs: q.virtualServers.m,
+      addrs: q.kubeIpvs0Addresses.m,
+      bh: q.blackHoled.m,
+      failed: q.probeFailed.m,
+      last: q.lastScan.m,
+      build: q.buildInfo.m,
+      parityState: q.parityState.m,
+      parityServices: q.parityServices.m,
+      paritySnapshot: q.paritySnapshot.m,
+    },
   };
 }
-type NodeSeries = ReturnType<typeof seriesByNode>;
+type NodeSeries = ReturnType<typeof seriesIndex>["series"];
 
 /**
  * Pure: the per-node observations from the query results. A node with some series but no phase is
@@ -81,7 +102,18 @@ export function observationsFromSeries(
   nowS: number,
   staleAfterS: number,
 ): NodeObservation[] {
-  const s = seriesByNode(results, nodeLabel);
+  const idx = seriesIndex(nodeLabel);
+  for (const name of Object.keys(queries(nodeLabel)) as QueryName[]) idx.add(name, results[name]);
+  return observationsFromIndex(idx.series, endpoint, nowS, staleAfterS);
+}
+
+/** Pure: the observations of every node an index holds, sorted by node name. */
+export function observationsFromIndex(
+  s: NodeSeries,
+  endpoint: string,
+  nowS: number,
+  staleAfterS: number,
+): NodeObservation[] {
   return [...s.nodes].sort().map((node) => observationOf(node, s, endpoint, nowS, staleAfterS));
 }
 

@@ -8,6 +8,7 @@ import { AgentMetrics } from "../../../../agent/metrics/agent-metrics.js";
 import { renderScan } from "../../../../agent/server/rendered-scan.js";
 import {
   gatherFromPrometheus,
+  observationsFromSeries,
   parseQueryAnswer,
   parityFromSeries,
   queries,
@@ -176,3 +177,61 @@ t.test(
     t.notOk(parseQueryAnswer(matrix, "q").ok, "a range answer where an instant one belongs");
   },
 );
+
+t.test("answers indexed as they arrive, in any order, give what the whole set gives at once", async (t) => {
+  const q = queries("node");
+  const names = Object.keys(q) as (keyof typeof q)[];
+  const sample = (node: string, labels: Record<string, string>, v: string) => ({
+    metric: { node, ...labels },
+    value: [1764417600, v],
+  });
+  const nodes = Array.from({ length: 40 }, (_, i) => `node-${(i * 7) % 40}`);
+  const answers: Record<string, unknown[]> = {
+    phase: nodes.map((n, i) => sample(n, { phase: i % 3 ? "ipvs" : "nftables" }, "1")),
+    verdict: nodes.map((n) => sample(n, { verdict: "attention" }, "1")),
+    findings: nodes.flatMap((n, i) => [
+      sample(n, { id: "ipvs-mode-deprecated", severity: "warning" }, "1"),
+      ...(i % 4 ? [] : [sample(n, { id: "some-newer-finding", severity: "error" }, "2")]),
+    ]),
+    nftablesCapable: nodes.map((n, i) => sample(n, {}, i % 5 ? "1" : "0")),
+    virtualServers: nodes.map((n, i) => sample(n, {}, String(i * 3))),
+    kubeIpvs0Addresses: nodes.map((n) => sample(n, {}, "NaN")),
+    blackHoled: nodes.slice(5).map((n) => sample(n, {}, "0")),
+    probeFailed: nodes.slice(0, 3).map((n) => sample(n, { probe: "ipvs" }, "0")),
+    lastScan: nodes.map((n) => sample(n, {}, "1764417570")),
+    buildInfo: nodes.map((n) => sample(n, { version: "0.1.0" }, "1")),
+    parityState: nodes.map((n) => sample(n, { state: "compared" }, "1")),
+    parityServices: nodes.flatMap((n) =>
+      ["same", "missing_after", "endpoints_differ", "new_after"].map((s) => sample(n, { status: s }, "2")),
+    ),
+    paritySnapshot: nodes.map((n) => sample(n, {}, "1764417000")),
+  };
+  // The last query in the list answers first and the first last: arrival order is the reverse.
+  const server = http.createServer((req, res) => {
+    const promql = new URL(req.url!, "http://x").searchParams.get("query");
+    const i = names.findIndex((n) => q[n] === promql);
+    setTimeout(
+      () =>
+        res.end(
+          JSON.stringify({ status: "success", data: { resultType: "vector", result: answers[names[i]!] } }),
+        ),
+      (names.length - i) * 15,
+    );
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const nowS = 1764417600;
+  const got = await gatherFromPrometheus({
+    url,
+    nodeLabel: "node",
+    timeoutMs: 10_000,
+    maxBytes: 1 << 20,
+    staleAfterS: 600,
+    now: () => nowS,
+  });
+  const whole = observationsFromSeries(answers as never, "node", url, nowS, 600);
+  t.ok(got.ok);
+  t.equal(whole.length, 40);
+  t.same(got.ok && got.value, whole);
+});
