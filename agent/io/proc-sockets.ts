@@ -1,7 +1,7 @@
 import { readdir, readlink } from "node:fs/promises";
 import type { ProbeError } from "../facts/probe-error.js";
 import { ProcNetTcpParser, type ListeningSocket } from "../parse/proc-net.js";
-import { countConntrackFlows } from "./conntrack-flows.js";
+import type { CountFlows } from "./conntrack-flows.js";
 import { readLines } from "../../common/regular-file.js";
 
 // 150 bytes a socket (tcp6): this bounds a runaway file, not a busy node (a million sockets is 150 MB).
@@ -85,18 +85,15 @@ export const holdersOf = (s: SocketsByProcess, inode: string): number[] =>
 
 /**
  * Conntrack entries whose original destination port is one of `ports`, counted by destination address
- * and port: the one conntrack reader (countConntrackFlows) with this key, so over the cap, missing (no
- * nf_conntrack procfs), unreadable or garbled is a failure, never a count.
+ * and port through `count` (the scan's one nf_conntrack pass, or a read of its own), so over the cap,
+ * missing (no nf_conntrack procfs), unreadable or garbled is a failure, never a count.
  */
 export async function conntrackTo(
-  procRoot: string,
   ports: ReadonlySet<number>,
-  maxBytes: number,
+  count: CountFlows,
 ): Promise<Read<Map<string, { address: string; port: number; connections: number }>>> {
-  const r = await countConntrackFlows(
-    procRoot,
-    (f) => (f.proto === "tcp" && f.dport !== null && ports.has(f.dport) ? `${f.dst}|${f.dport}` : null),
-    maxBytes,
+  const r = await count((f) =>
+    f.proto === "tcp" && f.dport !== null && ports.has(f.dport) ? `${f.dst}|${f.dport}` : null,
   );
   if (!r.ok) return r;
   const out = new Map<string, { address: string; port: number; connections: number }>();

@@ -21,6 +21,7 @@ interface AddressesOptions {
 }
 
 export const addressesProbe = defineProbe("addresses", {
+  typedByParser: true,
   async run(ctx, opts: AddressesOptions) {
     // kube-ipvs0 holds every Service IP: at 10,000 Services this listing is 2 MB of JSON, reused in
     // serve while the ipvs-mode gate stands still (gated-read.ts).

@@ -111,6 +111,7 @@ async function etpLocal(
 // when its name is one of kube-proxy's ipvs-mode sets. Not run when ip_set is absent: listing would
 // make the kernel load the module.
 export const ipsetsProbe = defineProbe("ipsets", {
+  typedByParser: true,
   async run(ctx) {
     // The headers are the gate's fingerprint; the members of the NodePort sets are the deep part,
     // reused in serve while the ipvs-mode gate stands still (gated-read.ts).

@@ -44,6 +44,7 @@ interface IpvsOptions {
 }
 
 export const ipvsProbe = defineProbe("ipvs", {
+  typedByParser: true,
   async run(ctx, { forParity }: IpvsOptions) {
     // Parity writes a snapshot of this table with its real servers: only ever from a fresh read.
     const r = forParity

@@ -9,6 +9,7 @@ const MAX_BYTES = 64 * 1024 * 1024;
 // The dummy link ipvs mode binds every Service IP to. `ip` exits 1 with 'Device "kube-ipvs0" does
 // not exist.' when there is none: that is an answer (present: false), not a failure.
 export const kubeIpvs0Probe = defineProbe("kube-ipvs0", {
+  typedByParser: true,
   // The addresses probe lists every link, this one among them: its listing of this scan is used
   // rather than running `ip` again (in UML each spawn from the agent costs ~0.5 s of fork, and at
   // 10,000 Services the link's own answer is 2 MB of JSON to parse a second time).

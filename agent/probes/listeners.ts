@@ -2,7 +2,7 @@ import type { IpsetFacts } from "../facts/ipvs.js";
 import type { ListenersFacts } from "../facts/listeners.js";
 import { conntrackTo, holdersOf, listeningSockets, socketsByProcess } from "../io/proc-sockets.js";
 import { canonicalIp, covers, hostPort } from "../parse/listen-address.js";
-import { defineProbe } from "./types.js";
+import { conntrackCounter, defineProbe } from "./types.js";
 
 /** Over this, /proc/net/nf_conntrack is not read (about 500,000 entries): unknown, never a partial count. */
 export const CONNTRACK_MAX_BYTES = 128 * 1024 * 1024;
@@ -37,7 +37,10 @@ interface ListenersOptions {
 }
 
 export const listenersProbe = defineProbe("listeners", {
-  needs: ["ipsets"],
+  // It reads only the ipsets; the rest of service-conntrack's needs put it in that probe's wave, so the
+  // two share one read of nf_conntrack.
+  needs: ["ipsets", "addresses", "kube-proxy-configz", "kube-ipvs0", "ipvs"],
+  readsConntrack: true,
   async run(ctx, opts: ListenersOptions) {
     const sockets = await listeningSockets(ctx.procRoot);
     if (!sockets.ok) return { ok: false, error: sockets.error };
@@ -101,7 +104,10 @@ export const listenersProbe = defineProbe("listeners", {
     if (!healthCheckPorts.known || healthCheckPorts.ports.length === 0) {
       conntrack = { read: false, why: "no health-check NodePort to count connections to" };
     } else {
-      const c = await conntrackTo(ctx.procRoot, new Set(healthCheckPorts.ports), CONNTRACK_MAX_BYTES);
+      const c = await conntrackTo(
+        new Set(healthCheckPorts.ports),
+        conntrackCounter(ctx, "listeners", CONNTRACK_MAX_BYTES),
+      );
       conntrack = c.ok
         ? { read: true, to: [...c.value.values()] }
         : { read: false, why: `${c.error.kind}: ${c.error.message}` };

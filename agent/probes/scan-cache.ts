@@ -1,3 +1,4 @@
+import type { ConntrackPass } from "../io/conntrack-flows.js";
 import type { SourceFreshness } from "../facts/freshness.js";
 import type { GenerationRead } from "../io/nft-generation.js";
 import type { KubeIpvs0Facts } from "../facts/ipvs.js";
@@ -140,6 +141,8 @@ export interface ScanShared {
   kubeIpvs0?: Result<KubeIpvs0Facts>;
   /** /proc/net/ip_vs as the ipvs probe read it, with every real server (parity's ipvs-mode snapshot). */
   ipvsTable?: IpvsProcTable;
+  /** This wave's one read of nf_conntrack, for every probe in it that counts there (`readsConntrack`). */
+  conntrack?: ConntrackPass;
 }
 
 /**

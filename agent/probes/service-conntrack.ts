@@ -4,10 +4,9 @@ import type { IpsetFacts, IpvsFacts, KubeIpvs0Facts } from "../facts/ipvs.js";
 import type { ConfigzFacts } from "../facts/kube-proxy.js";
 import { LISTED, type ServiceConntrackFacts } from "../facts/service-conntrack.js";
 import type { ProbeOutcome } from "../facts/sources.js";
-import { countConntrackFlows } from "../io/conntrack-flows.js";
 import type { ConntrackFlow } from "../parse/proc-net.js";
 import { CONNTRACK_MAX_BYTES } from "./listeners.js";
-import { defineProbe } from "./types.js";
+import { conntrackCounter, defineProbe } from "./types.js";
 
 const factsOf = <F>(o: ProbeOutcome<unknown> | undefined): F | null => (o?.ok ? (o.facts as F) : null);
 const hostPort = (ip: string, port: number) => (ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);
@@ -74,6 +73,7 @@ function insideSources(
  */
 export const serviceConntrackProbe = defineProbe("service-conntrack", {
   needs: ["ipsets", "addresses", "kube-proxy-configz", "kube-ipvs0", "ipvs"],
+  readsConntrack: true,
   async run(ctx) {
     const ipsets = factsOf<IpsetFacts>(ctx.prior.ipsets);
     const addresses = factsOf<AddressesFacts>(ctx.prior.addresses);
@@ -128,7 +128,7 @@ export const serviceConntrackProbe = defineProbe("service-conntrack", {
     let counts: Map<string, number> | null = new Map();
     let readWhy = "";
     if (lookForEtp || lookForSvc) {
-      const r = await countConntrackFlows(ctx.procRoot, keyOf, CONNTRACK_MAX_BYTES);
+      const r = await conntrackCounter(ctx, "service-conntrack", CONNTRACK_MAX_BYTES)(keyOf);
       if (r.ok) counts = r.value;
       else {
         counts = null;

@@ -6,6 +6,7 @@ import {
   type ProbeName,
   type ProbeOutcome,
 } from "../facts/sources.js";
+import { countConntrackFlows, type CountFlows } from "../io/conntrack-flows.js";
 import type { ToolRunner } from "../io/run.js";
 import type { ScanCache, ScanShared } from "./scan-cache.js";
 import type { z } from "zod";
@@ -48,6 +49,13 @@ export interface Probe<F, O = NoOptions> {
   schema: z.ZodType<F>;
   /** Probes whose outcome this one reads from `ctx.prior`; they run first. */
   needs?: readonly ProbeName[];
+  /**
+   * Its facts are built only from typed parser output (10,000-entry lists at 10,000 Services): the scan
+   * does not check them against the schema again (~60 ms of a one-shot scan); its tests do.
+   */
+  typedByParser?: true;
+  /** It counts flows in nf_conntrack: the scan reads the table once for every such probe of a wave. */
+  readsConntrack?: true;
   run(ctx: ProbeContext, ...options: OptionsArg<O>): Promise<ProbeOutcome<F>>;
 }
 
@@ -56,6 +64,8 @@ export function defineProbe<N extends ProbeName, O = NoOptions>(
   name: N,
   def: {
     needs?: readonly ProbeName[];
+    typedByParser?: true;
+    readsConntrack?: true;
     run(ctx: ProbeContext, options: O): Promise<ProbeOutcome<FactsOf<N>>>;
   },
 ): Probe<FactsOf<N>, O> {
@@ -64,6 +74,15 @@ export function defineProbe<N extends ProbeName, O = NoOptions>(
     factKey: FACT_KEY[name],
     schema: factSchema(name) as unknown as z.ZodType<FactsOf<N>>,
     ...(def.needs === undefined ? {} : { needs: def.needs }),
+    ...(def.typedByParser === undefined ? {} : { typedByParser: def.typedByParser }),
+    ...(def.readsConntrack === undefined ? {} : { readsConntrack: def.readsConntrack }),
     run: (ctx, ...options) => def.run(ctx, (options[0] ?? {}) as O),
   };
+}
+
+/** Probe `name`'s nf_conntrack counts: from its scan wave's one pass, or (run alone) a read of its own. */
+export function conntrackCounter(ctx: ProbeContext, name: ProbeName, maxBytes: number): CountFlows {
+  const pass = ctx.shared?.conntrack;
+  return (keyOf) =>
+    pass === undefined ? countConntrackFlows(ctx.procRoot, keyOf, maxBytes) : pass.count(name, keyOf);
 }

@@ -183,3 +183,42 @@ t.test("a row above the load limit reads rerun and gives no figure", async (t) =
     "nor its wall, RSS or ratio",
   );
 });
+
+t.test("the one-shot row gives the ratio with Node's start taken out, from the same rounds", async (t) => {
+  const scan = (cpuMs: number) => ({
+    cpuMs,
+    wallMs: 1,
+    maxRssMb: 90,
+    failedProbes: [],
+    phase: "ipvs",
+    verdict: "ok",
+  });
+  const ok = <T>(value: T) => ({
+    env: "replay",
+    loadavg: [1, 1] as [number, number],
+    status: "ok" as const,
+    value,
+  });
+  const loops = (...ms: number[]) => ms.map((cpuMs) => ({ cpuMs, wallMs: 1 }));
+  const r: ReplayResults = {
+    maxLoad: 2,
+    floorLoops: 20,
+    ipvs: {
+      10000: {
+        umlScan: { phase: "ipvs", verdict: "ok", failedProbes: [] },
+        umlTools: { calls: [], procCat: {}, hostLoadavg: [1, 1] },
+        firstScan: ok(scan(470)),
+        scan: ok([scan(390), scan(380), scan(400)]),
+        floor: ok(loops(9, 10, 11)),
+        nodeStart: ok(loops(19, 20, 21)),
+        misses: [],
+      },
+    },
+  };
+  const md = renderReplay(r);
+  // 390 / 10 = 39.0; (390 - 20) / 10 = 37.0; the first scan apart.
+  t.match(md, /\| 39\.0× \| 20\.0 \(19\.0–21\.0\) \| 37\.0× \| 470 \|/);
+  const rerun = structuredClone(r);
+  rerun.ipvs![10000]!.nodeStart = { ...ok(loops(20)), status: "rerun", loadavg: [2.5, 2.5] };
+  t.match(renderReplay(rerun), /\| 39\.0× \| \*\*rerun\*\* \(replay, load 2\.5→2\.5\) \| — \|/);
+});
