@@ -1,5 +1,6 @@
 // Both servers declare no route schema, so Fastify's schema compilers (ajv, fast-json-stringify) stay
-// unloaded: a serving thread keeps every module it loads for its whole life (common/http-server.ts).
+// unloaded, and nothing fetches, so Node's undici too: a serving thread keeps every module it loads for
+// its whole life (common/http-server.ts).
 // A route that does declare one must still be validated and serialized as Fastify would.
 import { createRequire } from "node:module";
 import t from "tap";
@@ -29,6 +30,16 @@ t.test("the agent's app answers without loading a schema compiler", async (t) =>
   );
   t.notOk(loaded("ajv/"), "ajv");
   t.notOk(loaded(COMPILER), "fast-json-stringify's compiler");
+});
+
+t.test("nor Node's undici: node:http is required, not imported as an ES module", async (t) => {
+  // The app above was built by now; undici is what node:http's lazy WebSocket getter loads.
+  // Node's own list of the internal modules it loaded (not in @types/node).
+  const list = () => (process as unknown as { moduleLoadList: string[] }).moduleLoadList;
+  const undici = () => list().some((m) => m.includes("undici"));
+  t.notOk(undici(), "undici is not loaded");
+  t.ok((await import("node:http")).STATUS_CODES, "an ES import of node:http");
+  t.ok(undici(), "loads it (else this test could not tell)");
 });
 
 t.test("a route with a schema still gets Fastify's validator and serializer", async (t) => {
