@@ -1,10 +1,12 @@
-import { STATUS_CODES, type Server as HttpServer } from "node:http";
+import type { Server as HttpServer } from "node:http";
 import type { ServerOptions as HttpsServerOptions } from "node:https";
+import { createRequire } from "node:module";
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyServerOptions,
 } from "fastify";
 import {
   capConnections,
@@ -25,6 +27,40 @@ interface HardenedServerOptions {
 // Both programs serve GET and HEAD only: a request body is never read, so a small limit costs nothing.
 const BODY_LIMIT = 1024;
 
+// node:http through require, not an ES import: Node 26 builds an ES module's namespace from every export,
+// and node:http's lazy WebSocket, CloseEvent and MessageEvent load undici to give them (809 KB of source,
+// ~2.4 MB of heap, ~11 MB of RSS in a bare process) into a serving thread that never fetches anything.
+const { STATUS_CODES } = createRequire(import.meta.url)("node:http") as typeof import("node:http");
+
+// Fastify builds its schema compilers at start: @fastify/ajv-compiler loads ajv (88 modules) and the
+// serializer's compiler fast-json-stringify, which a server whose routes declare no schema never calls,
+// and a serving thread keeps every module it loaded for its whole life. These builders load them on
+// the first route with a schema instead (fastify calls a builder only then: schema-controller.js
+// setupValidator/setupSerializer). Being "custom" builders changes one thing, for headers schemas
+// only (their keys are not lower-cased); neither program declares one.
+// Resolved from fastify's own file, so it is the compiler fastify itself would load.
+const fromFastify = (id: string): unknown => {
+  const here = createRequire(import.meta.url);
+  return createRequire(here.resolve("fastify"))(id);
+};
+type CompilersFactory = NonNullable<
+  NonNullable<FastifyServerOptions["schemaController"]>["compilersFactory"]
+>;
+type ValidatorBuilder = NonNullable<CompilersFactory["buildValidator"]>;
+type SerializerBuilder = NonNullable<CompilersFactory["buildSerializer"]>;
+let validatorBuilder: ValidatorBuilder | null = null;
+let serializerBuilder: SerializerBuilder | null = null;
+const LAZY_COMPILERS: CompilersFactory = {
+  buildValidator: (...args) => {
+    validatorBuilder ??= (fromFastify("@fastify/ajv-compiler") as () => ValidatorBuilder)();
+    return validatorBuilder(...args);
+  },
+  buildSerializer: (...args) => {
+    serializerBuilder ??= (fromFastify("@fastify/fast-json-stringify-compiler") as () => SerializerBuilder)();
+    return serializerBuilder(...args);
+  },
+};
+
 /**
  * A Fastify instance for a read-only HTTP API that answers every request itself: no framework message,
  * stack trace, method, URL or header from the request is ever echoed back, a GET with a body is refused,
@@ -40,6 +76,7 @@ export function hardenedFastify(opts: HardenedServerOptions = {}): FastifyInstan
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
+    schemaController: { compilersFactory: LAZY_COMPILERS },
     // A URL Fastify cannot route (e.g. "/%") is answered before any handler, quoting it by default.
     frameworkErrors: (_err, _req, reply) => {
       void fail(reply as unknown as FastifyReply, 400, "bad request");

@@ -1,4 +1,11 @@
-import { Counter, Gauge, Registry } from "prom-client";
+// prom-client's own classes, imported one by one: its index also loads the default metrics, the cluster
+// aggregator and the push gateway, and through them @opentelemetry/api (83 modules in all), which the
+// scan thread would keep for its life and never use (~10 MB of its RSS:
+// bench/results/serve-memory-levers.md). The same code renders, so the same text.
+import Counter from "prom-client/lib/counter.js";
+import Gauge from "prom-client/lib/gauge.js";
+import Registry from "prom-client/lib/registry.js";
+import type { Counter as CounterMetric, Gauge as GaugeMetric } from "prom-client";
 import type { NodeReport } from "../report/schema.js";
 import { NODE_METRICS, nodeMetricValues, type NodeMetricName } from "./node-values.js";
 
@@ -8,7 +15,7 @@ import { NODE_METRICS, nodeMetricValues, type NodeMetricName } from "./node-valu
  */
 export class NodeMetrics {
   private readonly registry = new Registry();
-  private readonly metrics: Record<NodeMetricName, Gauge | Counter>;
+  private readonly metrics: Record<NodeMetricName, GaugeMetric | CounterMetric>;
 
   constructor() {
     // Node metrics start unregistered: before the first scan there is no reading, not a zero.
@@ -17,7 +24,7 @@ export class NodeMetrics {
         const config = { name, help: d.help, labelNames: [...d.labels], registers: [] };
         return [name, "type" in d && d.type === "counter" ? new Counter(config) : new Gauge(config)];
       }),
-    ) as Record<NodeMetricName, Gauge | Counter>;
+    ) as Record<NodeMetricName, GaugeMetric | CounterMetric>;
   }
 
   /** The exposition of one report's metrics (HELP and TYPE once per family), all set before it renders. */
