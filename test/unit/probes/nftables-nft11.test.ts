@@ -1,4 +1,5 @@
 import t from "tap";
+import { recordedNftScript } from "../../helpers/recorded-nft.js";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,23 +16,10 @@ const NEW = "nftables-v1.34-nft1.1";
 const scratch = mkdtempSync(join(tmpdir(), "proxyscope-nft11-"));
 t.teardown(() => rmSync(scratch, { recursive: true, force: true }));
 
-// A stand-in nft answering the probe's reads with one scenario's recordings; any other read exits 99.
+// The recorded stand-in nft (test/helpers/recorded-nft.ts) for one scenario.
 function nftDir(scenario: string): string {
   const dir = mkdtempSync(join(scratch, "nft-"));
-  writeFileSync(
-    join(dir, "nft"),
-    `#!/bin/sh
-d='${new URL(scenario + "/", rec).pathname}'
-case "$*" in
-  "-j list chains") /bin/cat "$d/nft-list-chains.json" ;;
-  "-j -t list sets"|"-j -t list maps") set -- $*; /bin/cat "$d/nft-list-t-$4.json" ;;
-  "-j list set "*|"-j list map "*)
-    set -- $*; f="$d/nft-list-$3-$4-$5-$6.json"
-    if [ -f "$f" ]; then /bin/cat "$f"; else echo "Error: No such file or directory" >&2; exit 1; fi ;;
-  *) echo "unexpected nft $*" >&2; exit 99 ;;
-esac
-`,
-  );
+  writeFileSync(join(dir, "nft"), recordedNftScript(scenario));
   chmodSync(join(dir, "nft"), 0o755);
   return dir;
 }

@@ -1,4 +1,5 @@
 import t from "tap";
+import { recordedNftScript } from "../../helpers/recorded-nft.js";
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,21 +25,8 @@ function ctx(dir: string, prior: ProbeContext["prior"] = {}): ProbeContext {
   };
 }
 
-// Only what the probe may read answers; anything else (a family's whole `list sets`, `list table`,
-// `list tables`, `list chain`: seconds to a minute at 10,000 Services on nft 1.0.6) exits 99. A set
-// with no recording answers as nft does for one that is gone. `fail` makes one read fail.
-const NFT_DISPATCH = (scenario: string, fail = "") => `#!/bin/sh
-d='${new URL(scenario + "/", rec).pathname}'
-[ -n '${fail}' ] && [ "$*" = '${fail}' ] && { echo "Error: Could not process rule: Device or resource busy" >&2; exit 1; }
-case "$*" in
-  "-j list chains") /bin/cat "$d/nft-list-chains.json" ;;
-  "-j -t list sets"|"-j -t list maps") set -- $*; /bin/cat "$d/nft-list-t-$4.json" ;;
-  "-j list set "*|"-j list map "*)
-    set -- $*; f="$d/nft-list-$3-$4-$5-$6.json"
-    if [ -f "$f" ]; then /bin/cat "$f"; else echo "Error: No such file or directory" >&2; exit 1; fi ;;
-  *) echo "unexpected nft $*" >&2; exit 99 ;;
-esac
-`;
+// The recorded stand-in nft (test/helpers/recorded-nft.ts).
+const NFT_DISPATCH = recordedNftScript;
 
 function nftDir(script: string): string {
   const dir = mkdtempSync(join(scratch, "nft-"));
