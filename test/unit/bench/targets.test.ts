@@ -280,3 +280,25 @@ t.test(
     t.equal(byId(targetRows(r)).b!.status, "rerun");
   },
 );
+
+// In UML Node's own start is seconds of CPU: the ipvs one-shot is also judged with it taken out
+// (≤ 2× the floor), from `node` on an empty module timed in the same boot.
+t.test("the ipvs scan row, with Node's start taken out", async (t) => {
+  const withStart = (cpuMs: number) => {
+    const r = results();
+    (r.ipvs as Record<number, Record<string, unknown>>)[10000]!.nodeStart = [{ cpuMs }, { cpuMs }];
+    return byId(targetRows(r)).c!;
+  };
+  // scans 2000 and 2020 ms CPU, floor 1000: 500 ms of start leaves 1.51×, within 2×.
+  const c = withStart(500);
+  t.notOk(c.missed.includes("CPU, Node's start taken out, ≤ 2× floor"));
+  t.match(
+    c.note,
+    /Node's start \(`node` on an empty module, same boot\) 500 ms CPU: 1\.51× .*CPU with it taken out/,
+  );
+  t.match(c.target, /CPU with Node's start taken out ≤ 2× the floor$/);
+  // 0 ms of start leaves 2.01×: missed.
+  t.ok(withStart(0).missed.includes("CPU, Node's start taken out, ≤ 2× floor"));
+  // Without the timing (an older run) the limit is not invented.
+  t.notMatch(byId(targetRows(results())).c!.target, /Node's start/);
+});
